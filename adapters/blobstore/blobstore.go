@@ -1,0 +1,153 @@
+// Package blobstore keeps file bytes in a gocloud.dev/blob bucket: file://,
+// mem:// or s3:// as PRAXIS_BLOB_URL names it.
+package blobstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"gocloud.dev/blob"
+	_ "gocloud.dev/blob/fileblob" // file://
+	_ "gocloud.dev/blob/memblob"  // mem://
+	_ "gocloud.dev/blob/s3blob"   // s3://
+	"gocloud.dev/gcerrors"
+
+	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/ports"
+)
+
+// s3PartSize bounds what one upload holds in memory on S3: one part at a time.
+const s3PartSize = 5 << 20
+
+// Store is the gocloud.dev ports.BlobStore.
+type Store struct{ bucket *blob.Bucket }
+
+var _ ports.BlobStore = (*Store)(nil)
+
+// Open opens the bucket of url.
+func Open(ctx context.Context, url string) (*Store, error) {
+	b, err := blob.OpenBucket(ctx, url)
+	if err != nil {
+		return nil, fmt.Errorf("open blob store: %w", err)
+	}
+	return &Store{bucket: b}, nil
+}
+
+// Close releases the bucket.
+func (s *Store) Close() error { return s.bucket.Close() }
+
+// key prefixes every object with its company: a name never reaches across.
+func key(company domain.CompanyID, name string) (string, error) {
+	if company.IsZero() || name == "" || strings.Contains(name, "/") || strings.Contains(name, "..") {
+		return "", fmt.Errorf("blob name %q: %w", name, domain.ErrInvalid)
+	}
+	return company.String() + "/" + name, nil
+}
+
+func (s *Store) NewWriter(ctx context.Context, company domain.CompanyID, name, contentType string) (ports.BlobWriter, error) {
+	k, err := key(company, name)
+	if err != nil {
+		return nil, err
+	}
+	// Cancelling this context before Close is how gocloud aborts a write.
+	ctx, cancel := context.WithCancel(ctx)
+	w := &writer{cancel: cancel}
+	bw, err := s.bucket.NewWriter(ctx, k, &blob.WriterOptions{
+		ContentType:    contentType,
+		BufferSize:     s3PartSize,
+		MaxConcurrency: 1,
+		BeforeWrite: func(as func(any) bool) error {
+			as(&w.file) // file:// only: lets Commit fsync before the rename
+			return nil
+		},
+	})
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	w.w = bw
+	return w, nil
+}
+
+type writer struct {
+	w      *blob.Writer
+	file   *os.File
+	cancel context.CancelFunc
+	failed error
+}
+
+func (w *writer) Write(p []byte) (int, error) {
+	n, err := w.w.Write(p)
+	if err != nil {
+		w.failed = err
+	}
+	return n, err
+}
+
+// Commit makes the object durable: on local disk the bytes reach the device
+// before the file appears under its name, so a 200 means the upload survives a crash.
+func (w *writer) Commit() error {
+	defer w.cancel()
+	if w.failed != nil {
+		w.abort()
+		return w.failed
+	}
+	if w.file != nil {
+		if err := w.file.Sync(); err != nil {
+			w.abort()
+			return fmt.Errorf("sync blob: %w", err)
+		}
+	}
+	return w.w.Close()
+}
+
+func (w *writer) Abort() { w.abort() }
+
+func (w *writer) abort() {
+	w.cancel()
+	_ = w.w.Close() // with the context cancelled, Close discards the object
+}
+
+func (s *Store) Open(ctx context.Context, company domain.CompanyID, name string) (io.ReadCloser, error) {
+	k, err := key(company, name)
+	if err != nil {
+		return nil, err
+	}
+	r, err := s.bucket.NewReader(ctx, k, nil)
+	if gcerrors.Code(err) == gcerrors.NotFound {
+		return nil, domain.ErrNotFound
+	}
+	return r, err
+}
+
+func (s *Store) Delete(ctx context.Context, company domain.CompanyID, name string) error {
+	k, err := key(company, name)
+	if err != nil {
+		return err
+	}
+	err = s.bucket.Delete(ctx, k)
+	if gcerrors.Code(err) == gcerrors.NotFound {
+		return nil
+	}
+	return err
+}
+
+// HealthCheck asks the bucket for /readyz.
+type HealthCheck struct{ Store *Store }
+
+func (HealthCheck) Name() string { return "blob_store" }
+
+func (h HealthCheck) Check(ctx context.Context) error {
+	ok, err := h.Store.bucket.IsAccessible(ctx)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return errors.New("bucket not accessible")
+	}
+	return nil
+}

@@ -1,0 +1,47 @@
+package httpapi
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/praxis-health/praxis/ports"
+)
+
+// Health serves the Kubernetes probes.
+type Health struct {
+	checks []ports.HealthCheck
+}
+
+// NewHealth asks each check on /readyz.
+func NewHealth(checks []ports.HealthCheck) *Health { return &Health{checks: checks} }
+
+func (h *Health) Register(app *fiber.App) {
+	app.Get("/livez", func(c *fiber.Ctx) error {
+		return c.JSON(fiber.Map{"status": "ok"})
+	})
+	app.Get("/readyz", h.ready)
+}
+
+// ready answers 503 naming each failing dependency; the reasons go to the log only.
+func (h *Health) ready(c *fiber.Ctx) error {
+	ctx, cancel := context.WithTimeout(c.UserContext(), 2*time.Second)
+	defer cancel()
+	status, results := fiber.StatusOK, fiber.Map{}
+	for _, check := range h.checks {
+		if err := check.Check(ctx); err != nil {
+			slog.WarnContext(ctx, "readiness check failed", "check", check.Name(), "error", err.Error())
+			results[check.Name()] = "unavailable"
+			status = fiber.StatusServiceUnavailable
+			continue
+		}
+		results[check.Name()] = "ok"
+	}
+	state := "ok"
+	if status != fiber.StatusOK {
+		state = "unavailable"
+	}
+	return c.Status(status).JSON(fiber.Map{"status": state, "checks": results})
+}

@@ -1,0 +1,44 @@
+// Package httpapi is praxis's HTTP interface on fiber: the upload endpoints,
+// health probes and, later, the OAuth API. Handlers return errors; one
+// ErrorHandler turns them into the response shape of the route's contract.
+package httpapi
+
+import (
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+)
+
+// Route registers one section's handlers on the app.
+type Route interface {
+	Register(app *fiber.App)
+}
+
+// nonStreamingBodyLimit bounds bodies read whole into memory (everything but uploads).
+const nonStreamingBodyLimit = 1 << 20
+
+// New builds the fiber app with every route.
+func New(routes ...Route) *fiber.App {
+	app := fiber.New(fiber.Config{
+		AppName:               "praxis",
+		DisableStartupMessage: true,
+		ErrorHandler:          ErrorHandler,
+		// Upload bodies are read as a stream in the handler: fasthttp then
+		// buffers at most 8 KiB of a body, and never parses multipart itself.
+		StreamRequestBody:            true,
+		DisablePreParseMultipartForm: true,
+		BodyLimit:                    nonStreamingBodyLimit,
+		// Room for long header lines (proxies, trace context) without letting
+		// a client make the server buffer an absurd header block.
+		ReadBufferSize: 16 << 10,
+		// A whole request, body included, must arrive within ReadTimeout:
+		// 20 files of 15 MiB at 1 MB/s still fit.
+		ReadTimeout:  10 * time.Minute,
+		WriteTimeout: time.Minute,
+		IdleTimeout:  2 * time.Minute,
+	})
+	for _, r := range routes {
+		r.Register(app)
+	}
+	return app
+}

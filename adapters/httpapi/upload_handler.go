@@ -1,0 +1,177 @@
+package httpapi
+
+import (
+	"encoding/hex"
+	"errors"
+	"io"
+	"mime"
+	"mime/multipart"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/ports"
+)
+
+// maxUploadBody bounds what one upload request may send: 20 files at the
+// limit plus room for part headers and form fields.
+const maxUploadBody = domain.MaxFilesPerUpload*domain.MaxFileSize + 4<<20
+
+// Uploads serves POST /api/gdt/upload and POST /api/sonogdt/upload.
+type Uploads struct {
+	uploader ports.Uploader
+}
+
+// NewUploads serves the uploader.
+func NewUploads(uploader ports.Uploader) *Uploads { return &Uploads{uploader: uploader} }
+
+func (h *Uploads) Register(app *fiber.App) {
+	app.Post("/api/gdt/upload", h.handle(domain.SourceGDT))
+	app.Post("/api/sonogdt/upload", h.handle(domain.SourceSonoGDT))
+}
+
+type uploadedFile struct {
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Size        int64  `json:"size"`
+	ContentType string `json:"content_type"`
+	SHA256      string `json:"sha256"`
+}
+
+type skippedFile struct {
+	Name        string `json:"name"`
+	ContentType string `json:"content_type"`
+	Reason      string `json:"reason"`
+}
+
+type uploadResponse struct {
+	Status  string         `json:"status"`
+	Files   []uploadedFile `json:"files"`
+	Skipped []skippedFile  `json:"skipped"`
+}
+
+func (h *Uploads) handle(source domain.Source) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		body := &countingReader{r: io.LimitReader(bodyStream(c), maxUploadBody)}
+		// Whatever happens, the client gets its answer: the rest of its body is
+		// read (up to the limit), or the connection closes after the response.
+		defer finishBody(c, body)
+
+		ctx := c.UserContext()
+		target, err := h.uploader.Authorize(ctx, ports.UploadCredentials{
+			Company:  uploadHeader(c, "company"),
+			Customer: uploadHeader(c, "customer"),
+			Secret:   uploadHeader(c, "secret"),
+		})
+		if err != nil {
+			return err
+		}
+		parts, err := newMultipartSource(c.Get(fiber.HeaderContentType), body)
+		if err != nil {
+			return err
+		}
+		result, err := h.uploader.Store(ctx, target, source, parts)
+		if err != nil {
+			return err
+		}
+		return c.Status(fiber.StatusOK).JSON(toUploadResponse(result), fiber.MIMEApplicationJSONCharsetUTF8)
+	}
+}
+
+func toUploadResponse(r ports.UploadResult) uploadResponse {
+	resp := uploadResponse{Status: "success", Files: []uploadedFile{}, Skipped: []skippedFile{}}
+	for _, f := range r.Files {
+		resp.Files = append(resp.Files, uploadedFile{
+			ID: f.ID.String(), Name: f.Name, Size: f.Size, ContentType: f.ContentType, SHA256: hex.EncodeToString(f.SHA256),
+		})
+	}
+	for _, s := range r.Skipped {
+		resp.Skipped = append(resp.Skipped, skippedFile{Name: s.Name, ContentType: s.ContentType, Reason: "unsupported_format"})
+	}
+	return resp
+}
+
+// uploadHeader reads one of the three headers under either prefix. Values
+// that disagree (under both prefixes, or repeated) make the header ambiguous.
+func uploadHeader(c *fiber.Ctx, name string) ports.Header {
+	var h ports.Header
+	seen := false
+	for _, prefix := range []string{"x-gdt-", "x-sonogdt-"} {
+		for _, v := range c.Request().Header.PeekAll(prefix + name) {
+			value := strings.TrimSpace(string(v))
+			switch {
+			case !seen:
+				h.Value, seen = value, true
+			case value != h.Value:
+				h.Ambiguous = true
+			}
+		}
+	}
+	return h
+}
+
+// bodyStream is the request body as a stream; fasthttp hands one to every
+// request when the app streams request bodies.
+func bodyStream(c *fiber.Ctx) io.Reader {
+	if s := c.Context().RequestBodyStream(); s != nil {
+		return s
+	}
+	return strings.NewReader("")
+}
+
+// finishBody reads what the handler left of the body, so that the response is
+// not lost to a reset connection; past the limit the connection closes.
+func finishBody(c *fiber.Ctx, body *countingReader) {
+	if _, err := io.Copy(io.Discard, body); err != nil || body.n >= maxUploadBody {
+		c.Context().SetConnectionClose()
+	}
+}
+
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (r *countingReader) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	r.n += int64(n)
+	return n, err
+}
+
+// multipartSource yields the `file` (or `file[]`) parts of a multipart body;
+// other form fields are skipped.
+type multipartSource struct {
+	body   *countingReader
+	reader *multipart.Reader
+}
+
+func newMultipartSource(contentType string, body *countingReader) (*multipartSource, error) {
+	mediaType, params, err := mime.ParseMediaType(contentType)
+	if err != nil || mediaType != "multipart/form-data" {
+		return nil, domain.Refuse(domain.ErrNoFile)
+	}
+	boundary := params["boundary"]
+	if boundary == "" || len(boundary) > 70 {
+		return nil, domain.Refuse(domain.ErrMalformedUpload)
+	}
+	return &multipartSource{body: body, reader: multipart.NewReader(body, boundary)}, nil
+}
+
+func (s *multipartSource) Next() (ports.Part, error) {
+	for {
+		p, err := s.reader.NextPart()
+		if err != nil {
+			if s.body.n == 0 {
+				return ports.Part{}, io.EOF // an empty body has no file
+			}
+			if errors.Is(err, io.EOF) {
+				return ports.Part{}, io.EOF
+			}
+			return ports.Part{}, err
+		}
+		if name := p.FormName(); name == "file" || name == "file[]" {
+			return ports.Part{FileName: p.FileName(), Body: p}, nil
+		}
+	}
+}

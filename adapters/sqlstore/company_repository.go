@@ -1,0 +1,92 @@
+package sqlstore
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/ports"
+)
+
+type companyRow struct {
+	bun.BaseModel `bun:"table:companies"`
+
+	ID               uuid.UUID `bun:"id,pk"`
+	Name             string    `bun:"name"`
+	TimeZone         string    `bun:"time_zone"`
+	Plan             string    `bun:"plan"`
+	StorageQuota     int64     `bun:"storage_quota"`
+	StorageUsed      int64     `bun:"storage_used"`
+	UploadSecretHash []byte    `bun:"upload_secret_hash"`
+	CreatedAt        time.Time `bun:"created_at"`
+	UpdatedAt        time.Time `bun:"updated_at"`
+}
+
+func (r companyRow) toDomain() (domain.Company, error) {
+	plan, err := domain.ParsePlan(r.Plan)
+	if err != nil {
+		return domain.Company{}, err
+	}
+	return domain.Company{
+		ID: domain.CompanyID(r.ID), Name: r.Name, TimeZone: r.TimeZone, Plan: plan,
+		StorageQuota: r.StorageQuota, StorageUsed: r.StorageUsed, UploadSecretHash: r.UploadSecretHash,
+		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
+	}, nil
+}
+
+// CompanyRepository is the bun ports.CompanyRepository.
+type CompanyRepository struct{ db *bun.DB }
+
+var _ ports.CompanyRepository = (*CompanyRepository)(nil)
+
+// NewCompanyRepository returns the repository of db.
+func NewCompanyRepository(db *bun.DB) *CompanyRepository { return &CompanyRepository{db: db} }
+
+func (r *CompanyRepository) Create(ctx context.Context, c domain.Company) error {
+	row := companyRow{
+		ID: uuid.UUID(c.ID), Name: c.Name, TimeZone: c.TimeZone, Plan: c.Plan.String(),
+		StorageQuota: c.StorageQuota, StorageUsed: c.StorageUsed, UploadSecretHash: c.UploadSecretHash,
+		CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt,
+	}
+	_, err := conn(ctx, r.db).NewInsert().Model(&row).Exec(ctx)
+	return translate(err)
+}
+
+func (r *CompanyRepository) Get(ctx context.Context, id domain.CompanyID) (domain.Company, error) {
+	var row companyRow
+	err := conn(ctx, r.db).NewSelect().Model(&row).Where("id = ?", uuid.UUID(id)).Scan(ctx)
+	if err != nil {
+		return domain.Company{}, translate(err)
+	}
+	return row.toDomain()
+}
+
+func (r *CompanyRepository) SetUploadSecretHash(ctx context.Context, id domain.CompanyID, hash []byte) error {
+	res, err := conn(ctx, r.db).NewUpdate().Model((*companyRow)(nil)).
+		Set("upload_secret_hash = ?", hash).
+		Set("updated_at = ?", time.Now().UTC()).
+		Where("id = ?", uuid.UUID(id)).Exec(ctx)
+	return affectedOne(res, err)
+}
+
+func (r *CompanyRepository) ReserveStorage(ctx context.Context, id domain.CompanyID, n int64) error {
+	// The quota test and the increment are one statement, so the database
+	// serialises concurrent reservations on the row.
+	res, err := conn(ctx, r.db).NewUpdate().Model((*companyRow)(nil)).
+		Set("storage_used = storage_used + ?", n).
+		Set("updated_at = ?", time.Now().UTC()).
+		Where("id = ?", uuid.UUID(id)).
+		Where("storage_used + ? <= storage_quota", n).
+		Exec(ctx)
+	if err := affectedOne(res, err); err != domain.ErrNotFound {
+		return err
+	}
+	// Nothing updated: either no such company or no room.
+	if _, err := r.Get(ctx, id); err != nil {
+		return err
+	}
+	return domain.ErrInsufficientStorage
+}

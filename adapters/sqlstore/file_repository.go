@@ -1,0 +1,93 @@
+package sqlstore
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/ports"
+)
+
+type fileRow struct {
+	bun.BaseModel `bun:"table:files"`
+
+	ID          uuid.UUID `bun:"id,pk"`
+	CompanyID   uuid.UUID `bun:"company_id"`
+	CustomerID  int64     `bun:"customer_id"`
+	Name        string    `bun:"name"`
+	ContentType string    `bun:"content_type"`
+	Size        int64     `bun:"size"`
+	SHA256      []byte    `bun:"sha256"`
+	StorageKey  string    `bun:"storage_key"`
+	Source      string    `bun:"source"`
+	CreatedAt   time.Time `bun:"created_at"`
+	UpdatedAt   time.Time `bun:"updated_at"`
+}
+
+func (r fileRow) toDomain() (domain.File, error) {
+	src, err := domain.ParseSource(r.Source)
+	if err != nil {
+		return domain.File{}, err
+	}
+	return domain.File{
+		ID: domain.FileID(r.ID), CompanyID: domain.CompanyID(r.CompanyID), CustomerID: domain.CustomerID(r.CustomerID),
+		Name: r.Name, ContentType: r.ContentType, Size: r.Size, SHA256: r.SHA256, StorageKey: r.StorageKey,
+		Source: src, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
+	}, nil
+}
+
+// FileRepository is the bun ports.FileRepository.
+type FileRepository struct{ db *bun.DB }
+
+var _ ports.FileRepository = (*FileRepository)(nil)
+
+// NewFileRepository returns the repository of db.
+func NewFileRepository(db *bun.DB) *FileRepository { return &FileRepository{db: db} }
+
+func (r *FileRepository) Create(ctx context.Context, files ...domain.File) error {
+	if len(files) == 0 {
+		return nil
+	}
+	rows := make([]fileRow, len(files))
+	for i, f := range files {
+		rows[i] = fileRow{
+			ID: uuid.UUID(f.ID), CompanyID: uuid.UUID(f.CompanyID), CustomerID: int64(f.CustomerID),
+			Name: f.Name, ContentType: f.ContentType, Size: f.Size, SHA256: f.SHA256, StorageKey: f.StorageKey,
+			Source: f.Source.String(), CreatedAt: f.CreatedAt, UpdatedAt: f.UpdatedAt,
+		}
+	}
+	_, err := conn(ctx, r.db).NewInsert().Model(&rows).Exec(ctx)
+	return translate(err)
+}
+
+func (r *FileRepository) Get(ctx context.Context, company domain.CompanyID, id domain.FileID) (domain.File, error) {
+	var row fileRow
+	err := conn(ctx, r.db).NewSelect().Model(&row).
+		Where("id = ?", uuid.UUID(id)).Where("company_id = ?", uuid.UUID(company)).Scan(ctx)
+	if err != nil {
+		return domain.File{}, translate(err)
+	}
+	return row.toDomain()
+}
+
+func (r *FileRepository) ListByCustomer(ctx context.Context, company domain.CompanyID, customer domain.CustomerID) ([]domain.File, error) {
+	var rows []fileRow
+	err := conn(ctx, r.db).NewSelect().Model(&rows).
+		Where("company_id = ?", uuid.UUID(company)).Where("customer_id = ?", int64(customer)).
+		OrderExpr("created_at, id").Scan(ctx)
+	if err != nil {
+		return nil, translate(err)
+	}
+	files := make([]domain.File, 0, len(rows))
+	for _, row := range rows {
+		f, err := row.toDomain()
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, f)
+	}
+	return files, nil
+}

@@ -1,0 +1,84 @@
+// Package sqlstore implements praxis's repositories with bun, on PostgreSQL
+// and on SQLite (the embedded default) from the same code.
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
+	"github.com/uptrace/bun/dialect/sqlitedialect"
+	"github.com/uptrace/bun/driver/pgdriver"
+	_ "modernc.org/sqlite" // pure-Go SQLite, registers driver "sqlite"
+)
+
+// Open connects to the database a PRAXIS_DATABASE_URL names:
+// postgres://… (or postgresql://…) for PostgreSQL, sqlite:PATH for SQLite.
+func Open(databaseURL string) (*bun.DB, error) {
+	switch {
+	case strings.HasPrefix(databaseURL, "postgres://"), strings.HasPrefix(databaseURL, "postgresql://"):
+		sqldb := sql.OpenDB(pgdriver.NewConnector(pgdriver.WithDSN(databaseURL)))
+		sqldb.SetMaxOpenConns(20)
+		sqldb.SetMaxIdleConns(20)
+		return bun.NewDB(sqldb, pgdialect.New()), nil
+	case strings.HasPrefix(databaseURL, "sqlite:"):
+		dsn, err := sqliteDSN(strings.TrimPrefix(databaseURL, "sqlite:"))
+		if err != nil {
+			return nil, err
+		}
+		sqldb, err := sql.Open("sqlite", dsn)
+		if err != nil {
+			return nil, err
+		}
+		// SQLite has one writer; one connection per process turns lock
+		// contention inside the process into queueing, and busy_timeout
+		// covers the other processes (admin commands) on the same file.
+		sqldb.SetMaxOpenConns(1)
+		return bun.NewDB(sqldb, sqlitedialect.New()), nil
+	default:
+		return nil, fmt.Errorf("database url: want postgres://… or sqlite:PATH, got scheme of %q", redactURL(databaseURL))
+	}
+}
+
+func sqliteDSN(path string) (string, error) {
+	if path == "" {
+		return "", errors.New("database url: sqlite: needs a path")
+	}
+	if path != ":memory:" {
+		if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+			return "", fmt.Errorf("database directory: %w", err)
+		}
+	}
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "foreign_keys(1)")
+	// Writers take the lock at BEGIN, so two transactions never deadlock upgrading read locks.
+	q.Set("_txlock", "immediate")
+	return "file:" + path + "?" + q.Encode(), nil
+}
+
+// redactURL keeps the scheme only: database URLs carry passwords.
+func redactURL(s string) string {
+	if i := strings.Index(s, "://"); i >= 0 {
+		return s[:i] + "://…"
+	}
+	if i := strings.IndexByte(s, ':'); i >= 0 {
+		return s[:i] + ":…"
+	}
+	return "…"
+}
+
+// HealthCheck asks the database for /readyz.
+type HealthCheck struct{ DB *bun.DB }
+
+func (HealthCheck) Name() string { return "database" }
+
+func (h HealthCheck) Check(ctx context.Context) error { return h.DB.PingContext(ctx) }

@@ -1,0 +1,135 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/uptrace/bun"
+	"go.uber.org/fx"
+
+	"github.com/praxis-health/praxis/adapters/blobstore"
+	"github.com/praxis-health/praxis/adapters/httpapi"
+	"github.com/praxis-health/praxis/adapters/sniff"
+	"github.com/praxis-health/praxis/adapters/sqlstore"
+	"github.com/praxis-health/praxis/app/usecase"
+	"github.com/praxis-health/praxis/ports"
+)
+
+// Options is the whole server: persistence, blobs, use cases, HTTP.
+func Options(cfg Config) fx.Option {
+	return fx.Options(
+		fx.Supply(cfg),
+		Persistence,
+		Blobs,
+		UseCases,
+		HTTP,
+	)
+}
+
+// AdminOptions is what the admin commands need: the database and the admin use case.
+func AdminOptions(cfg Config) fx.Option {
+	return fx.Options(
+		fx.Supply(cfg),
+		Persistence,
+		fx.Provide(usecase.NewAdmin),
+	)
+}
+
+// Persistence provides the repositories on the configured database.
+var Persistence = fx.Module("persistence",
+	fx.Provide(
+		openDatabase,
+		fx.Annotate(sqlstore.NewTransactor, fx.As(new(ports.Transactor))),
+		fx.Annotate(sqlstore.NewCompanyRepository, fx.As(new(ports.CompanyRepository))),
+		fx.Annotate(sqlstore.NewCustomerRepository, fx.As(new(ports.CustomerRepository))),
+		fx.Annotate(sqlstore.NewFileRepository, fx.As(new(ports.FileRepository))),
+		asHealthCheck(func(db *bun.DB) ports.HealthCheck { return sqlstore.HealthCheck{DB: db} }),
+	),
+)
+
+// Blobs provides the blob store PRAXIS_BLOB_URL names.
+var Blobs = fx.Module("blobs",
+	fx.Provide(
+		openBlobStore,
+		func(s *blobstore.Store) ports.BlobStore { return s },
+		asHealthCheck(func(s *blobstore.Store) ports.HealthCheck { return blobstore.HealthCheck{Store: s} }),
+	),
+)
+
+// UseCases provides the application's use cases behind their driving ports.
+var UseCases = fx.Module("usecases",
+	fx.Provide(
+		func() ports.Sniffer { return sniff.Sniffer{} },
+		fx.Annotate(usecase.NewUploads, fx.As(new(ports.Uploader))),
+	),
+)
+
+// HTTP serves every route on PRAXIS_HTTP_ADDR.
+var HTTP = fx.Module("http",
+	fx.Provide(
+		asRoute(httpapi.NewUploads),
+		asRoute(httpapi.NewHealth, fx.ParamTags(`group:"health"`)),
+		fx.Annotate(httpapi.New, fx.ParamTags(`group:"routes"`)),
+	),
+	fx.Invoke(serveHTTP),
+)
+
+func asHealthCheck(f any) any {
+	return fx.Annotate(f, fx.ResultTags(`group:"health"`))
+}
+
+func asRoute(f any, anns ...fx.Annotation) any {
+	return fx.Annotate(f, append(anns, fx.As(new(httpapi.Route)), fx.ResultTags(`group:"routes"`))...)
+}
+
+func openDatabase(lc fx.Lifecycle, cfg Config) (*bun.DB, error) {
+	db, err := sqlstore.Open(cfg.DatabaseURL)
+	if err != nil {
+		return nil, err
+	}
+	lc.Append(fx.Hook{
+		OnStart: func(ctx context.Context) error {
+			if !cfg.AutoMigrate {
+				return nil
+			}
+			return sqlstore.Migrate(ctx, db)
+		},
+		OnStop: func(context.Context) error { return db.Close() },
+	})
+	return db, nil
+}
+
+func openBlobStore(lc fx.Lifecycle, cfg Config) (*blobstore.Store, error) {
+	s, err := blobstore.Open(context.Background(), cfg.BlobURL)
+	if err != nil {
+		return nil, err
+	}
+	lc.Append(fx.StopHook(s.Close))
+	return s, nil
+}
+
+// serveHTTP listens in OnStart (so a taken port fails start-up), serves in a
+// goroutine, and in OnStop lets in-flight requests finish.
+func serveHTTP(lc fx.Lifecycle, cfg Config, app *fiber.App) {
+	lc.Append(fx.Hook{
+		OnStart: func(context.Context) error {
+			ln, err := net.Listen("tcp", cfg.HTTPAddr)
+			if err != nil {
+				return fmt.Errorf("listen on %s: %w", cfg.HTTPAddr, err)
+			}
+			slog.Info("serving", "addr", ln.Addr().String())
+			go func() {
+				if err := app.Listener(ln); err != nil {
+					slog.Error("server stopped", "error", err.Error())
+				}
+			}()
+			return nil
+		},
+		OnStop: func(ctx context.Context) error {
+			return app.ShutdownWithContext(ctx)
+		},
+	})
+}

@@ -1,0 +1,35 @@
+package app
+
+import (
+	"testing"
+
+	"go.uber.org/fx"
+)
+
+// TestGraphsAreComplete catches a missing or mistyped provider at test time, not at start-up.
+func TestGraphsAreComplete(t *testing.T) {
+	t.Parallel()
+	cfg := Config{HTTPAddr: "127.0.0.1:0", DatabaseURL: "sqlite::memory:", BlobURL: "mem://", AutoMigrate: true}
+	for name, opts := range map[string]fx.Option{"server": Options(cfg), "admin": AdminOptions(cfg)} {
+		if err := fx.ValidateApp(opts); err != nil {
+			t.Errorf("%s graph: %v", name, err)
+		}
+	}
+}
+
+func TestNormalizeBlobURL(t *testing.T) {
+	t.Parallel()
+	got, err := normalizeBlobURL("file://data/files")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "create_dir=true&metadata=skip&no_tmp_dir=true"; got[:7] != "file://" || got[7] != '/' || got[len(got)-len(want):] != want {
+		t.Errorf("normalizeBlobURL = %q, want an absolute file:// URL ending in %q", got, want)
+	}
+	if got, _ := normalizeBlobURL("file:///srv/x?metadata=skip&create_dir=false"); got != "file:///srv/x?create_dir=false&metadata=skip&no_tmp_dir=true" {
+		t.Errorf("explicit parameters must win, got %q", got)
+	}
+	if got, _ := normalizeBlobURL("s3://bucket?region=eu-central-1"); got != "s3://bucket?region=eu-central-1" {
+		t.Errorf("non-file URLs pass unchanged, got %q", got)
+	}
+}

@@ -1,0 +1,135 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/praxis-health/praxis/app/usecase"
+	"github.com/praxis-health/praxis/domain"
+)
+
+func adminCmd() *cobra.Command {
+	admin := &cobra.Command{Use: "admin", Short: "Manage companies, customers and clients"}
+	company := &cobra.Command{Use: "company", Short: "Manage companies"}
+	company.AddCommand(companyCreateCmd(), rotateUploadSecretCmd())
+	customer := &cobra.Command{Use: "customer", Short: "Manage customers"}
+	customer.AddCommand(customerCreateCmd())
+	admin.AddCommand(company, customer)
+	return admin
+}
+
+type companyOutput struct {
+	CompanyID    string `json:"company_id"`
+	UploadSecret string `json:"upload_secret"`
+}
+
+func companyCreateCmd() *cobra.Command {
+	var in usecase.NewCompanyInput
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "create",
+		Short: "Create a company; prints its id and upload secret (shown only once)",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withAdmin(cmd, func(ctx context.Context, admin *usecase.Admin) error {
+				c, secret, err := admin.CreateCompany(ctx, in)
+				if err != nil {
+					return err
+				}
+				out := companyOutput{CompanyID: c.ID.String(), UploadSecret: string(secret)}
+				if asJSON {
+					return printJSON(cmd.OutOrStdout(), out)
+				}
+				_, err = fmt.Fprintf(cmd.OutOrStdout(), "company id:    %s\nupload secret: %s (shown only once)\n", out.CompanyID, out.UploadSecret)
+				return err
+			})
+		},
+	}
+	cmd.Flags().StringVar(&in.Name, "name", "", "company name (required)")
+	cmd.Flags().Int64Var(&in.StorageQuota, "storage-quota", domain.DefaultStorageQuota, "storage quota in bytes")
+	cmd.Flags().StringVar(&in.Plan, "plan", "basic", "plan: basic, pro or enterprise")
+	cmd.Flags().StringVar(&in.TimeZone, "time-zone", domain.DefaultTimeZone, "IANA time zone")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	_ = cmd.MarkFlagRequired("name")
+	return cmd
+}
+
+func rotateUploadSecretCmd() *cobra.Command {
+	var companyFlag string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "rotate-upload-secret",
+		Short: "Replace a company's upload secret; the old one stops working at once",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			id, err := domain.ParseCompanyID(companyFlag)
+			if err != nil {
+				return fmt.Errorf("--company: %w", err)
+			}
+			return withAdmin(cmd, func(ctx context.Context, admin *usecase.Admin) error {
+				secret, err := admin.RotateUploadSecret(ctx, id)
+				if err != nil {
+					return err
+				}
+				out := companyOutput{CompanyID: id.String(), UploadSecret: string(secret)}
+				if asJSON {
+					return printJSON(cmd.OutOrStdout(), out)
+				}
+				_, err = fmt.Fprintf(cmd.OutOrStdout(), "upload secret: %s (shown only once)\n", out.UploadSecret)
+				return err
+			})
+		},
+	}
+	cmd.Flags().StringVar(&companyFlag, "company", "", "company UUID (required)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	_ = cmd.MarkFlagRequired("company")
+	return cmd
+}
+
+type customerOutput struct {
+	CustomerID int64  `json:"customer_id"`
+	CompanyID  string `json:"company_id"`
+}
+
+func customerCreateCmd() *cobra.Command {
+	var companyFlag string
+	var id int64
+	var in usecase.NewCustomerInput
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "create",
+		Short: "Create a customer (patient) of a company",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			company, err := domain.ParseCompanyID(companyFlag)
+			if err != nil {
+				return fmt.Errorf("--company: %w", err)
+			}
+			if id < 0 {
+				return fmt.Errorf("--id must be positive")
+			}
+			in.Company, in.ID = company, domain.CustomerID(id)
+			return withAdmin(cmd, func(ctx context.Context, admin *usecase.Admin) error {
+				c, err := admin.CreateCustomer(ctx, in)
+				if err != nil {
+					return err
+				}
+				out := customerOutput{CustomerID: int64(c.ID), CompanyID: c.CompanyID.String()}
+				if asJSON {
+					return printJSON(cmd.OutOrStdout(), out)
+				}
+				_, err = fmt.Fprintf(cmd.OutOrStdout(), "customer id: %d\n", out.CustomerID)
+				return err
+			})
+		},
+	}
+	cmd.Flags().StringVar(&companyFlag, "company", "", "company UUID (required)")
+	cmd.Flags().StringVar(&in.FirstName, "first-name", "", "first name (required)")
+	cmd.Flags().StringVar(&in.LastName, "last-name", "", "last name (required)")
+	cmd.Flags().StringVar(&in.BirthDate, "birth-date", "", "birth date, YYYY-MM-DD")
+	cmd.Flags().Int64Var(&id, "id", 0, "customer number (default: the next free one)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	for _, f := range []string{"company", "first-name", "last-name"} {
+		_ = cmd.MarkFlagRequired(f)
+	}
+	return cmd
+}

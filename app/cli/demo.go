@@ -1,0 +1,59 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/praxis-health/praxis/app"
+	"github.com/praxis-health/praxis/app/usecase"
+)
+
+func demoCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "demo",
+		Short: "Seed a demo company with customers and print its credentials",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := app.LoadConfig()
+			if err != nil {
+				return err
+			}
+			return runDemo(cmd, cfg)
+		},
+	}
+}
+
+type demoOutput struct {
+	CompanyID    string  `json:"company_id"`
+	UploadSecret string  `json:"upload_secret"`
+	CustomerIDs  []int64 `json:"customer_ids"`
+}
+
+// runDemo seeds what exists so far: a company and its patients. Users,
+// locations, services, records and invoices join as their sections land.
+func runDemo(cmd *cobra.Command, cfg app.Config) error {
+	return runAdmin(cmd.Context(), cfg, func(ctx context.Context, admin *usecase.Admin) error {
+		company, secret, err := admin.CreateCompany(ctx, usecase.NewCompanyInput{Name: "Demo-Praxis Dr. Muster", Plan: "pro"})
+		if err != nil {
+			return err
+		}
+		out := demoOutput{CompanyID: company.ID.String(), UploadSecret: string(secret)}
+		for _, p := range [][3]string{
+			{"Max", "Mustermann", "1970-01-01"},
+			{"Erika", "Musterfrau", "1985-06-15"},
+			{"Jürgen", "Öztürk", "2001-12-24"},
+		} {
+			c, err := admin.CreateCustomer(ctx, usecase.NewCustomerInput{Company: company.ID, FirstName: p[0], LastName: p[1], BirthDate: p[2]})
+			if err != nil {
+				return err
+			}
+			out.CustomerIDs = append(out.CustomerIDs, int64(c.ID))
+		}
+		w := cmd.ErrOrStderr()
+		fmt.Fprintf(w, "demo company %s, upload secret %s, customers %v\n", out.CompanyID, out.UploadSecret, out.CustomerIDs)
+		fmt.Fprintf(w, "upload: curl -F file=@report.pdf -H 'x-gdt-company: %s' -H 'x-gdt-customer: %d' -H 'x-gdt-secret: %s' http://localhost%s/api/gdt/upload\n",
+			out.CompanyID, out.CustomerIDs[0], out.UploadSecret, cfg.HTTPAddr)
+		return printJSON(cmd.OutOrStdout(), out)
+	})
+}

@@ -1,0 +1,143 @@
+// Package cli is the praxis command line: serve, migrate, admin and demo.
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"go.uber.org/fx"
+
+	"github.com/praxis-health/praxis/adapters/sqlstore"
+	"github.com/praxis-health/praxis/app"
+	"github.com/praxis-health/praxis/app/usecase"
+)
+
+// shutdownGrace is how long in-flight requests get after SIGTERM.
+const shutdownGrace = 30 * time.Second
+
+// Root is the praxis command.
+func Root() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "praxis",
+		Short:         "praxis — practice management back end",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(serveCmd(), migrateCmd(), adminCmd(), demoCmd())
+	return root
+}
+
+// Main runs the command line and returns the process exit code.
+func Main(args []string, stdout, stderr io.Writer) int {
+	root := Root()
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	if err := root.Execute(); err != nil {
+		fmt.Fprintln(stderr, "praxis:", err)
+		return 1
+	}
+	return 0
+}
+
+func serveCmd() *cobra.Command {
+	var demo bool
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Migrate (unless PRAXIS_AUTO_MIGRATE=false), then serve HTTP",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			slog.SetDefault(slog.New(slog.NewJSONHandler(cmd.OutOrStdout(), nil)))
+			cfg, err := app.LoadConfig()
+			if err != nil {
+				return err
+			}
+			if demo {
+				if err := runDemo(cmd, cfg); err != nil {
+					return err
+				}
+			}
+			return serve(cfg)
+		},
+	}
+	cmd.Flags().BoolVar(&demo, "demo", false, "seed a demo company first and print its credentials")
+	return cmd
+}
+
+func serve(cfg app.Config) error {
+	fxApp := fx.New(app.Options(cfg), fx.NopLogger)
+	if err := fxApp.Err(); err != nil {
+		return err
+	}
+	startCtx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := fxApp.Start(startCtx); err != nil {
+		return err
+	}
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
+	got := <-sig
+	slog.Info("shutting down", "signal", got.String())
+	stopCtx, cancelStop := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancelStop()
+	return fxApp.Stop(stopCtx)
+}
+
+func migrateCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "migrate",
+		Short: "Apply database migrations and exit",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := app.LoadConfig()
+			if err != nil {
+				return err
+			}
+			db, err := sqlstore.Open(cfg.DatabaseURL)
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			if err := sqlstore.Migrate(cmd.Context(), db); err != nil {
+				return err
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), "migrations applied")
+			return nil
+		},
+	}
+}
+
+// withAdmin runs fn with the admin use case on the configured database;
+// logs go to stderr so that stdout carries only the command's output.
+func withAdmin(cmd *cobra.Command, fn func(ctx context.Context, admin *usecase.Admin) error) error {
+	slog.SetDefault(slog.New(slog.NewJSONHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn})))
+	cfg, err := app.LoadConfig()
+	if err != nil {
+		return err
+	}
+	return runAdmin(cmd.Context(), cfg, fn)
+}
+
+func runAdmin(ctx context.Context, cfg app.Config, fn func(ctx context.Context, admin *usecase.Admin) error) error {
+	var admin *usecase.Admin
+	fxApp := fx.New(app.AdminOptions(cfg), fx.NopLogger, fx.Populate(&admin))
+	if err := fxApp.Err(); err != nil {
+		return err
+	}
+	if err := fxApp.Start(ctx); err != nil {
+		return err
+	}
+	defer func() { _ = fxApp.Stop(context.WithoutCancel(ctx)) }()
+	return fn(ctx, admin)
+}
+
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	return enc.Encode(v)
+}

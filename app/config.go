@@ -1,0 +1,59 @@
+// Package app wires praxis: configuration, the fx graph of ports and
+// adapters, and the praxis command line.
+package app
+
+import (
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"strings"
+
+	"github.com/caarlos0/env/v11"
+)
+
+// Config is praxis's environment (CONTRACT §1). The defaults are the embedded
+// mode: SQLite and local files under ./data, nothing else to run.
+type Config struct {
+	HTTPAddr    string `env:"PRAXIS_HTTP_ADDR" envDefault:":8080"`
+	DatabaseURL string `env:"PRAXIS_DATABASE_URL" envDefault:"sqlite:data/praxis.db"`
+	BlobURL     string `env:"PRAXIS_BLOB_URL" envDefault:"file://data/files"`
+	AutoMigrate bool   `env:"PRAXIS_AUTO_MIGRATE" envDefault:"true"`
+}
+
+// LoadConfig reads the environment.
+func LoadConfig() (Config, error) {
+	cfg, err := env.ParseAs[Config]()
+	if err != nil {
+		return Config{}, fmt.Errorf("configuration: %w", err)
+	}
+	cfg.BlobURL, err = normalizeBlobURL(cfg.BlobURL)
+	if err != nil {
+		return Config{}, err
+	}
+	return cfg, nil
+}
+
+// normalizeBlobURL makes a relative file:// path absolute and sets the local
+// store's defaults: create the directory, write temp files beside their
+// target (a rename never crosses a mount), and keep no metadata sidecars (the
+// database has the content type).
+func normalizeBlobURL(raw string) (string, error) {
+	if !strings.HasPrefix(raw, "file://") {
+		return raw, nil
+	}
+	rest, query, _ := strings.Cut(strings.TrimPrefix(raw, "file://"), "?")
+	q, err := url.ParseQuery(query)
+	if err != nil {
+		return "", fmt.Errorf("PRAXIS_BLOB_URL: %w", err)
+	}
+	abs, err := filepath.Abs(rest)
+	if err != nil {
+		return "", fmt.Errorf("PRAXIS_BLOB_URL: %w", err)
+	}
+	for k, v := range map[string]string{"create_dir": "true", "no_tmp_dir": "true", "metadata": "skip"} {
+		if !q.Has(k) {
+			q.Set(k, v)
+		}
+	}
+	return "file://" + filepath.ToSlash(abs) + "?" + q.Encode(), nil
+}

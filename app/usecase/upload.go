@@ -1,0 +1,253 @@
+// Package usecase holds praxis's use cases: the rules that combine domain
+// types with ports. It imports domain and ports, never an adapter.
+package usecase
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/ports"
+)
+
+// Uploads accepts examination results from devices and bridges.
+type Uploads struct {
+	companies ports.CompanyRepository
+	customers ports.CustomerRepository
+	files     ports.FileRepository
+	tx        ports.Transactor
+	blobs     ports.BlobStore
+	sniffer   ports.Sniffer
+	now       func() time.Time
+}
+
+var _ ports.Uploader = (*Uploads)(nil)
+
+// NewUploads wires the upload use case.
+func NewUploads(companies ports.CompanyRepository, customers ports.CustomerRepository, files ports.FileRepository,
+	tx ports.Transactor, blobs ports.BlobStore, sniffer ports.Sniffer,
+) *Uploads {
+	return &Uploads{companies: companies, customers: customers, files: files, tx: tx, blobs: blobs, sniffer: sniffer, now: time.Now}
+}
+
+// Authorize runs checks 1 to 4 on the headers alone, before any byte of the body is read.
+func (u *Uploads) Authorize(ctx context.Context, cred ports.UploadCredentials) (ports.UploadTarget, error) {
+	companyRefused := &domain.UploadRefusal{Reason: domain.ErrCompanyForbidden, Value: cred.Company.Value}
+	if cred.Company.Ambiguous {
+		return ports.UploadTarget{}, companyRefused
+	}
+	companyID, err := domain.ParseCompanyID(cred.Company.Value)
+	if err != nil {
+		return ports.UploadTarget{}, companyRefused
+	}
+	company, err := u.companies.Get(ctx, companyID)
+	if errors.Is(err, domain.ErrNotFound) {
+		return ports.UploadTarget{}, companyRefused
+	}
+	if err != nil {
+		return ports.UploadTarget{}, fmt.Errorf("load company: %w", err)
+	}
+
+	if cred.Secret.Ambiguous || !company.AcceptsUploadSecret(cred.Secret.Value) {
+		return ports.UploadTarget{}, domain.Refuse(domain.ErrSecretInvalid)
+	}
+
+	customerRefused := &domain.UploadRefusal{Reason: domain.ErrCustomerNotFound, Value: cred.Customer.Value}
+	if cred.Customer.Ambiguous {
+		return ports.UploadTarget{}, customerRefused
+	}
+	customerID, err := domain.ParseCustomerID(cred.Customer.Value)
+	if err != nil {
+		return ports.UploadTarget{}, customerRefused
+	}
+	switch _, err := u.customers.Get(ctx, company.ID, customerID); {
+	case errors.Is(err, domain.ErrNotFound):
+		return ports.UploadTarget{}, customerRefused
+	case errors.Is(err, domain.ErrOtherCompany):
+		return ports.UploadTarget{}, domain.Refuse(domain.ErrCustomerOfOther)
+	case err != nil:
+		return ports.UploadTarget{}, fmt.Errorf("load customer: %w", err)
+	}
+	return ports.UploadTarget{Company: company, Customer: customerID}, nil
+}
+
+// Store streams every part to the blob store and then records all of them with
+// one atomic storage reservation (checks 5 to 7). It is all or nothing: on any
+// error no object written by this call remains and the company's use is unchanged.
+func (u *Uploads) Store(ctx context.Context, target ports.UploadTarget, source domain.Source, parts ports.PartSource) (ports.UploadResult, error) {
+	up := upload{Uploads: u, ctx: ctx, target: target, source: source, free: target.Company.FreeStorage()}
+	result, err := up.run(parts)
+	if err != nil {
+		up.discard()
+		return ports.UploadResult{}, err
+	}
+	return result, nil
+}
+
+// upload is the state of one Store call.
+type upload struct {
+	*Uploads
+	ctx       context.Context
+	target    ports.UploadTarget
+	source    domain.Source
+	free      int64 // the company's free storage when the request began
+	total     int64 // bytes of the files kept so far
+	kept      []domain.File
+	skipped   []ports.SkippedFile
+	overQuota bool
+	buf       []byte
+}
+
+func (up *upload) run(parts ports.PartSource) (ports.UploadResult, error) {
+	up.buf = make([]byte, 32<<10)
+	seen, nonEmpty := 0, false
+	for {
+		part, err := parts.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return ports.UploadResult{}, malformed(err)
+		}
+		if seen++; seen > domain.MaxFilesPerUpload {
+			return ports.UploadResult{}, domain.Refuse(domain.ErrTooManyFiles)
+		}
+		empty, err := up.take(part)
+		if err != nil {
+			return ports.UploadResult{}, err
+		}
+		nonEmpty = nonEmpty || !empty
+	}
+	switch {
+	case !nonEmpty, len(up.kept) == 0 && !up.overQuota:
+		return ports.UploadResult{}, domain.Refuse(domain.ErrNoFile)
+	case up.overQuota:
+		return ports.UploadResult{}, domain.Refuse(domain.ErrInsufficientStorage)
+	}
+	if err := up.commit(); err != nil {
+		return ports.UploadResult{}, err
+	}
+	return ports.UploadResult{Files: up.kept, Skipped: up.skipped}, nil
+}
+
+// take reads one part: sniffs its head, then streams it to the blob store,
+// or only measures it when it will not be kept.
+func (up *upload) take(part ports.Part) (empty bool, err error) {
+	body := &readErrorReader{r: part.Body}
+	head := make([]byte, domain.SniffBytes)
+	n, err := io.ReadFull(body, head)
+	switch {
+	case errors.Is(err, io.EOF):
+		return true, nil
+	case err != nil && !errors.Is(err, io.ErrUnexpectedEOF):
+		return false, malformed(err)
+	}
+	head = head[:n]
+	name := domain.CleanFileName(part.FileName)
+	contentType := up.sniffer.Sniff(head)
+	rest := io.LimitReader(body, domain.MaxFileSize+1-int64(n))
+
+	if !domain.AcceptedContentType(contentType) || up.overQuota {
+		size, err := io.CopyBuffer(io.Discard, rest, up.buf)
+		if err != nil {
+			return false, malformed(err)
+		}
+		if int64(n)+size > domain.MaxFileSize {
+			return false, domain.Refuse(domain.ErrFileTooLarge)
+		}
+		if !up.overQuota {
+			up.skipped = append(up.skipped, ports.SkippedFile{Name: name, ContentType: contentType})
+		}
+		return false, nil
+	}
+
+	id := domain.NewFileID()
+	w, err := up.blobs.NewWriter(up.ctx, up.target.Company.ID, id.String(), contentType)
+	if err != nil {
+		return false, fmt.Errorf("open blob: %w", err)
+	}
+	hash := sha256.New()
+	out := io.MultiWriter(w, hash)
+	if _, err := out.Write(head); err != nil {
+		w.Abort()
+		return false, fmt.Errorf("write blob: %w", err)
+	}
+	size, err := io.CopyBuffer(out, rest, up.buf)
+	size += int64(n)
+	switch {
+	case body.err != nil:
+		w.Abort()
+		return false, malformed(body.err)
+	case err != nil:
+		w.Abort()
+		return false, fmt.Errorf("write blob: %w", err)
+	case size > domain.MaxFileSize:
+		w.Abort()
+		return false, domain.Refuse(domain.ErrFileTooLarge)
+	case up.total+size > up.free:
+		// Keep reading the other parts for a too-large file, which is refused
+		// first, but write nothing more of a request that cannot fit.
+		w.Abort()
+		up.overQuota = true
+		return false, nil
+	}
+	if err := w.Commit(); err != nil {
+		return false, fmt.Errorf("commit blob: %w", err)
+	}
+	now := up.now().UTC()
+	up.total += size
+	up.kept = append(up.kept, domain.File{
+		ID: id, CompanyID: up.target.Company.ID, CustomerID: up.target.Customer,
+		Name: name, ContentType: contentType, Size: size, SHA256: hash.Sum(nil),
+		StorageKey: id.String(), Source: up.source, CreatedAt: now, UpdatedAt: now,
+	})
+	return false, nil
+}
+
+// commit reserves the storage and records the files in one transaction.
+func (up *upload) commit() error {
+	err := up.tx.InTx(up.ctx, func(ctx context.Context) error {
+		if err := up.companies.ReserveStorage(ctx, up.target.Company.ID, up.total); err != nil {
+			return err
+		}
+		return up.files.Create(ctx, up.kept...)
+	})
+	if errors.Is(err, domain.ErrInsufficientStorage) {
+		return domain.Refuse(domain.ErrInsufficientStorage)
+	}
+	if err != nil {
+		return fmt.Errorf("record upload: %w", err)
+	}
+	return nil
+}
+
+// discard deletes the objects of a failed request, even when its context has ended.
+func (up *upload) discard() {
+	ctx := context.WithoutCancel(up.ctx)
+	for _, f := range up.kept {
+		_ = up.blobs.Delete(ctx, up.target.Company.ID, f.StorageKey)
+	}
+}
+
+func malformed(err error) error {
+	return fmt.Errorf("%w: %w", domain.Refuse(domain.ErrMalformedUpload), err)
+}
+
+// readErrorReader remembers a read error, to tell a client that went away
+// from a blob store that failed during the same copy.
+type readErrorReader struct {
+	r   io.Reader
+	err error
+}
+
+func (r *readErrorReader) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	if err != nil && !errors.Is(err, io.EOF) {
+		r.err = err
+	}
+	return n, err
+}

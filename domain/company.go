@@ -1,0 +1,125 @@
+package domain
+
+import (
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// CompanyID identifies a practice, the tenant of every other object.
+type CompanyID uuid.UUID
+
+// NewCompanyID returns a fresh random company id.
+func NewCompanyID() CompanyID { return CompanyID(uuid.New()) }
+
+// ParseCompanyID accepts the canonical 36-character UUID form only, so that
+// one company has exactly one spelling in headers, URLs and logs.
+func ParseCompanyID(s string) (CompanyID, error) {
+	if len(s) != 36 {
+		return CompanyID{}, invalid("company", "not a UUID")
+	}
+	id, err := uuid.Parse(s)
+	if err != nil {
+		return CompanyID{}, invalid("company", "not a UUID")
+	}
+	return CompanyID(id), nil
+}
+
+func (id CompanyID) String() string { return uuid.UUID(id).String() }
+
+// IsZero reports whether the id was never set.
+func (id CompanyID) IsZero() bool { return id == CompanyID{} }
+
+// Plan is a company's licence tier; it decides rate limits.
+type Plan struct{ slug string }
+
+var (
+	PlanBasic      = Plan{"basic"}
+	PlanPro        = Plan{"pro"}
+	PlanEnterprise = Plan{"enterprise"}
+)
+
+// ParsePlan accepts the three plan slugs.
+func ParsePlan(s string) (Plan, error) {
+	for _, p := range []Plan{PlanBasic, PlanPro, PlanEnterprise} {
+		if p.slug == s {
+			return p, nil
+		}
+	}
+	return Plan{}, invalid("plan", "must be one of basic, pro, enterprise")
+}
+
+func (p Plan) String() string { return p.slug }
+
+// DefaultTimeZone is the zone of a company that names none.
+const DefaultTimeZone = "Europe/Vienna"
+
+// DefaultStorageQuota is the storage of a company created without one: 10 GiB.
+const DefaultStorageQuota int64 = 10 << 30
+
+// Company is a practice with its settings and its storage account.
+type Company struct {
+	ID           CompanyID
+	Name         string
+	TimeZone     string
+	Plan         Plan
+	StorageQuota int64
+	StorageUsed  int64
+	// UploadSecretHash is the SHA-256 of the current upload secret; the secret itself is never kept.
+	UploadSecretHash []byte
+	CreatedAt        time.Time
+	UpdatedAt        time.Time
+}
+
+// NewCompany validates a new company and gives it a fresh id and upload secret.
+// The secret is returned once, to be shown to the practice; only its hash is kept.
+func NewCompany(name, timeZone string, plan Plan, quota int64, now time.Time) (Company, Secret, error) {
+	name = strings.TrimSpace(name)
+	if name == "" {
+		return Company{}, "", invalid("name", "must not be empty")
+	}
+	if len(name) > 200 {
+		return Company{}, "", invalid("name", "must be at most 200 characters")
+	}
+	if timeZone == "" {
+		timeZone = DefaultTimeZone
+	}
+	if _, err := time.LoadLocation(timeZone); err != nil || timeZone == "Local" {
+		return Company{}, "", invalid("time_zone", "must be an IANA time zone")
+	}
+	if plan == (Plan{}) {
+		plan = PlanBasic
+	}
+	if quota < 0 {
+		return Company{}, "", invalid("storage_quota", "must not be negative")
+	}
+	secret, err := NewSecret()
+	if err != nil {
+		return Company{}, "", err
+	}
+	now = now.UTC()
+	return Company{
+		ID:               NewCompanyID(),
+		Name:             name,
+		TimeZone:         timeZone,
+		Plan:             plan,
+		StorageQuota:     quota,
+		UploadSecretHash: secret.Hash(),
+		CreatedAt:        now,
+		UpdatedAt:        now,
+	}, secret, nil
+}
+
+// FreeStorage is what the company may still store, never negative.
+func (c Company) FreeStorage() int64 {
+	if free := c.StorageQuota - c.StorageUsed; free > 0 {
+		return free
+	}
+	return 0
+}
+
+// AcceptsUploadSecret compares in constant time against the stored hash.
+func (c Company) AcceptsUploadSecret(presented string) bool {
+	return Secret(presented).Matches(c.UploadSecretHash)
+}

@@ -1,0 +1,73 @@
+package domain
+
+import (
+	"strconv"
+	"strings"
+	"time"
+)
+
+// CustomerID is a patient's number, unique across the service; GDT field 3000 carries it.
+type CustomerID int64
+
+// ParseCustomerID reads a decimal customer number. Leading zeros are allowed
+// (GDT exports often pad field 3000: "02345" names customer 2345); signs,
+// spaces and anything else are not.
+func ParseCustomerID(s string) (CustomerID, error) {
+	if s == "" || len(s) > 40 {
+		return 0, invalid("customer", "not a customer number")
+	}
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return 0, invalid("customer", "not a customer number")
+		}
+	}
+	trimmed := strings.TrimLeft(s, "0")
+	if trimmed == "" {
+		return 0, invalid("customer", "not a customer number")
+	}
+	n, err := strconv.ParseInt(trimmed, 10, 64)
+	if err != nil {
+		return 0, invalid("customer", "not a customer number")
+	}
+	return CustomerID(n), nil
+}
+
+// Customer is a patient of one company.
+type Customer struct {
+	ID        CustomerID // zero until stored, unless chosen explicitly
+	CompanyID CompanyID
+	FirstName string
+	LastName  string
+	BirthDate *time.Time // a calendar date, midnight UTC
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// NewCustomer validates a new patient of a company.
+func NewCustomer(company CompanyID, id CustomerID, firstName, lastName, birthDate string, now time.Time) (Customer, error) {
+	if company.IsZero() {
+		return Customer{}, invalid("company_id", "must be set")
+	}
+	if id < 0 {
+		return Customer{}, invalid("id", "must be positive")
+	}
+	firstName, lastName = strings.TrimSpace(firstName), strings.TrimSpace(lastName)
+	if firstName == "" {
+		return Customer{}, invalid("first_name", "must not be empty")
+	}
+	if lastName == "" {
+		return Customer{}, invalid("last_name", "must not be empty")
+	}
+	c := Customer{ID: id, CompanyID: company, FirstName: firstName, LastName: lastName, CreatedAt: now.UTC(), UpdatedAt: now.UTC()}
+	if birthDate != "" {
+		d, err := time.Parse(time.DateOnly, birthDate)
+		if err != nil {
+			return Customer{}, invalid("birth_date", "must be YYYY-MM-DD")
+		}
+		if d.After(now) {
+			return Customer{}, invalid("birth_date", "must not be in the future")
+		}
+		c.BirthDate = &d
+	}
+	return c, nil
+}

@@ -1,0 +1,96 @@
+package domain
+
+import (
+	"path"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+)
+
+// FileID identifies a stored file.
+type FileID uuid.UUID
+
+// NewFileID returns a fresh random file id.
+func NewFileID() FileID { return FileID(uuid.New()) }
+
+// ParseFileID reads a canonical UUID.
+func ParseFileID(s string) (FileID, error) {
+	id, err := uuid.Parse(s)
+	if err != nil || len(s) != 36 {
+		return FileID{}, invalid("id", "not a file id")
+	}
+	return FileID(id), nil
+}
+
+func (id FileID) String() string { return uuid.UUID(id).String() }
+
+// Source says through which door a file came in.
+type Source struct{ slug string }
+
+var (
+	SourceGDT     = Source{"gdt"}
+	SourceSonoGDT = Source{"sonogdt"}
+	SourceAPI     = Source{"api"}
+)
+
+// ParseSource reads a stored source slug.
+func ParseSource(s string) (Source, error) {
+	for _, src := range []Source{SourceGDT, SourceSonoGDT, SourceAPI} {
+		if src.slug == s {
+			return src, nil
+		}
+	}
+	return Source{}, invalid("source", "unknown source")
+}
+
+func (s Source) String() string { return s.slug }
+
+// File is the record of one stored examination result. Its bytes live in the
+// blob store under StorageKey.
+type File struct {
+	ID          FileID
+	CompanyID   CompanyID
+	CustomerID  CustomerID
+	Name        string
+	ContentType string // sniffed from the bytes, never taken from the client
+	Size        int64
+	SHA256      []byte
+	StorageKey  string
+	Source      Source
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+}
+
+// StorageKeyFor places a file's bytes under its company, so that one company's
+// objects share a prefix and nothing else does.
+func StorageKeyFor(company CompanyID, id FileID) string {
+	return company.String() + "/" + id.String()
+}
+
+// maxFileNameBytes bounds a stored file name; longer names are cut, not refused.
+const maxFileNameBytes = 255
+
+// CleanFileName keeps the last path element of a client's file name, valid
+// UTF-8 without control characters, at most 255 bytes; "upload" when nothing is left.
+func CleanFileName(name string) string {
+	name = strings.ReplaceAll(name, `\`, "/")
+	name = path.Base(name)
+	name = strings.ToValidUTF8(name, "")
+	name = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return -1
+		}
+		return r
+	}, name)
+	name = strings.TrimSpace(name)
+	for len(name) > maxFileNameBytes {
+		_, size := utf8.DecodeLastRuneInString(name)
+		name = name[:len(name)-size]
+	}
+	if name == "" || name == "." || name == "/" || name == ".." {
+		return "upload"
+	}
+	return name
+}

@@ -1,0 +1,39 @@
+package ports
+
+import (
+	"context"
+	"io"
+
+	"github.com/praxis-health/praxis/domain"
+)
+
+// BlobStore keeps file bytes. Every object belongs to one company: a name
+// written for company A can never be read, or deleted, through company B.
+type BlobStore interface {
+	// NewWriter starts an object; nothing is visible until Commit.
+	NewWriter(ctx context.Context, company domain.CompanyID, name, contentType string) (BlobWriter, error)
+	// Open returns domain.ErrNotFound for a missing object.
+	Open(ctx context.Context, company domain.CompanyID, name string) (io.ReadCloser, error)
+	// Delete removes an object; a missing one is not an error.
+	Delete(ctx context.Context, company domain.CompanyID, name string) error
+}
+
+// BlobWriter streams one object.
+type BlobWriter interface {
+	io.Writer
+	// Commit makes the object durable and visible.
+	Commit() error
+	// Abort discards everything written; the object never appears.
+	Abort()
+}
+
+// Sniffer names the media type of content from its first bytes.
+type Sniffer interface {
+	Sniff(head []byte) string
+}
+
+// HealthCheck is one dependency that /readyz asks.
+type HealthCheck interface {
+	Name() string
+	Check(ctx context.Context) error
+}

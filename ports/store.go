@@ -1,0 +1,42 @@
+package ports
+
+import (
+	"context"
+
+	"github.com/praxis-health/praxis/domain"
+)
+
+// Transactor runs fn in one database transaction. Repository calls made with
+// the ctx that fn receives join that transaction; an error from fn rolls it back.
+type Transactor interface {
+	InTx(ctx context.Context, fn func(ctx context.Context) error) error
+}
+
+// CompanyRepository keeps practices and their storage accounts.
+type CompanyRepository interface {
+	Create(ctx context.Context, c domain.Company) error
+	// Get returns domain.ErrNotFound for an unknown id.
+	Get(ctx context.Context, id domain.CompanyID) (domain.Company, error)
+	SetUploadSecretHash(ctx context.Context, id domain.CompanyID, hash []byte) error
+	// ReserveStorage adds n bytes to the company's use if its quota allows,
+	// in one atomic statement, so concurrent reservations never pass the quota.
+	// It returns domain.ErrInsufficientStorage when they would.
+	ReserveStorage(ctx context.Context, id domain.CompanyID, n int64) error
+}
+
+// CustomerRepository keeps patients.
+type CustomerRepository interface {
+	// Create stores c; with c.ID zero the store assigns the next id.
+	// An id already taken is domain.ErrConflict.
+	Create(ctx context.Context, c domain.Customer) (domain.Customer, error)
+	// Get returns the customer of the company; domain.ErrNotFound when no such
+	// customer exists, domain.ErrOtherCompany when it is another company's.
+	Get(ctx context.Context, company domain.CompanyID, id domain.CustomerID) (domain.Customer, error)
+}
+
+// FileRepository keeps the records of stored files.
+type FileRepository interface {
+	Create(ctx context.Context, files ...domain.File) error
+	Get(ctx context.Context, company domain.CompanyID, id domain.FileID) (domain.File, error)
+	ListByCustomer(ctx context.Context, company domain.CompanyID, customer domain.CustomerID) ([]domain.File, error)
+}

@@ -1,0 +1,59 @@
+package ports
+
+import (
+	"context"
+	"io"
+
+	"github.com/praxis-health/praxis/domain"
+)
+
+// Uploader is the driving port of the GDT/SonoGdt upload endpoints.
+type Uploader interface {
+	// Authorize runs the header checks (company, secret, customer) before any
+	// byte of the body is read. Refusals are *domain.UploadRefusal.
+	Authorize(ctx context.Context, cred UploadCredentials) (UploadTarget, error)
+	// Store keeps every accepted part, or none of them.
+	Store(ctx context.Context, target UploadTarget, source domain.Source, parts PartSource) (UploadResult, error)
+}
+
+// Header is one upload header as received: the value, and whether the request
+// carried it with different values (e.g. under both prefixes), which fails its check.
+type Header struct {
+	Value     string
+	Ambiguous bool
+}
+
+// UploadCredentials are the three headers of a GDT/SonoGdt upload.
+type UploadCredentials struct {
+	Company, Customer, Secret Header
+}
+
+// UploadTarget is where an authorised upload goes.
+type UploadTarget struct {
+	Company  domain.Company
+	Customer domain.CustomerID
+}
+
+// Part is one `file` part of the request body.
+type Part struct {
+	FileName string
+	Body     io.Reader
+}
+
+// PartSource yields the `file` parts of a request in order; io.EOF after the
+// last. Any other error means the body was malformed or the client went away.
+type PartSource interface {
+	Next() (Part, error)
+}
+
+// SkippedFile is a part that was not stored because its format is not accepted.
+type SkippedFile struct {
+	Name        string
+	ContentType string
+}
+
+// UploadResult lists what one request stored and what it skipped.
+type UploadResult struct {
+	Files   []domain.File
+	Skipped []SkippedFile
+}
