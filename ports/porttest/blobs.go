@@ -1,0 +1,130 @@
+package porttest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"testing"
+
+	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/ports"
+)
+
+// RunBlobSuite checks a blob store adapter against the port's contract.
+// newStore must return an empty store.
+func RunBlobSuite(t *testing.T, newStore func(t *testing.T) ports.BlobStore) {
+	ctx := context.Background()
+	a, b := domain.NewCompanyID(), domain.NewCompanyID()
+	payload := bytes.Repeat([]byte("GDT-Befund "), 50_000) // 550 kB, several writes
+
+	t.Run("committed object round trips", func(t *testing.T) {
+		s := newStore(t)
+		put(t, s, a, "one", payload)
+		if got := read(t, s, a, "one"); !bytes.Equal(got, payload) {
+			t.Errorf("read back %d bytes, want the %d written", len(got), len(payload))
+		}
+	})
+
+	t.Run("another company cannot read or delete it", func(t *testing.T) {
+		s := newStore(t)
+		put(t, s, a, "shared-name", payload)
+		if _, err := s.Open(ctx, b, "shared-name"); !errors.Is(err, domain.ErrNotFound) {
+			t.Errorf("open through company B: %v, want ErrNotFound", err)
+		}
+		if err := s.Delete(ctx, b, "shared-name"); err != nil {
+			t.Errorf("delete through B: %v", err)
+		}
+		if got := read(t, s, a, "shared-name"); !bytes.Equal(got, payload) {
+			t.Error("company B's delete removed company A's object")
+		}
+	})
+
+	t.Run("an aborted write leaves nothing", func(t *testing.T) {
+		s := newStore(t)
+		w, err := s.NewWriter(ctx, a, "aborted", "application/pdf")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Write(payload); err != nil {
+			t.Fatal(err)
+		}
+		w.Abort()
+		if _, err := s.Open(ctx, a, "aborted"); !errors.Is(err, domain.ErrNotFound) {
+			t.Errorf("open after abort: %v, want ErrNotFound", err)
+		}
+	})
+
+	t.Run("nothing is visible before commit", func(t *testing.T) {
+		s := newStore(t)
+		w, err := s.NewWriter(ctx, a, "pending", "application/pdf")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Write(payload); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Open(ctx, a, "pending"); !errors.Is(err, domain.ErrNotFound) {
+			t.Errorf("open before commit: %v, want ErrNotFound", err)
+		}
+		if err := w.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		if got := read(t, s, a, "pending"); !bytes.Equal(got, payload) {
+			t.Error("object differs after commit")
+		}
+	})
+
+	t.Run("delete removes, twice is fine", func(t *testing.T) {
+		s := newStore(t)
+		put(t, s, a, "gone", payload)
+		for range 2 {
+			if err := s.Delete(ctx, a, "gone"); err != nil {
+				t.Fatalf("delete: %v", err)
+			}
+		}
+		if _, err := s.Open(ctx, a, "gone"); !errors.Is(err, domain.ErrNotFound) {
+			t.Errorf("open after delete: %v, want ErrNotFound", err)
+		}
+	})
+
+	t.Run("names cannot escape the company", func(t *testing.T) {
+		s := newStore(t)
+		for _, name := range []string{"", "../x", "a/b", ".."} {
+			if _, err := s.NewWriter(ctx, a, name, "text/plain"); !errors.Is(err, domain.ErrInvalid) {
+				t.Errorf("name %q: %v, want ErrInvalid", name, err)
+			}
+		}
+		if _, err := s.NewWriter(ctx, domain.CompanyID{}, "x", "text/plain"); !errors.Is(err, domain.ErrInvalid) {
+			t.Errorf("zero company: %v, want ErrInvalid", err)
+		}
+	})
+}
+
+func put(t *testing.T, s ports.BlobStore, company domain.CompanyID, name string, data []byte) {
+	t.Helper()
+	w, err := s.NewWriter(context.Background(), company, name, "application/octet-stream")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(w, bytes.NewReader(data)); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Commit(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func read(t *testing.T, s ports.BlobStore, company domain.CompanyID, name string) []byte {
+	t.Helper()
+	r, err := s.Open(context.Background(), company, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	data, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}

@@ -1,0 +1,242 @@
+// Package porttest holds one contract suite per port. Every adapter of a port
+// runs its suite; tenant isolation ("another company") is part of each.
+package porttest
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/ports"
+)
+
+// Repositories is what one database adapter provides.
+type Repositories struct {
+	Tx        ports.Transactor
+	Companies ports.CompanyRepository
+	Customers ports.CustomerRepository
+	Files     ports.FileRepository
+}
+
+// RunRepositorySuite checks a database adapter against the ports' contract.
+// newRepos must return repositories on an empty, migrated database.
+func RunRepositorySuite(t *testing.T, newRepos func(t *testing.T) Repositories) {
+	t.Run("company round trip", func(t *testing.T) {
+		r := newRepos(t)
+		ctx := context.Background()
+		c, secret := newCompany(t, r, "Praxis Dr. Huber", 1000)
+		got, err := r.Companies.Get(ctx, c.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Name != c.Name || got.TimeZone != c.TimeZone || got.Plan != c.Plan || got.StorageQuota != 1000 || got.StorageUsed != 0 {
+			t.Errorf("got %+v, want %+v", got, c)
+		}
+		if !got.CreatedAt.Equal(c.CreatedAt.Truncate(time.Microsecond)) {
+			t.Errorf("created_at %v, want %v", got.CreatedAt, c.CreatedAt)
+		}
+		if !got.AcceptsUploadSecret(string(secret)) || got.AcceptsUploadSecret(string(secret)+"x") {
+			t.Error("stored secret hash does not verify the secret alone")
+		}
+		if err := r.Companies.Create(ctx, c); !errors.Is(err, domain.ErrConflict) {
+			t.Errorf("second create: %v, want ErrConflict", err)
+		}
+		if _, err := r.Companies.Get(ctx, domain.NewCompanyID()); !errors.Is(err, domain.ErrNotFound) {
+			t.Errorf("unknown company: %v, want ErrNotFound", err)
+		}
+	})
+
+	t.Run("upload secret rotation touches one company", func(t *testing.T) {
+		r := newRepos(t)
+		ctx := context.Background()
+		a, secretA := newCompany(t, r, "A", 10)
+		b, secretB := newCompany(t, r, "B", 10)
+		fresh, _ := domain.NewSecret()
+		if err := r.Companies.SetUploadSecretHash(ctx, a.ID, fresh.Hash()); err != nil {
+			t.Fatal(err)
+		}
+		gotA, _ := r.Companies.Get(ctx, a.ID)
+		gotB, _ := r.Companies.Get(ctx, b.ID)
+		if gotA.AcceptsUploadSecret(string(secretA)) || !gotA.AcceptsUploadSecret(string(fresh)) {
+			t.Error("company A still accepts its old secret or not its new one")
+		}
+		if !gotB.AcceptsUploadSecret(string(secretB)) {
+			t.Error("rotating A changed B's secret")
+		}
+		if err := r.Companies.SetUploadSecretHash(ctx, domain.NewCompanyID(), fresh.Hash()); !errors.Is(err, domain.ErrNotFound) {
+			t.Errorf("unknown company: %v, want ErrNotFound", err)
+		}
+	})
+
+	t.Run("customers: ids, explicit ids, another company", func(t *testing.T) {
+		r := newRepos(t)
+		ctx := context.Background()
+		a, _ := newCompany(t, r, "A", 10)
+		b, _ := newCompany(t, r, "B", 10)
+		first := newCustomer(t, r, a.ID, 0)
+		if first.ID <= 0 {
+			t.Fatalf("assigned id %d", first.ID)
+		}
+		explicit := newCustomer(t, r, a.ID, 5000)
+		if explicit.ID != 5000 {
+			t.Fatalf("explicit id: got %d", explicit.ID)
+		}
+		next := newCustomer(t, r, b.ID, 0)
+		if next.ID <= 5000 {
+			t.Errorf("next assigned id %d must not reuse ids up to an explicit 5000", next.ID)
+		}
+		c, _ := domain.NewCustomer(b.ID, 5000, "X", "Y", "", time.Now())
+		if _, err := r.Customers.Create(ctx, c); !errors.Is(err, domain.ErrConflict) {
+			t.Errorf("taken id: %v, want ErrConflict", err)
+		}
+		got, err := r.Customers.Get(ctx, a.ID, explicit.ID)
+		if err != nil || got.FirstName != "Anna" || got.BirthDate == nil || got.BirthDate.Format(time.DateOnly) != "1980-02-29" {
+			t.Errorf("get own customer: %+v, %v", got, err)
+		}
+		if _, err := r.Customers.Get(ctx, b.ID, explicit.ID); !errors.Is(err, domain.ErrOtherCompany) {
+			t.Errorf("another company's customer: %v, want ErrOtherCompany", err)
+		}
+		if got, err := r.Customers.Get(ctx, b.ID, explicit.ID); err == nil || got.FirstName != "" {
+			t.Errorf("another company's customer leaked %+v", got)
+		}
+		if _, err := r.Customers.Get(ctx, a.ID, 999999); !errors.Is(err, domain.ErrNotFound) {
+			t.Errorf("no such customer: %v, want ErrNotFound", err)
+		}
+	})
+
+	t.Run("storage reservation is atomic and bounded by the quota", func(t *testing.T) {
+		r := newRepos(t)
+		ctx := context.Background()
+		a, _ := newCompany(t, r, "A", 300)
+		b, _ := newCompany(t, r, "B", 300)
+		var ok, refused atomic.Int32
+		var wg sync.WaitGroup
+		for range 12 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				switch err := r.Companies.ReserveStorage(ctx, a.ID, 100); {
+				case err == nil:
+					ok.Add(1)
+				case errors.Is(err, domain.ErrInsufficientStorage):
+					refused.Add(1)
+				default:
+					t.Errorf("reserve: %v", err)
+				}
+			}()
+		}
+		wg.Wait()
+		if ok.Load() != 3 || refused.Load() != 9 {
+			t.Errorf("12 racing reservations of 100 in 300: %d granted, %d refused; want 3 and 9", ok.Load(), refused.Load())
+		}
+		gotA, _ := r.Companies.Get(ctx, a.ID)
+		gotB, _ := r.Companies.Get(ctx, b.ID)
+		if gotA.StorageUsed != 300 || gotB.StorageUsed != 0 {
+			t.Errorf("used: A %d (want 300), B %d (want 0)", gotA.StorageUsed, gotB.StorageUsed)
+		}
+		if err := r.Companies.ReserveStorage(ctx, domain.NewCompanyID(), 1); !errors.Is(err, domain.ErrNotFound) {
+			t.Errorf("unknown company: %v, want ErrNotFound", err)
+		}
+	})
+
+	t.Run("files: a failed transaction keeps nothing", func(t *testing.T) {
+		r := newRepos(t)
+		ctx := context.Background()
+		a, _ := newCompany(t, r, "A", 1000)
+		cust := newCustomer(t, r, a.ID, 0)
+		boom := errors.New("boom")
+		err := r.Tx.InTx(ctx, func(ctx context.Context) error {
+			if err := r.Companies.ReserveStorage(ctx, a.ID, 10); err != nil {
+				return err
+			}
+			if err := r.Files.Create(ctx, newFile(a.ID, cust.ID, 10)); err != nil {
+				return err
+			}
+			return boom
+		})
+		if !errors.Is(err, boom) {
+			t.Fatalf("InTx: %v", err)
+		}
+		got, _ := r.Companies.Get(ctx, a.ID)
+		files, _ := r.Files.ListByCustomer(ctx, a.ID, cust.ID)
+		if got.StorageUsed != 0 || len(files) != 0 {
+			t.Errorf("after rollback: used %d, %d files; want 0, 0", got.StorageUsed, len(files))
+		}
+	})
+
+	t.Run("files: round trip and another company", func(t *testing.T) {
+		r := newRepos(t)
+		ctx := context.Background()
+		a, _ := newCompany(t, r, "A", 1000)
+		b, _ := newCompany(t, r, "B", 1000)
+		ca := newCustomer(t, r, a.ID, 0)
+		cb := newCustomer(t, r, b.ID, 0)
+		f1, f2 := newFile(a.ID, ca.ID, 11), newFile(a.ID, ca.ID, 22)
+		if err := r.Files.Create(ctx, f1, f2); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Files.Create(ctx, newFile(b.ID, cb.ID, 33)); err != nil {
+			t.Fatal(err)
+		}
+		got, err := r.Files.Get(ctx, a.ID, f1.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Name != f1.Name || got.Size != 11 || string(got.SHA256) != string(f1.SHA256) || got.Source != domain.SourceGDT ||
+			got.ContentType != "application/pdf" || got.StorageKey != f1.StorageKey || got.CustomerID != ca.ID {
+			t.Errorf("got %+v, want %+v", got, f1)
+		}
+		if _, err := r.Files.Get(ctx, b.ID, f1.ID); !errors.Is(err, domain.ErrNotFound) {
+			t.Errorf("another company's file: %v, want ErrNotFound", err)
+		}
+		list, err := r.Files.ListByCustomer(ctx, a.ID, ca.ID)
+		if err != nil || len(list) != 2 {
+			t.Errorf("list A: %d files, %v; want 2", len(list), err)
+		}
+		if list, _ := r.Files.ListByCustomer(ctx, b.ID, ca.ID); len(list) != 0 {
+			t.Errorf("company B listed %d files of A's customer", len(list))
+		}
+		if err := r.Files.Create(ctx, f1); !errors.Is(err, domain.ErrConflict) {
+			t.Errorf("duplicate file id: %v, want ErrConflict", err)
+		}
+	})
+}
+
+func newCompany(t *testing.T, r Repositories, name string, quota int64) (domain.Company, domain.Secret) {
+	t.Helper()
+	c, secret, err := domain.NewCompany(name, "", domain.PlanPro, quota, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Companies.Create(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+	return c, secret
+}
+
+func newCustomer(t *testing.T, r Repositories, company domain.CompanyID, id domain.CustomerID) domain.Customer {
+	t.Helper()
+	c, err := domain.NewCustomer(company, id, "Anna", "Berger", "1980-02-29", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, err := r.Customers.Create(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return stored
+}
+
+func newFile(company domain.CompanyID, customer domain.CustomerID, size int64) domain.File {
+	id := domain.NewFileID()
+	now := time.Now().UTC()
+	return domain.File{
+		ID: id, CompanyID: company, CustomerID: customer, Name: "befund.pdf", ContentType: "application/pdf",
+		Size: size, SHA256: []byte("0123456789abcdef0123456789abcdef"), StorageKey: id.String(),
+		Source: domain.SourceGDT, CreatedAt: now, UpdatedAt: now,
+	}
+}

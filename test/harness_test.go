@@ -1,0 +1,298 @@
+// Package test holds black-box tests: they build the real praxis binary,
+// start it on the embedded defaults and on PostgreSQL, and speak HTTP to it.
+package test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"mime/multipart"
+	"net"
+	"net/http"
+	"net/textproto"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/praxis-health/praxis/adapters/sqlstore"
+	"github.com/praxis-health/praxis/test/testenv"
+)
+
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "praxis-bin-")
+	if err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "praxis")
+	build := exec.Command("go", "build", "-o", binary, "../app/cmd/praxis")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build praxis:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// backend is one storage configuration the binary runs on.
+type backend struct {
+	name        string
+	databaseURL func(t *testing.T) string
+}
+
+var backends = []backend{
+	{"embedded", func(t *testing.T) string { return "sqlite:" + filepath.Join(t.TempDir(), "praxis.db") }},
+	{"postgres", func(t *testing.T) string { return testenv.PostgresURL(t) }},
+}
+
+// forEachBackend runs fn as a parallel subtest on every backend.
+func forEachBackend(t *testing.T, fn func(t *testing.T, b backend)) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			fn(t, b)
+		})
+	}
+}
+
+// server is one running praxis process.
+type server struct {
+	url     string
+	env     []string
+	blobDir string
+	dbURL   string
+	cmd     *exec.Cmd
+	log     *bytes.Buffer
+	exited  chan error
+}
+
+func startServer(t *testing.T, b backend, extraEnv ...string) *server {
+	t.Helper()
+	s := &server{blobDir: filepath.Join(t.TempDir(), "files"), dbURL: b.databaseURL(t), log: &bytes.Buffer{}}
+	addr := freeAddr(t)
+	s.url = "http://" + addr
+	s.env = append(os.Environ(),
+		"PRAXIS_HTTP_ADDR="+addr,
+		"PRAXIS_DATABASE_URL="+s.dbURL,
+		"PRAXIS_BLOB_URL=file://"+s.blobDir,
+	)
+	s.env = append(s.env, extraEnv...)
+	s.cmd = exec.Command(binary, "serve")
+	s.cmd.Env = s.env
+	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	s.exited = make(chan error, 1)
+	go func() { s.exited <- s.cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = s.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-s.exited:
+		case <-time.After(30 * time.Second):
+			_ = s.cmd.Process.Kill()
+		}
+		if t.Failed() {
+			t.Logf("server log:\n%s", s.log.String())
+		}
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get(s.url + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return s
+			}
+		}
+		select {
+		case err := <-s.exited:
+			t.Fatalf("server exited: %v\n%s", err, s.log.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("server not ready: %v\n%s", err, s.log.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// praxis runs a praxis subcommand against the server's database and decodes its JSON output.
+func (s *server) praxis(t *testing.T, out any, args ...string) {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Env = s.env
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("praxis %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	if out != nil {
+		if err := json.Unmarshal(stdout.Bytes(), out); err != nil {
+			t.Fatalf("praxis %s: output %q: %v", strings.Join(args, " "), stdout.String(), err)
+		}
+	}
+}
+
+type company struct {
+	ID     string `json:"company_id"`
+	Secret string `json:"upload_secret"`
+}
+
+func (s *server) newCompany(t *testing.T, quota int64) company {
+	t.Helper()
+	var c company
+	s.praxis(t, &c, "admin", "company", "create", "--name", "Praxis "+t.Name(), "--storage-quota", fmt.Sprint(quota), "--json")
+	return c
+}
+
+func (s *server) newCustomer(t *testing.T, c company, extra ...string) int64 {
+	t.Helper()
+	var out struct {
+		CustomerID int64  `json:"customer_id"`
+		CompanyID  string `json:"company_id"`
+	}
+	s.praxis(t, &out, append([]string{"admin", "customer", "create", "--company", c.ID, "--first-name", "Anna", "--last-name", "Berger", "--json"}, extra...)...)
+	if out.CompanyID != c.ID {
+		t.Fatalf("customer of %s, want %s", out.CompanyID, c.ID)
+	}
+	return out.CustomerID
+}
+
+// storage is what the server keeps of a company: rows, bytes accounted, objects on disk.
+type storage struct {
+	files, used int64
+	objects     int
+}
+
+func (s *server) storageOf(t *testing.T, companyID string) storage {
+	t.Helper()
+	db, err := sqlstore.Open(s.dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var st storage
+	ctx := context.Background()
+	id := uuid.MustParse(companyID)
+	if err := db.NewSelect().Table("files").ColumnExpr("count(*)").Where("company_id = ?", id).Scan(ctx, &st.files); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.NewSelect().Table("companies").Column("storage_used").Where("id = ?", id).Scan(ctx, &st.used); err != nil {
+		t.Fatal(err)
+	}
+	_ = filepath.WalkDir(filepath.Join(s.blobDir, companyID), func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			st.objects++
+		}
+		return nil
+	})
+	return st
+}
+
+// part is one multipart part of an upload.
+type part struct {
+	field, filename string
+	content         []byte
+}
+
+func filePart(name string, content []byte) part {
+	return part{field: "file", filename: name, content: content}
+}
+
+// multipartBody encodes parts; it returns the body and its Content-Type.
+func multipartBody(t *testing.T, parts ...part) ([]byte, string) {
+	t.Helper()
+	var buf bytes.Buffer
+	w := multipart.NewWriter(&buf)
+	for _, p := range parts {
+		h := textproto.MIMEHeader{}
+		disposition := fmt.Sprintf(`form-data; name=%q`, p.field)
+		if p.filename != "" {
+			disposition += fmt.Sprintf(`; filename=%q`, p.filename)
+		}
+		h.Set("Content-Disposition", disposition)
+		h.Set("Content-Type", "application/octet-stream") // never trusted: the server sniffs
+		pw, err := w.CreatePart(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = pw.Write(p.content)
+	}
+	_ = w.Close()
+	return buf.Bytes(), w.FormDataContentType()
+}
+
+type uploadReply struct {
+	status  int
+	header  http.Header
+	Status  string `json:"status"`
+	Message string `json:"message"`
+	Files   []struct {
+		ID          string `json:"id"`
+		Name        string `json:"name"`
+		Size        int64  `json:"size"`
+		ContentType string `json:"content_type"`
+		SHA256      string `json:"sha256"`
+	} `json:"files"`
+	Skipped []struct {
+		Name        string `json:"name"`
+		ContentType string `json:"content_type"`
+	} `json:"skipped"`
+}
+
+// upload posts a multipart body with the given headers to path.
+func (s *server) upload(t *testing.T, path string, headers map[string]string, parts ...part) uploadReply {
+	t.Helper()
+	body, contentType := multipartBody(t, parts...)
+	return s.post(t, path, contentType, headers, bytes.NewReader(body))
+}
+
+func (s *server) post(t *testing.T, path, contentType string, headers map[string]string, body io.Reader) uploadReply {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, s.url+path, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", contentType)
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("POST %s: %v", path, err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	reply := uploadReply{status: resp.StatusCode, header: resp.Header}
+	if err := json.Unmarshal(raw, &reply); err != nil {
+		t.Fatalf("POST %s: %d %q is not JSON", path, resp.StatusCode, raw)
+	}
+	return reply
+}
+
+func gdtHeaders(c company, customer any) map[string]string {
+	return map[string]string{"x-gdt-company": c.ID, "x-gdt-customer": fmt.Sprint(customer), "x-gdt-secret": c.Secret}
+}
