@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -74,13 +75,13 @@ type server struct {
 	blobDir string
 	dbURL   string
 	cmd     *exec.Cmd
-	log     *bytes.Buffer
+	log     *syncBuffer
 	exited  chan error
 }
 
 func startServer(t *testing.T, b backend, extraEnv ...string) *server {
 	t.Helper()
-	s := &server{blobDir: filepath.Join(t.TempDir(), "files"), dbURL: b.databaseURL(t), log: &bytes.Buffer{}}
+	s := &server{blobDir: filepath.Join(t.TempDir(), "files"), dbURL: b.databaseURL(t), log: &syncBuffer{}}
 	addr := freeAddr(t)
 	s.url = "http://" + addr
 	s.env = append(os.Environ(),
@@ -127,6 +128,24 @@ func startServer(t *testing.T, b backend, extraEnv ...string) *server {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// syncBuffer is the server's output: written by exec's copier, read by tests.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 func freeAddr(t *testing.T) string {

@@ -34,8 +34,11 @@ func Open(ctx context.Context, url string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open blob store: %w", err)
 	}
-	return &Store{bucket: b}, nil
+	return New(b), nil
 }
+
+// New wraps an open bucket.
+func New(b *blob.Bucket) *Store { return &Store{bucket: b} }
 
 // Close releases the bucket.
 func (s *Store) Close() error { return s.bucket.Close() }

@@ -1,0 +1,134 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"mime/multipart"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"gocloud.dev/blob"
+	"gocloud.dev/blob/memblob"
+
+	"github.com/praxis-health/praxis/adapters/blobstore"
+	"github.com/praxis-health/praxis/adapters/httpapi"
+	"github.com/praxis-health/praxis/adapters/sniff"
+	"github.com/praxis-health/praxis/adapters/sqlstore"
+	"github.com/praxis-health/praxis/app/usecase"
+	"github.com/praxis-health/praxis/domain"
+)
+
+// FuzzUploadHandler drives the upload endpoint with arbitrary headers and
+// bodies: the reply is always 200 or 400 in the contract's shape, and a
+// refused request leaves no row, no quota change and no object behind.
+func FuzzUploadHandler(f *testing.F) {
+	ctx := context.Background()
+	db, err := sqlstore.Open("sqlite::memory:")
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer db.Close()
+	if err := sqlstore.Migrate(ctx, db); err != nil {
+		f.Fatal(err)
+	}
+	bucket := memblob.OpenBucket(nil)
+	companies, customers := sqlstore.NewCompanyRepository(db), sqlstore.NewCustomerRepository(db)
+	admin := usecase.NewAdmin(companies, customers)
+	company, secret, err := admin.CreateCompany(ctx, usecase.NewCompanyInput{Name: "Fuzz", StorageQuota: 1 << 40})
+	if err != nil {
+		f.Fatal(err)
+	}
+	if _, err := admin.CreateCustomer(ctx, usecase.NewCustomerInput{Company: company.ID, ID: 7, FirstName: "A", LastName: "B"}); err != nil {
+		f.Fatal(err)
+	}
+	uploads := usecase.NewUploads(companies, customers, sqlstore.NewFileRepository(db), sqlstore.NewTransactor(db), blobstore.New(bucket), sniff.Sniffer{})
+	app := httpapi.New(httpapi.NewUploads(uploads))
+
+	var body bytes.Buffer
+	w := multipart.NewWriter(&body)
+	fw, _ := w.CreateFormFile("file", "a.pdf")
+	_, _ = fw.Write([]byte("%PDF-1.4\nbody"))
+	_ = w.Close()
+	valid := body.Bytes()
+	ct := w.FormDataContentType()
+	for _, seed := range []struct {
+		company, customer, secret, contentType string
+		body                                   []byte
+	}{
+		{company.ID.String(), "7", string(secret), ct, valid},
+		{company.ID.String(), "007", string(secret), ct, valid[:len(valid)/2]},
+		{company.ID.String(), "7", string(secret), "multipart/form-data", valid},
+		{company.ID.String(), "7", string(secret), ct, nil},
+		{"x", "7", string(secret), ct, valid},
+		{company.ID.String(), "8", "nope", "text/plain", []byte("hello")},
+	} {
+		f.Add(seed.company, seed.customer, seed.secret, seed.contentType, seed.body)
+	}
+
+	f.Fuzz(func(t *testing.T, companyHeader, customerHeader, secretHeader, contentType string, payload []byte) {
+		before := snapshot(t, ctx, companies, bucket, company.ID)
+		req := httptest.NewRequest("POST", "/api/gdt/upload", bytes.NewReader(payload))
+		req.Header.Set("Content-Type", contentType)
+		req.Header.Set("x-gdt-company", companyHeader)
+		req.Header.Set("x-sonogdt-customer", customerHeader)
+		req.Header.Set("x-gdt-secret", secretHeader)
+		resp, err := app.Test(req, int((10 * time.Second).Milliseconds()))
+		if err != nil {
+			return // net/http refused to build the request (invalid header bytes): nothing reached the server
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		var reply struct {
+			Status  string `json:"status"`
+			Message string `json:"message"`
+			Files   []struct {
+				Size int64 `json:"size"`
+			} `json:"files"`
+		}
+		if err := json.Unmarshal(raw, &reply); err != nil {
+			t.Fatalf("%d %q is not JSON", resp.StatusCode, raw)
+		}
+		after := snapshot(t, ctx, companies, bucket, company.ID)
+		switch resp.StatusCode {
+		case 200:
+			var added int64
+			for _, f := range reply.Files {
+				added += f.Size
+			}
+			if reply.Status != "success" || after.used-before.used != added || after.objects-before.objects != len(reply.Files) {
+				t.Fatalf("success %q but storage went from %+v to %+v", raw, before, after)
+			}
+		case 400:
+			if reply.Status != "error" || reply.Message == "" || after != before {
+				t.Fatalf("refusal %q; storage went from %+v to %+v", raw, before, after)
+			}
+		default:
+			t.Fatalf("status %d: %q", resp.StatusCode, raw)
+		}
+	})
+}
+
+type storageState struct {
+	used    int64
+	objects int
+}
+
+func snapshot(t *testing.T, ctx context.Context, companies *sqlstore.CompanyRepository, bucket *blob.Bucket, id domain.CompanyID) storageState {
+	t.Helper()
+	c, err := companies.Get(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := storageState{used: c.StorageUsed}
+	iter := bucket.List(nil)
+	for {
+		if _, err := iter.Next(ctx); err != nil {
+			break
+		}
+		st.objects++
+	}
+	return st
+}
