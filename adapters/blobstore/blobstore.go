@@ -3,6 +3,7 @@
 package blobstore
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -19,6 +20,10 @@ import (
 	"github.com/praxis-health/praxis/domain"
 	"github.com/praxis-health/praxis/ports"
 )
+
+// writeBuffer turns the small reads a multipart body yields (4 KiB) into
+// large writes: fewer syscalls on local disk, fewer calls into S3's uploader.
+const writeBuffer = 256 << 10
 
 // s3PartSize bounds what one upload holds in memory on S3: one part at a time.
 const s3PartSize = 5 << 20
@@ -73,18 +78,20 @@ func (s *Store) NewWriter(ctx context.Context, company domain.CompanyID, name, c
 		return nil, err
 	}
 	w.w = bw
+	w.buf = bufio.NewWriterSize(bw, writeBuffer)
 	return w, nil
 }
 
 type writer struct {
 	w      *blob.Writer
+	buf    *bufio.Writer
 	file   *os.File
 	cancel context.CancelFunc
 	failed error
 }
 
 func (w *writer) Write(p []byte) (int, error) {
-	n, err := w.w.Write(p)
+	n, err := w.buf.Write(p)
 	if err != nil {
 		w.failed = err
 	}
@@ -95,6 +102,9 @@ func (w *writer) Write(p []byte) (int, error) {
 // before the file appears under its name, so a 200 means the upload survives a crash.
 func (w *writer) Commit() error {
 	defer w.cancel()
+	if w.failed == nil {
+		w.failed = w.buf.Flush()
+	}
 	if w.failed != nil {
 		w.abort()
 		return w.failed
