@@ -38,22 +38,22 @@ func Refuse(reason error) *UploadRefusal { return &UploadRefusal{Reason: reason}
 
 // Error is the exact message of the contract.
 func (r *UploadRefusal) Error() string {
-	switch r.Reason {
-	case ErrCompanyForbidden:
+	switch {
+	case errors.Is(r.Reason, ErrCompanyForbidden):
 		return "UUID forbidden: [" + r.Value + "]"
-	case ErrSecretInvalid:
+	case errors.Is(r.Reason, ErrSecretInvalid):
 		return "Secret not valid."
-	case ErrCustomerNotFound:
+	case errors.Is(r.Reason, ErrCustomerNotFound):
 		return "Customer not found: [" + r.Value + "]"
-	case ErrCustomerOfOther:
+	case errors.Is(r.Reason, ErrCustomerOfOther):
 		return "Der Kunde gehört nicht zu diesem Account."
-	case ErrNoFile:
+	case errors.Is(r.Reason, ErrNoFile):
 		return "Keine Datei gefunden."
-	case ErrFileTooLarge:
+	case errors.Is(r.Reason, ErrFileTooLarge):
 		return "Die Datei ist zu groß. (Maximal 15 MB sind erlaubt)"
-	case ErrInsufficientStorage:
+	case errors.Is(r.Reason, ErrInsufficientStorage):
 		return "Unzureichender freier Speicherplatz."
-	case ErrTooManyFiles:
+	case errors.Is(r.Reason, ErrTooManyFiles):
 		return "Zu viele Dateien. (Maximal 20 Dateien sind erlaubt)"
 	default:
 		return "Ungültige Anfrage: der Inhalt ist kein vollständiges multipart/form-data."

@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/google/uuid"
@@ -81,7 +82,7 @@ func (r *CompanyRepository) ReserveStorage(ctx context.Context, id domain.Compan
 		Where("id = ?", uuid.UUID(id)).
 		Where("storage_used + ? <= storage_quota", n).
 		Exec(ctx)
-	if err := affectedOne(res, err); err != domain.ErrNotFound {
+	if err := affectedOne(res, err); !errors.Is(err, domain.ErrNotFound) {
 		return err
 	}
 	// Nothing updated: either no such company or no room.

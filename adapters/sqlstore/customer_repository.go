@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/google/uuid"
@@ -76,7 +77,7 @@ func (r *CustomerRepository) Get(ctx context.Context, company domain.CompanyID, 
 	if err == nil {
 		return row.toDomain(), nil
 	}
-	if err := translate(err); err != domain.ErrNotFound {
+	if err := translate(err); !errors.Is(err, domain.ErrNotFound) {
 		return domain.Customer{}, err
 	}
 	// The upload contract tells "no such customer" from "another company's";

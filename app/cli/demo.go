@@ -50,10 +50,13 @@ func runDemo(cmd *cobra.Command, cfg app.Config) error {
 			}
 			out.CustomerIDs = append(out.CustomerIDs, int64(c.ID))
 		}
-		w := cmd.ErrOrStderr()
-		fmt.Fprintf(w, "demo company %s, upload secret %s, customers %v\n", out.CompanyID, out.UploadSecret, out.CustomerIDs)
-		fmt.Fprintf(w, "upload: curl -F file=@report.pdf -H 'x-gdt-company: %s' -H 'x-gdt-customer: %d' -H 'x-gdt-secret: %s' http://localhost%s/api/gdt/upload\n",
-			out.CompanyID, out.CustomerIDs[0], out.UploadSecret, cfg.HTTPAddr)
+		// The secret goes to stdout once, with the rest of the JSON; the hint on
+		// stderr (which often ends up in a log) names it only as a placeholder.
+		if _, err := fmt.Fprintf(cmd.ErrOrStderr(), "demo company %s with customers %v; upload with\n"+
+			"  curl -F file=@befund.pdf -H 'x-gdt-company: %s' -H 'x-gdt-customer: %d' -H \"x-gdt-secret: $UPLOAD_SECRET\" http://localhost%s/api/gdt/upload\n",
+			out.CompanyID, out.CustomerIDs, out.CompanyID, out.CustomerIDs[0], cfg.HTTPAddr); err != nil {
+			return err
+		}
 		return printJSON(cmd.OutOrStdout(), out)
 	})
 }

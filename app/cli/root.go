@@ -42,7 +42,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	if err := root.Execute(); err != nil {
-		fmt.Fprintln(stderr, "praxis:", err)
+		_, _ = fmt.Fprintln(stderr, "praxis:", err)
 		return 1
 	}
 	return 0
@@ -103,12 +103,12 @@ func migrateCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			defer db.Close()
+			defer func() { _ = db.Close() }()
 			if err := sqlstore.Migrate(cmd.Context(), db); err != nil {
 				return err
 			}
-			fmt.Fprintln(cmd.OutOrStdout(), "migrations applied")
-			return nil
+			_, err = fmt.Fprintln(cmd.OutOrStdout(), "migrations applied")
+			return err
 		},
 	}
 }

@@ -121,7 +121,7 @@ func read(t *testing.T, s ports.BlobStore, company domain.CompanyID, name string
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.Close()
+	defer func() { _ = r.Close() }()
 	data, err := io.ReadAll(r)
 	if err != nil {
 		t.Fatal(err)
