@@ -1,0 +1,86 @@
+package usecase_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"io"
+	"testing"
+
+	"github.com/praxis-health/praxis/adapters/blobstore"
+	"github.com/praxis-health/praxis/adapters/sniff"
+	"github.com/praxis-health/praxis/adapters/sqlstore"
+	"github.com/praxis-health/praxis/app/usecase"
+	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/ports"
+)
+
+type oneFile struct {
+	data []byte
+	done bool
+}
+
+func (o *oneFile) Next() (ports.Part, error) {
+	if o.done {
+		return ports.Part{}, io.EOF
+	}
+	o.done = true
+	return ports.Part{FileName: "befund.pdf", Body: bytes.NewReader(o.data)}, nil
+}
+
+// BenchmarkStore is the upload use case without HTTP: sniffing, SHA-256,
+// blob writes (in memory) and the accounting transaction (SQLite in memory).
+func BenchmarkStore(b *testing.B) {
+	for _, size := range []int{64 << 10, 15 << 20} {
+		b.Run(byteSize(size), func(b *testing.B) {
+			ctx := context.Background()
+			db, err := sqlstore.Open("sqlite::memory:")
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer db.Close()
+			if err := sqlstore.Migrate(ctx, db); err != nil {
+				b.Fatal(err)
+			}
+			blobs, err := blobstore.Open(ctx, "mem://")
+			if err != nil {
+				b.Fatal(err)
+			}
+			companies, customers := sqlstore.NewCompanyRepository(db), sqlstore.NewCustomerRepository(db)
+			admin := usecase.NewAdmin(companies, customers)
+			company, secret, _ := admin.CreateCompany(ctx, usecase.NewCompanyInput{Name: "Bench", StorageQuota: 1 << 50})
+			customer, _ := admin.CreateCustomer(ctx, usecase.NewCustomerInput{Company: company.ID, FirstName: "A", LastName: "B"})
+			uploads := usecase.NewUploads(companies, customers, sqlstore.NewFileRepository(db), sqlstore.NewTransactor(db), blobs, sniff.Sniffer{})
+			target, err := uploads.Authorize(ctx, ports.UploadCredentials{
+				Company: ports.Header{Value: company.ID.String()}, Customer: ports.Header{Value: "1"}, Secret: ports.Header{Value: string(secret)},
+			})
+			if err != nil || target.Customer != customer.ID {
+				b.Fatal(err)
+			}
+			data := make([]byte, size)
+			_, _ = rand.Read(data)
+			copy(data, "%PDF-1.7\n")
+			b.SetBytes(int64(size))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := uploads.Store(ctx, target, domain.SourceGDT, &oneFile{data: data}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func byteSize(n int) string {
+	if n >= 1<<20 {
+		return itoa(n>>20) + "MiB"
+	}
+	return itoa(n>>10) + "KiB"
+}
+
+func itoa(n int) string {
+	if n < 10 {
+		return string(rune('0' + n))
+	}
+	return itoa(n/10) + string(rune('0'+n%10))
+}
