@@ -72,6 +72,7 @@ var HTTP = fx.Module("http",
 	fx.Provide(
 		asRoute(httpapi.NewUploads),
 		asRoute(httpapi.NewHealth, fx.ParamTags(`group:"health"`)),
+		asRoute(func() httpapi.OpenAPI { return httpapi.OpenAPI{} }),
 		fx.Annotate(httpapi.New, fx.ParamTags(`group:"routes"`)),
 	),
 	fx.Invoke(serveHTTP),

@@ -1,0 +1,47 @@
+package httpapi_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/praxis-health/praxis/adapters/httpapi"
+	"github.com/praxis-health/praxis/domain"
+)
+
+// TestOpenAPIDocumentsEveryRoute keeps the document and the router in step,
+// and the document's messages in step with the domain's.
+func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
+	t.Parallel()
+	app := httpapi.New(httpapi.NewUploads(nil), httpapi.NewHealth(nil), httpapi.OpenAPI{})
+	resp, err := app.Test(httptest.NewRequest("GET", "/api/oauth/v2/openapi.json", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	var doc struct {
+		OpenAPI string                    `json:"openapi"`
+		Paths   map[string]map[string]any `json:"paths"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil || doc.OpenAPI != "3.1.0" {
+		t.Fatalf("document: %v, openapi %q", err, doc.OpenAPI)
+	}
+	for _, r := range app.GetRoutes(true) {
+		if r.Method == "HEAD" {
+			continue // fiber adds HEAD for every GET
+		}
+		if _, ok := doc.Paths[r.Path][strings.ToLower(r.Method)]; !ok {
+			t.Errorf("%s %s is served but not documented", r.Method, r.Path)
+		}
+	}
+	for _, reason := range []error{domain.ErrCompanyForbidden, domain.ErrSecretInvalid, domain.ErrCustomerNotFound, domain.ErrCustomerOfOther,
+		domain.ErrNoFile, domain.ErrFileTooLarge, domain.ErrInsufficientStorage, domain.ErrTooManyFiles, domain.ErrMalformedUpload} {
+		msg := (&domain.UploadRefusal{Reason: reason}).Error()
+		msg = strings.ReplaceAll(strings.ReplaceAll(msg, "UUID forbidden: []", "UUID forbidden: [<company as sent>]"), "Customer not found: []", "Customer not found: [<customer as sent>]")
+		if !strings.Contains(string(raw), msg) {
+			t.Errorf("message %q is not in the document", msg)
+		}
+	}
+}
