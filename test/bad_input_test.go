@@ -50,9 +50,7 @@ func uploadHead(c company, customer int64, contentType string, length int, extra
 func TestBadInputAnswers400AndLeavesNothing(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, b backend) {
-		s := startServer(t, b)
-		c := s.newCompany(t, 100*mib)
-		customer := s.newCustomer(t, c)
+		s, c, customer := withPatient(t, b, 100*mib)
 		good, contentType := multipartBody(t, filePart("a.pdf", pdfOfSize(3*mib)), filePart("b.pdf", pdfOfSize(1000)))
 		boundary := strings.TrimPrefix(contentType, "multipart/form-data; boundary=")
 		partHeader := "--" + boundary + "\r\nContent-Disposition: form-data; name=\"file\"; filename=\"x.pdf\"\r\n"
@@ -86,9 +84,7 @@ func TestBadInputAnswers400AndLeavesNothing(t *testing.T) {
 
 func TestAbsurdHTTPHeadersAreRefusedNot500(t *testing.T) {
 	t.Parallel()
-	s := startServer(t, backends[0])
-	c := s.newCompany(t, mib)
-	customer := s.newCustomer(t, c)
+	s, c, customer := withPatient(t, backends[0], mib)
 	body, contentType := multipartBody(t, filePart("a.pdf", pdfOfSize(100)))
 	for _, size := range []int{20 << 10, 1 << 20} {
 		conn, err := net.Dial("tcp", strings.TrimPrefix(s.url, "http://"))
@@ -120,9 +116,7 @@ func TestAbsurdHTTPHeadersAreRefusedNot500(t *testing.T) {
 func TestClientGoneMidFile(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, b backend) {
-		s := startServer(t, b)
-		c := s.newCompany(t, 100*mib)
-		customer := s.newCustomer(t, c)
+		s, c, customer := withPatient(t, b, 100*mib)
 		body, contentType := multipartBody(t, filePart("a.pdf", pdfOfSize(2*mib)), filePart("b.pdf", pdfOfSize(10*mib)))
 		for _, sent := range []int{100, 3 * mib, len(body) - 10} {
 			conn, err := net.Dial("tcp", strings.TrimPrefix(s.url, "http://"))
@@ -152,9 +146,7 @@ func TestClientGoneMidFile(t *testing.T) {
 
 func TestChunkedUpload(t *testing.T) {
 	t.Parallel()
-	s := startServer(t, backends[0])
-	c := s.newCompany(t, 100*mib)
-	customer := s.newCustomer(t, c)
+	s, c, customer := withPatient(t, backends[0], 100*mib)
 	body, contentType := multipartBody(t, filePart("a.pdf", pdfOfSize(5*mib)))
 	// io.MultiReader hides the length, so the client sends Transfer-Encoding: chunked.
 	r := s.post(t, "/api/gdt/upload", contentType, gdtHeaders(c, customer), io.MultiReader(bytes.NewReader(body)))

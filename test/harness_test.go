@@ -187,6 +187,14 @@ func (s *server) newCompany(t *testing.T, quota int64) company {
 	return c
 }
 
+// withPatient starts a server with one company of the given quota and one patient of it.
+func withPatient(t *testing.T, b backend, quota int64) (*server, company, int64) {
+	t.Helper()
+	s := startServer(t, b)
+	c := s.newCompany(t, quota)
+	return s, c, s.newCustomer(t, c)
+}
+
 func (s *server) newCustomer(t *testing.T, c company, extra ...string) int64 {
 	t.Helper()
 	var out struct {

@@ -30,9 +30,7 @@ func (s *slowReader) Read(p []byte) (int, error) {
 // SIGTERM stops accepting but lets the upload in flight finish and be kept; then the process exits 0.
 func TestSIGTERMLetsInFlightUploadFinish(t *testing.T) {
 	t.Parallel()
-	s := startServer(t, backends[0])
-	c := s.newCompany(t, 100*mib)
-	customer := s.newCustomer(t, c)
+	s, c, customer := withPatient(t, backends[0], 100*mib)
 	body, contentType := multipartBody(t, filePart("gross.pdf", pdfOfSize(15*mib)))
 	slow := &slowReader{r: bytes.NewReader(body), started: make(chan struct{})}
 

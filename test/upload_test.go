@@ -16,9 +16,7 @@ const mib = 1 << 20
 func TestUploadStoresEveryAcceptedFormat(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, b backend) {
-		s := startServer(t, b)
-		c := s.newCompany(t, 100*mib)
-		customer := s.newCustomer(t, c)
+		s, c, customer := withPatient(t, b, 100*mib)
 		files := []part{
 			filePart("befund.pdf", pdfOfSize(1000)),
 			filePart("bild.png", pngImage(t)),
@@ -175,9 +173,7 @@ func TestUploadRefusals(t *testing.T) {
 func TestUploadSizeLimitIsExact(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, b backend) {
-		s := startServer(t, b)
-		c := s.newCompany(t, 100*mib)
-		customer := s.newCustomer(t, c)
+		s, c, customer := withPatient(t, b, 100*mib)
 		if r := s.upload(t, "/api/gdt/upload", gdtHeaders(c, customer), filePart("limit.pdf", pdfOfSize(15*mib))); r.status != 200 || r.Files[0].Size != 15*mib {
 			t.Fatalf("exactly 15 MiB: %d %q", r.status, r.Message)
 		}
@@ -194,9 +190,7 @@ func TestUploadSizeLimitIsExact(t *testing.T) {
 func TestFailedMultiFileUploadLeavesNothing(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, b backend) {
-		s := startServer(t, b)
-		c := s.newCompany(t, 3*mib)
-		customer := s.newCustomer(t, c)
+		s, c, customer := withPatient(t, b, 3*mib)
 		small := filePart("a.pdf", pdfOfSize(mib))
 		for name, parts := range map[string][]part{
 			"last file too large":  {small, small, filePart("big.pdf", pdfOfSize(15*mib+1))},
@@ -265,9 +259,7 @@ func TestConcurrentUploadsNeverPassTheQuota(t *testing.T) {
 func TestRotatedUploadSecret(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, b backend) {
-		s := startServer(t, b)
-		c := s.newCompany(t, mib)
-		customer := s.newCustomer(t, c)
+		s, c, customer := withPatient(t, b, mib)
 		var rotated company
 		s.praxis(t, &rotated, "admin", "company", "rotate-upload-secret", "--company", c.ID, "--json")
 		if rotated.ID != c.ID || rotated.Secret == "" || rotated.Secret == c.Secret {

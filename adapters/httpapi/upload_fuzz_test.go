@@ -11,14 +11,12 @@ import (
 	"time"
 
 	"gocloud.dev/blob"
-	"gocloud.dev/blob/memblob"
 
-	"github.com/praxis-health/praxis/adapters/blobstore"
 	"github.com/praxis-health/praxis/adapters/httpapi"
-	"github.com/praxis-health/praxis/adapters/sniff"
 	"github.com/praxis-health/praxis/adapters/sqlstore"
 	"github.com/praxis-health/praxis/app/usecase"
 	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/test/testenv"
 )
 
 // FuzzUploadHandler drives the upload endpoint with arbitrary headers and
@@ -26,25 +24,16 @@ import (
 // refused request leaves no row, no quota change and no object behind.
 func FuzzUploadHandler(f *testing.F) {
 	ctx := context.Background()
-	db, err := sqlstore.Open("sqlite::memory:")
+	env := testenv.NewEmbedded(f)
+	companies, bucket := env.Companies, env.Bucket
+	company, secret, err := env.Admin.CreateCompany(ctx, usecase.NewCompanyInput{Name: "Fuzz", StorageQuota: 1 << 40})
 	if err != nil {
 		f.Fatal(err)
 	}
-	defer db.Close()
-	if err := sqlstore.Migrate(ctx, db); err != nil {
+	if _, err := env.Admin.CreateCustomer(ctx, usecase.NewCustomerInput{Company: company.ID, ID: 7, FirstName: "A", LastName: "B"}); err != nil {
 		f.Fatal(err)
 	}
-	bucket := memblob.OpenBucket(nil)
-	companies, customers := sqlstore.NewCompanyRepository(db), sqlstore.NewCustomerRepository(db)
-	admin := usecase.NewAdmin(companies, customers)
-	company, secret, err := admin.CreateCompany(ctx, usecase.NewCompanyInput{Name: "Fuzz", StorageQuota: 1 << 40})
-	if err != nil {
-		f.Fatal(err)
-	}
-	if _, err := admin.CreateCustomer(ctx, usecase.NewCustomerInput{Company: company.ID, ID: 7, FirstName: "A", LastName: "B"}); err != nil {
-		f.Fatal(err)
-	}
-	uploads := usecase.NewUploads(companies, customers, sqlstore.NewFileRepository(db), sqlstore.NewTransactor(db), blobstore.New(bucket), sniff.Sniffer{})
+	uploads := env.Uploads
 	app := httpapi.New(httpapi.NewUploads(uploads))
 
 	var body bytes.Buffer

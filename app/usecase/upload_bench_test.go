@@ -7,12 +7,10 @@ import (
 	"io"
 	"testing"
 
-	"github.com/praxis-health/praxis/adapters/blobstore"
-	"github.com/praxis-health/praxis/adapters/sniff"
-	"github.com/praxis-health/praxis/adapters/sqlstore"
 	"github.com/praxis-health/praxis/app/usecase"
 	"github.com/praxis-health/praxis/domain"
 	"github.com/praxis-health/praxis/ports"
+	"github.com/praxis-health/praxis/test/testenv"
 )
 
 type oneFile struct {
@@ -34,23 +32,10 @@ func BenchmarkStore(b *testing.B) {
 	for _, size := range []int{64 << 10, 15 << 20} {
 		b.Run(byteSize(size), func(b *testing.B) {
 			ctx := context.Background()
-			db, err := sqlstore.Open("sqlite::memory:")
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer db.Close()
-			if err := sqlstore.Migrate(ctx, db); err != nil {
-				b.Fatal(err)
-			}
-			blobs, err := blobstore.Open(ctx, "mem://")
-			if err != nil {
-				b.Fatal(err)
-			}
-			companies, customers := sqlstore.NewCompanyRepository(db), sqlstore.NewCustomerRepository(db)
-			admin := usecase.NewAdmin(companies, customers)
-			company, secret, _ := admin.CreateCompany(ctx, usecase.NewCompanyInput{Name: "Bench", StorageQuota: 1 << 50})
-			customer, _ := admin.CreateCustomer(ctx, usecase.NewCustomerInput{Company: company.ID, FirstName: "A", LastName: "B"})
-			uploads := usecase.NewUploads(companies, customers, sqlstore.NewFileRepository(db), sqlstore.NewTransactor(db), blobs, sniff.Sniffer{})
+			env := testenv.NewEmbedded(b)
+			company, secret, _ := env.Admin.CreateCompany(ctx, usecase.NewCompanyInput{Name: "Bench", StorageQuota: 1 << 50})
+			customer, _ := env.Admin.CreateCustomer(ctx, usecase.NewCustomerInput{Company: company.ID, FirstName: "A", LastName: "B"})
+			uploads := env.Uploads
 			target, err := uploads.Authorize(ctx, ports.UploadCredentials{
 				Company: ports.Header{Value: company.ID.String()}, Customer: ports.Header{Value: "1"}, Secret: ports.Header{Value: string(secret)},
 			})
