@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bufio"
 	"encoding/hex"
 	"errors"
 	"io"
@@ -17,6 +18,10 @@ import (
 // maxUploadBody bounds what one upload request may send: 20 files at the
 // limit plus room for part headers and form fields.
 const maxUploadBody = domain.MaxFilesPerUpload*domain.MaxFileSize + 4<<20
+
+// readBuffer lets the multipart reader, which asks for 4 KiB at a time, pull
+// the socket in large reads; it is per upload, not per keep-alive connection.
+const readBuffer = 256 << 10
 
 // Uploads serves POST /api/gdt/upload and POST /api/sonogdt/upload.
 type Uploads struct {
@@ -53,7 +58,7 @@ type uploadResponse struct {
 
 func (h *Uploads) handle(source domain.Source) fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		body := &countingReader{r: io.LimitReader(bodyStream(c), maxUploadBody)}
+		body := &countingReader{r: io.LimitReader(bufio.NewReaderSize(bodyStream(c), readBuffer), maxUploadBody)}
 		// Whatever happens, the client gets its answer: the rest of its body is
 		// read (up to the limit), or the connection closes after the response.
 		defer finishBody(c, body)

@@ -64,34 +64,36 @@ func run(binary string, concurrency, rounds, size int, maxRSS, minRatio float64)
 	idleRSS := vm(srv.cmd.Process.Pid, "VmRSS")
 
 	body, contentType := multipartBody(payload)
-	began := time.Now()
-	err = parallel(concurrency, rounds, func() error {
-		return srv.upload(company, customer, body, contentType)
-	})
-	uploadSecs := time.Since(began).Seconds()
-	if err != nil {
-		return err
-	}
-	peakRSS := vm(srv.cmd.Process.Pid, "VmHWM")
-
 	rawDir := filepath.Join(dir, "raw")
 	if err := os.MkdirAll(rawDir, 0o750); err != nil {
 		return err
 	}
+	// Rounds alternate between the two, so that drift in the disk's speed
+	// (page cache, a neighbour's load) falls on both sides of the ratio alike.
+	var uploadSecs, rawSecs float64
 	var n int
 	var mu sync.Mutex
-	began = time.Now()
-	err = parallel(concurrency, rounds, func() error {
-		mu.Lock()
-		n++
-		name := filepath.Join(rawDir, strconv.Itoa(n))
-		mu.Unlock()
-		return writeSynced(name, payload)
-	})
-	rawSecs := time.Since(began).Seconds()
-	if err != nil {
-		return err
+	for range rounds {
+		began := time.Now()
+		if err := parallel(concurrency, 1, func() error { return srv.upload(company, customer, body, contentType) }); err != nil {
+			return err
+		}
+		uploadSecs += time.Since(began).Seconds()
+
+		began = time.Now()
+		err := parallel(concurrency, 1, func() error {
+			mu.Lock()
+			n++
+			name := filepath.Join(rawDir, strconv.Itoa(n))
+			mu.Unlock()
+			return writeSynced(name, payload)
+		})
+		if err != nil {
+			return err
+		}
+		rawSecs += time.Since(began).Seconds()
 	}
+	peakRSS := vm(srv.cmd.Process.Pid, "VmHWM")
 
 	uploadMBs, rawMBs := total/uploadSecs/1e6, total/rawSecs/1e6
 	ratio := uploadMBs / rawMBs
