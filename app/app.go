@@ -70,6 +70,9 @@ var UseCases = fx.Module("usecases",
 // HTTP serves every route on PRAXIS_HTTP_ADDR.
 var HTTP = fx.Module("http",
 	fx.Provide(
+		func(cfg Config) httpapi.UploadOptions {
+			return httpapi.UploadOptions{IdleTimeout: cfg.UploadIdleTimeout}
+		},
 		asRoute(httpapi.NewUploads),
 		asRoute(httpapi.NewHealth, fx.ParamTags(`group:"health"`)),
 		asRoute(func() httpapi.OpenAPI { return httpapi.OpenAPI{} }),

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/caarlos0/env/v11"
 )
@@ -18,6 +19,8 @@ type Config struct {
 	DatabaseURL string `env:"PRAXIS_DATABASE_URL" envDefault:"sqlite:data/praxis.db"`
 	BlobURL     string `env:"PRAXIS_BLOB_URL" envDefault:"file://data/files"`
 	AutoMigrate bool   `env:"PRAXIS_AUTO_MIGRATE" envDefault:"true"`
+	// UploadIdleTimeout ends an upload whose client has sent nothing for this long.
+	UploadIdleTimeout time.Duration `env:"PRAXIS_UPLOAD_IDLE_TIMEOUT" envDefault:"60s"`
 }
 
 // LoadConfig reads the environment.

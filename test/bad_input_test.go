@@ -184,3 +184,34 @@ func (s *server) assertStillServes(t *testing.T, c company, customer int64) {
 		t.Errorf("server no longer serves uploads: %d %q", r.status, r.Message)
 	}
 }
+
+// A client that stops sending but keeps the connection open is answered once
+// it has been silent for PRAXIS_UPLOAD_IDLE_TIMEOUT, and nothing is kept.
+func TestStalledClientTimesOut(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, backends[0], "PRAXIS_UPLOAD_IDLE_TIMEOUT=1s")
+	c := s.newCompany(t, 100*mib)
+	customer := s.newCustomer(t, c)
+	body, contentType := multipartBody(t, filePart("a.pdf", pdfOfSize(2*mib)), filePart("b.pdf", pdfOfSize(10*mib)))
+	conn, err := net.Dial("tcp", strings.TrimPrefix(s.url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_, _ = io.WriteString(conn, uploadHead(c, customer, contentType, len(body), ""))
+	_, _ = conn.Write(body[:3*mib])
+	began := time.Now()
+	_ = conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("no answer to a stalled upload: %v", err)
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 400 || !strings.Contains(string(raw), malformedMessage) || time.Since(began) > 10*time.Second {
+		t.Errorf("stalled upload: %d %q after %v; want 400 %q within seconds", resp.StatusCode, raw, time.Since(began), malformedMessage)
+	}
+	if st := s.storageOf(t, c.ID); st != (storage{}) {
+		t.Errorf("stalled upload left %+v", st)
+	}
+	s.assertStillServes(t, c, customer)
+}

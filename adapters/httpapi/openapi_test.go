@@ -15,7 +15,7 @@ import (
 // and the document's messages in step with the domain's.
 func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
 	t.Parallel()
-	app := httpapi.New(httpapi.NewUploads(nil), httpapi.NewHealth(nil), httpapi.OpenAPI{})
+	app := httpapi.New(httpapi.NewUploads(nil, httpapi.UploadOptions{}), httpapi.NewHealth(nil), httpapi.OpenAPI{})
 	resp, err := app.Test(httptest.NewRequest("GET", "/api/oauth/v2/openapi.json", nil))
 	if err != nil {
 		t.Fatal(err)

@@ -7,7 +7,9 @@ import (
 	"io"
 	"mime"
 	"mime/multipart"
+	"net"
 	"strings"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -23,13 +25,23 @@ const maxUploadBody = domain.MaxFilesPerUpload*domain.MaxFileSize + 4<<20
 // the socket in large reads; it is per upload, not per keep-alive connection.
 const readBuffer = 256 << 10
 
+// UploadOptions tune the upload endpoints.
+type UploadOptions struct {
+	// IdleTimeout ends an upload whose client sends nothing for this long
+	// (zero: only the server's read timeout applies).
+	IdleTimeout time.Duration
+}
+
 // Uploads serves POST /api/gdt/upload and POST /api/sonogdt/upload.
 type Uploads struct {
 	uploader ports.Uploader
+	opts     UploadOptions
 }
 
 // NewUploads serves the uploader.
-func NewUploads(uploader ports.Uploader) *Uploads { return &Uploads{uploader: uploader} }
+func NewUploads(uploader ports.Uploader, opts UploadOptions) *Uploads {
+	return &Uploads{uploader: uploader, opts: opts}
+}
 
 func (h *Uploads) Register(app *fiber.App) {
 	app.Post("/api/gdt/upload", h.handle(domain.SourceGDT))
@@ -58,7 +70,8 @@ type uploadResponse struct {
 
 func (h *Uploads) handle(source domain.Source) fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		body := &countingReader{r: io.LimitReader(bufio.NewReaderSize(bodyStream(c), readBuffer), maxUploadBody)}
+		stream := idleDeadline(c, bodyStream(c), h.opts.IdleTimeout)
+		body := &countingReader{r: io.LimitReader(bufio.NewReaderSize(stream, readBuffer), maxUploadBody)}
 		// Whatever happens, the client gets its answer: the rest of its body is
 		// read (up to the limit), or the connection closes after the response.
 		defer finishBody(c, body)
@@ -131,6 +144,39 @@ func finishBody(c *fiber.Ctx, body *countingReader) {
 	if _, err := io.Copy(io.Discard, body); err != nil || body.n >= maxUploadBody {
 		c.Context().SetConnectionClose()
 	}
+}
+
+// idleDeadline makes reads of the body fail once the client has sent nothing
+// for idle, so that a stalled device frees its request (and its open blob
+// writer) long before the server's read timeout; that timeout stays the cap.
+func idleDeadline(c *fiber.Ctx, r io.Reader, idle time.Duration) io.Reader {
+	conn := c.Context().Conn()
+	if idle <= 0 || conn == nil {
+		return r
+	}
+	limit := c.Context().Time().Add(c.App().Config().ReadTimeout)
+	return &deadlineReader{r: r, conn: conn, idle: idle, limit: limit}
+}
+
+type deadlineReader struct {
+	r     io.Reader
+	conn  net.Conn
+	idle  time.Duration
+	limit time.Time
+	set   time.Time // when the deadline was last moved
+}
+
+func (d *deadlineReader) Read(p []byte) (int, error) {
+	// Moving the deadline at most every 100 ms keeps this off the per-read path.
+	if now := time.Now(); now.Sub(d.set) > 100*time.Millisecond {
+		deadline := now.Add(d.idle)
+		if deadline.After(d.limit) {
+			deadline = d.limit
+		}
+		_ = d.conn.SetReadDeadline(deadline)
+		d.set = now
+	}
+	return d.r.Read(p)
 }
 
 type countingReader struct {
