@@ -70,8 +70,7 @@ type uploadResponse struct {
 
 func (h *Uploads) handle(source domain.Source) fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		stream := idleDeadline(c, bodyStream(c), h.opts.IdleTimeout)
-		body := &countingReader{r: io.LimitReader(bufio.NewReaderSize(stream, readBuffer), maxUploadBody)}
+		body := &countingReader{r: io.LimitReader(idleDeadline(c, bodyStream(c), h.opts.IdleTimeout), maxUploadBody)}
 		// Whatever happens, the client gets its answer: the rest of its body is
 		// read (up to the limit), or the connection closes after the response.
 		defer finishBody(c, body)
@@ -85,6 +84,7 @@ func (h *Uploads) handle(source domain.Source) fiber.Handler {
 		if err != nil {
 			return err
 		}
+		// Only an authorised request gets the large read buffer.
 		parts, err := newMultipartSource(c.Get(fiber.HeaderContentType), body)
 		if err != nil {
 			return err
@@ -206,7 +206,7 @@ func newMultipartSource(contentType string, body *countingReader) (*multipartSou
 	if boundary == "" || len(boundary) > 70 {
 		return nil, domain.Refuse(domain.ErrMalformedUpload)
 	}
-	return &multipartSource{body: body, reader: multipart.NewReader(body, boundary)}, nil
+	return &multipartSource{body: body, reader: multipart.NewReader(bufio.NewReaderSize(body, readBuffer), boundary)}, nil
 }
 
 func (s *multipartSource) Next() (ports.Part, error) {

@@ -123,8 +123,10 @@ func (up *upload) run(parts ports.PartSource) (ports.UploadResult, error) {
 		nonEmpty = nonEmpty || !empty
 	}
 	switch {
+	// Check 5: no part with content, or none of an accepted format.
 	case !nonEmpty, len(up.kept) == 0 && !up.overQuota:
 		return ports.UploadResult{}, domain.Refuse(domain.ErrNoFile)
+	// Check 7, early: the files cannot fit the free storage seen at the start.
 	case up.overQuota:
 		return ports.UploadResult{}, domain.Refuse(domain.ErrInsufficientStorage)
 	}
