@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"bytes"
 	"errors"
 	"strings"
 )
@@ -93,8 +94,11 @@ func AcceptedContentType(mediaType string) bool {
 }
 
 // LooksLikeGDT recognises a GDT record: each line is a 3-digit length, a
-// 4-digit field id and the content; a GDT file starts with field 8000 (record type).
+// 4-digit field id and the content; a GDT file starts with field 8000 (record
+// type), after a UTF-8 byte order mark if an exporter wrote one. Whatever
+// follows (Latin-1 umlauts, a DOS end-of-file Ctrl-Z) does not matter.
 func LooksLikeGDT(head []byte) bool {
+	head = bytes.TrimPrefix(head, []byte("\xef\xbb\xbf"))
 	return len(head) >= 7 && isDigits(head[:3]) && string(head[3:7]) == "8000"
 }
 
