@@ -75,6 +75,26 @@ func RunBlobSuite(t *testing.T, newStore func(t *testing.T) ports.BlobStore) {
 		}
 	})
 
+	t.Run("a large object spans parts; aborting one leaves nothing", func(t *testing.T) {
+		s := newStore(t)
+		large := bytes.Repeat([]byte("DICOM-Serie "), 1<<20) // 12 MiB: several S3 parts
+		put(t, s, a, "large", large)
+		if got := read(t, s, a, "large"); !bytes.Equal(got, large) {
+			t.Errorf("read back %d bytes, want %d", len(got), len(large))
+		}
+		w, err := s.NewWriter(ctx, a, "large-aborted", "application/dicom")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Write(large); err != nil {
+			t.Fatal(err)
+		}
+		w.Abort()
+		if _, err := s.Open(ctx, a, "large-aborted"); !errors.Is(err, domain.ErrNotFound) {
+			t.Errorf("open after aborting a large write: %v, want ErrNotFound", err)
+		}
+	})
+
 	t.Run("delete removes, twice is fine", func(t *testing.T) {
 		s := newStore(t)
 		put(t, s, a, "gone", payload)
