@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"gocloud.dev/blob"
@@ -29,7 +30,12 @@ const writeBuffer = 256 << 10
 const s3PartSize = 5 << 20
 
 // Store is the gocloud.dev ports.BlobStore.
-type Store struct{ bucket *blob.Bucket }
+type Store struct {
+	bucket *blob.Bucket
+	// root is the directory of a file:// bucket, whose entries Commit makes
+	// durable; empty for other buckets.
+	root string
+}
 
 var _ ports.BlobStore = (*Store)(nil)
 
@@ -39,7 +45,11 @@ func Open(ctx context.Context, url string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open blob store: %w", err)
 	}
-	return New(b), nil
+	s := New(b)
+	if rest, ok := strings.CutPrefix(url, "file://"); ok {
+		s.root, _, _ = strings.Cut(rest, "?")
+	}
+	return s, nil
 }
 
 // New wraps an open bucket.
@@ -64,6 +74,9 @@ func (s *Store) NewWriter(ctx context.Context, company domain.CompanyID, name, c
 	// Cancelling this context before Close is how gocloud aborts a write.
 	ctx, cancel := context.WithCancel(ctx)
 	w := &writer{cancel: cancel}
+	if s.root != "" {
+		w.dirs = []string{filepath.Join(s.root, company.String()), s.root}
+	}
 	bw, err := s.bucket.NewWriter(ctx, k, &blob.WriterOptions{
 		ContentType:    contentType,
 		BufferSize:     s3PartSize,
@@ -86,6 +99,7 @@ type writer struct {
 	w      *blob.Writer
 	buf    *bufio.Writer
 	file   *os.File
+	dirs   []string // directories whose entries change when the object appears
 	cancel context.CancelFunc
 	failed error
 }
@@ -115,7 +129,26 @@ func (w *writer) Commit() error {
 			return fmt.Errorf("sync blob: %w", err)
 		}
 	}
-	return w.w.Close()
+	if err := w.w.Close(); err != nil {
+		return err
+	}
+	// The rename lives in the directory: without syncing it, a crash could
+	// lose a file the client was already told is stored.
+	for _, dir := range w.dirs {
+		if err := syncDir(dir); err != nil {
+			return fmt.Errorf("sync blob directory: %w", err)
+		}
+	}
+	return nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir) // #nosec G304 -- the bucket's own directory
+	if err != nil {
+		return err
+	}
+	defer func() { _ = d.Close() }()
+	return d.Sync()
 }
 
 func (w *writer) Abort() { w.abort() }
