@@ -29,12 +29,13 @@ func Options(cfg Config) fx.Option {
 	)
 }
 
-// AdminOptions is what the admin commands need: the database and the admin use case.
+// AdminOptions is what the admin commands need: the stores and the admin use cases.
 func AdminOptions(cfg Config) fx.Option {
 	return fx.Options(
 		fx.Supply(cfg),
 		Persistence,
-		fx.Provide(usecase.NewAdmin),
+		Blobs,
+		fx.Provide(usecase.NewAdmin, usecase.NewMaintenance),
 	)
 }
 

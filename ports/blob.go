@@ -3,6 +3,7 @@ package ports
 import (
 	"context"
 	"io"
+	"time"
 
 	"github.com/praxis-health/praxis/domain"
 )
@@ -16,6 +17,15 @@ type BlobStore interface {
 	Open(ctx context.Context, company domain.CompanyID, name string) (io.ReadCloser, error)
 	// Delete removes an object; a missing one is not an error.
 	Delete(ctx context.Context, company domain.CompanyID, name string) error
+	// Walk calls fn for every object of the company, unfinished writes included.
+	Walk(ctx context.Context, company domain.CompanyID, fn func(BlobInfo) error) error
+}
+
+// BlobInfo describes one stored object.
+type BlobInfo struct {
+	Name    string
+	Size    int64
+	ModTime time.Time
 }
 
 // BlobWriter streams one object.

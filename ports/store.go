@@ -22,6 +22,8 @@ type CompanyRepository interface {
 	// in one atomic statement, so concurrent reservations never pass the quota.
 	// It returns domain.ErrInsufficientStorage when they would.
 	ReserveStorage(ctx context.Context, id domain.CompanyID, n int64) error
+	// ListIDs lists every company: for operators' maintenance only, never for a request.
+	ListIDs(ctx context.Context) ([]domain.CompanyID, error)
 }
 
 // CustomerRepository keeps patients.
@@ -39,4 +41,6 @@ type FileRepository interface {
 	Create(ctx context.Context, files ...domain.File) error
 	Get(ctx context.Context, company domain.CompanyID, id domain.FileID) (domain.File, error)
 	ListByCustomer(ctx context.Context, company domain.CompanyID, customer domain.CustomerID) ([]domain.File, error)
+	// KnownStorageKeys returns which of keys a file of the company is stored under.
+	KnownStorageKeys(ctx context.Context, company domain.CompanyID, keys []string) (map[string]bool, error)
 }

@@ -2,6 +2,7 @@ package test
 
 import (
 	"bytes"
+	"errors"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -20,7 +21,8 @@ func praxisIn(t *testing.T, env []string, args ...string) (string, string, int) 
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
 	code := 0
-	if exit, ok := err.(*exec.ExitError); ok {
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
 		code = exit.ExitCode()
 	} else if err != nil {
 		t.Fatal(err)

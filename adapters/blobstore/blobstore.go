@@ -182,6 +182,29 @@ func (s *Store) Delete(ctx context.Context, company domain.CompanyID, name strin
 	return err
 }
 
+func (s *Store) Walk(ctx context.Context, company domain.CompanyID, fn func(ports.BlobInfo) error) error {
+	if company.IsZero() {
+		return fmt.Errorf("walk: %w", domain.ErrInvalid)
+	}
+	prefix := company.String() + "/"
+	iter := s.bucket.List(&blob.ListOptions{Prefix: prefix})
+	for {
+		obj, err := iter.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if obj.IsDir {
+			continue
+		}
+		if err := fn(ports.BlobInfo{Name: strings.TrimPrefix(obj.Key, prefix), Size: obj.Size, ModTime: obj.ModTime}); err != nil {
+			return err
+		}
+	}
+}
+
 // HealthCheck asks the bucket for /readyz.
 type HealthCheck struct{ Store *Store }
 

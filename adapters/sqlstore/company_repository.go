@@ -91,3 +91,15 @@ func (r *CompanyRepository) ReserveStorage(ctx context.Context, id domain.Compan
 	}
 	return domain.ErrInsufficientStorage
 }
+
+func (r *CompanyRepository) ListIDs(ctx context.Context) ([]domain.CompanyID, error) {
+	var ids []uuid.UUID
+	if err := conn(ctx, r.db).NewSelect().Model((*companyRow)(nil)).Column("id").OrderExpr("id").Scan(ctx, &ids); err != nil {
+		return nil, translate(err)
+	}
+	out := make([]domain.CompanyID, len(ids))
+	for i, id := range ids {
+		out[i] = domain.CompanyID(id)
+	}
+	return out, nil
+}

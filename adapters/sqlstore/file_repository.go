@@ -91,3 +91,20 @@ func (r *FileRepository) ListByCustomer(ctx context.Context, company domain.Comp
 	}
 	return files, nil
 }
+
+func (r *FileRepository) KnownStorageKeys(ctx context.Context, company domain.CompanyID, keys []string) (map[string]bool, error) {
+	known := make(map[string]bool, len(keys))
+	if len(keys) == 0 {
+		return known, nil
+	}
+	var found []string
+	err := conn(ctx, r.db).NewSelect().Model((*fileRow)(nil)).Column("storage_key").
+		Where("company_id = ?", uuid.UUID(company)).Where("storage_key IN (?)", bun.List(keys)).Scan(ctx, &found)
+	if err != nil {
+		return nil, translate(err)
+	}
+	for _, k := range found {
+		known[k] = true
+	}
+	return known, nil
+}

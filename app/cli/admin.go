@@ -3,9 +3,13 @@ package cli
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"time"
 
 	"github.com/spf13/cobra"
+	"go.uber.org/fx"
 
+	"github.com/praxis-health/praxis/app"
 	"github.com/praxis-health/praxis/app/usecase"
 	"github.com/praxis-health/praxis/domain"
 )
@@ -16,8 +20,42 @@ func adminCmd() *cobra.Command {
 	company.AddCommand(companyCreateCmd(), rotateUploadSecretCmd())
 	customer := &cobra.Command{Use: "customer", Short: "Manage customers"}
 	customer.AddCommand(customerCreateCmd())
-	admin.AddCommand(company, customer)
+	blobs := &cobra.Command{Use: "blobs", Short: "Maintain the blob store"}
+	blobs.AddCommand(blobsSweepCmd())
+	admin.AddCommand(company, customer, blobs)
 	return admin
+}
+
+func blobsSweepCmd() *cobra.Command {
+	var olderThan time.Duration
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "sweep",
+		Short: "Delete stored objects that no file record names (left by a crash mid-upload)",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			slog.SetDefault(slog.New(slog.NewJSONHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn})))
+			cfg, err := app.LoadConfig()
+			if err != nil {
+				return err
+			}
+			var m *usecase.Maintenance
+			return runAdminApp(cmd.Context(), cfg, fx.Populate(&m), func(ctx context.Context) error {
+				report, err := m.SweepOrphans(ctx, olderThan)
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return printJSON(cmd.OutOrStdout(), report)
+				}
+				_, err = fmt.Fprintf(cmd.OutOrStdout(), "%d companies, %d objects checked, %d orphans deleted (%d bytes)\n",
+					report.Companies, report.Objects, report.Deleted, report.DeletedBytes)
+				return err
+			})
+		},
+	}
+	cmd.Flags().DurationVar(&olderThan, "older-than", time.Hour, "only objects older than this (at least 15m: uploads in flight are never touched)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
 }
 
 type companyOutput struct {

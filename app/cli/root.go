@@ -126,7 +126,12 @@ func withAdmin(cmd *cobra.Command, fn func(ctx context.Context, admin *usecase.A
 
 func runAdmin(ctx context.Context, cfg app.Config, fn func(ctx context.Context, admin *usecase.Admin) error) error {
 	var admin *usecase.Admin
-	fxApp := fx.New(app.AdminOptions(cfg), fx.NopLogger, fx.Populate(&admin))
+	return runAdminApp(ctx, cfg, fx.Populate(&admin), func(ctx context.Context) error { return fn(ctx, admin) })
+}
+
+// runAdminApp starts the admin graph, with populate filling the caller's use case, and runs fn.
+func runAdminApp(ctx context.Context, cfg app.Config, populate fx.Option, fn func(ctx context.Context) error) error {
+	fxApp := fx.New(app.AdminOptions(cfg), fx.NopLogger, populate)
 	if err := fxApp.Err(); err != nil {
 		return err
 	}
@@ -134,7 +139,7 @@ func runAdmin(ctx context.Context, cfg app.Config, fn func(ctx context.Context, 
 		return err
 	}
 	defer func() { _ = fxApp.Stop(context.WithoutCancel(ctx)) }()
-	return fn(ctx, admin)
+	return fn(ctx)
 }
 
 func printJSON(w io.Writer, v any) error {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"testing"
+	"time"
 
 	"github.com/praxis-health/praxis/domain"
 	"github.com/praxis-health/praxis/ports"
@@ -92,6 +93,29 @@ func RunBlobSuite(t *testing.T, newStore func(t *testing.T) ports.BlobStore) {
 		w.Abort()
 		if _, err := s.Open(ctx, a, "large-aborted"); !errors.Is(err, domain.ErrNotFound) {
 			t.Errorf("open after aborting a large write: %v, want ErrNotFound", err)
+		}
+	})
+
+	t.Run("walk lists the company's objects only", func(t *testing.T) {
+		s := newStore(t)
+		put(t, s, a, "one", payload[:10])
+		put(t, s, a, "two", payload[:20])
+		put(t, s, b, "three", payload[:30])
+		before := time.Now().Add(-time.Minute)
+		got := map[string]int64{}
+		err := s.Walk(ctx, a, func(obj ports.BlobInfo) error {
+			got[obj.Name] = obj.Size
+			if obj.ModTime.Before(before) || obj.ModTime.After(time.Now().Add(time.Minute)) {
+				t.Errorf("%s: modification time %v", obj.Name, obj.ModTime)
+			}
+			return nil
+		})
+		if err != nil || len(got) != 2 || got["one"] != 10 || got["two"] != 20 {
+			t.Errorf("walk A: %v, %v; want one (10) and two (20)", got, err)
+		}
+		stop := errors.New("stop")
+		if err := s.Walk(ctx, a, func(ports.BlobInfo) error { return stop }); !errors.Is(err, stop) {
+			t.Errorf("an error from fn must end the walk: %v", err)
 		}
 	})
 

@@ -203,6 +203,26 @@ func RunRepositorySuite(t *testing.T, newRepos func(t *testing.T) Repositories) 
 		if err := r.Files.Create(ctx, f1); !errors.Is(err, domain.ErrConflict) {
 			t.Errorf("duplicate file id: %v, want ErrConflict", err)
 		}
+		known, err := r.Files.KnownStorageKeys(ctx, a.ID, []string{f1.StorageKey, f2.StorageKey, "orphan"})
+		if err != nil || len(known) != 2 || !known[f1.StorageKey] || !known[f2.StorageKey] {
+			t.Errorf("known keys of A: %v, %v; want f1 and f2", known, err)
+		}
+		if known, _ := r.Files.KnownStorageKeys(ctx, b.ID, []string{f1.StorageKey}); len(known) != 0 {
+			t.Errorf("company B knows A's key: %v", known)
+		}
+		if known, err := r.Files.KnownStorageKeys(ctx, a.ID, nil); err != nil || len(known) != 0 {
+			t.Errorf("no keys: %v, %v", known, err)
+		}
+	})
+
+	t.Run("companies are listed for maintenance", func(t *testing.T) {
+		r := newRepos(t)
+		a, _ := newCompany(t, r, "A", 1)
+		b, _ := newCompany(t, r, "B", 1)
+		ids, err := r.Companies.ListIDs(context.Background())
+		if err != nil || len(ids) != 2 || (ids[0] != a.ID && ids[1] != a.ID) || (ids[0] != b.ID && ids[1] != b.ID) {
+			t.Errorf("ListIDs: %v, %v; want A and B", ids, err)
+		}
 	})
 }
 
