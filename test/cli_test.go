@@ -2,8 +2,8 @@ package test
 
 import (
 	"bytes"
-	"errors"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"

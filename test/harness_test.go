@@ -161,16 +161,13 @@ func freeAddr(t *testing.T) string {
 // praxis runs a praxis subcommand against the server's database and decodes its JSON output.
 func (s *server) praxis(t *testing.T, out any, args ...string) {
 	t.Helper()
-	cmd := exec.Command(binary, args...)
-	cmd.Env = s.env
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("praxis %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+	stdout, stderr, code := praxisIn(t, s.env, args...)
+	if code != 0 {
+		t.Fatalf("praxis %s: exit %d\n%s", strings.Join(args, " "), code, stderr)
 	}
 	if out != nil {
-		if err := json.Unmarshal(stdout.Bytes(), out); err != nil {
-			t.Fatalf("praxis %s: output %q: %v", strings.Join(args, " "), stdout.String(), err)
+		if err := json.Unmarshal([]byte(stdout), out); err != nil {
+			t.Fatalf("praxis %s: output %q: %v", strings.Join(args, " "), stdout, err)
 		}
 	}
 }

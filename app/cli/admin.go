@@ -3,13 +3,10 @@ package cli
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"github.com/spf13/cobra"
-	"go.uber.org/fx"
 
-	"github.com/praxis-health/praxis/app"
 	"github.com/praxis-health/praxis/app/usecase"
 	"github.com/praxis-health/praxis/domain"
 )
@@ -33,13 +30,7 @@ func blobsSweepCmd() *cobra.Command {
 		Use:   "sweep",
 		Short: "Delete stored objects that no file record names (left by a crash mid-upload)",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			slog.SetDefault(slog.New(slog.NewJSONHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn})))
-			cfg, err := app.LoadConfig()
-			if err != nil {
-				return err
-			}
-			var m *usecase.Maintenance
-			return runAdminApp(cmd.Context(), cfg, fx.Populate(&m), func(ctx context.Context) error {
+			return withUseCase(cmd, func(ctx context.Context, m *usecase.Maintenance) error {
 				report, err := m.SweepOrphans(ctx, olderThan)
 				if err != nil {
 					return err
@@ -70,7 +61,7 @@ func companyCreateCmd() *cobra.Command {
 		Use:   "create",
 		Short: "Create a company; prints its id and upload secret (shown only once)",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withAdmin(cmd, func(ctx context.Context, admin *usecase.Admin) error {
+			return withUseCase(cmd, func(ctx context.Context, admin *usecase.Admin) error {
 				c, secret, err := admin.CreateCompany(ctx, in)
 				if err != nil {
 					return err
@@ -104,7 +95,7 @@ func rotateUploadSecretCmd() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("--company: %w", err)
 			}
-			return withAdmin(cmd, func(ctx context.Context, admin *usecase.Admin) error {
+			return withUseCase(cmd, func(ctx context.Context, admin *usecase.Admin) error {
 				secret, err := admin.RotateUploadSecret(ctx, id)
 				if err != nil {
 					return err
@@ -146,7 +137,7 @@ func customerCreateCmd() *cobra.Command {
 				return fmt.Errorf("--id must be positive")
 			}
 			in.Company, in.ID = company, domain.CustomerID(id)
-			return withAdmin(cmd, func(ctx context.Context, admin *usecase.Admin) error {
+			return withUseCase(cmd, func(ctx context.Context, admin *usecase.Admin) error {
 				c, err := admin.CreateCustomer(ctx, in)
 				if err != nil {
 					return err

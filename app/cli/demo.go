@@ -33,7 +33,7 @@ type demoOutput struct {
 // runDemo seeds what exists so far: a company and its patients. Users,
 // locations, services, records and invoices join as their sections land.
 func runDemo(cmd *cobra.Command, cfg app.Config) error {
-	return runAdmin(cmd.Context(), cfg, func(ctx context.Context, admin *usecase.Admin) error {
+	return runUseCase(cmd.Context(), cfg, func(ctx context.Context, admin *usecase.Admin) error {
 		company, secret, err := admin.CreateCompany(ctx, usecase.NewCompanyInput{Name: "Demo-Praxis Dr. Muster", Plan: "pro"})
 		if err != nil {
 			return err

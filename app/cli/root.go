@@ -17,7 +17,6 @@ import (
 
 	"github.com/praxis-health/praxis/adapters/sqlstore"
 	"github.com/praxis-health/praxis/app"
-	"github.com/praxis-health/praxis/app/usecase"
 )
 
 // shutdownGrace is how long in-flight requests get after SIGTERM.
@@ -113,25 +112,21 @@ func migrateCmd() *cobra.Command {
 	}
 }
 
-// withAdmin runs fn with the admin use case on the configured database;
-// logs go to stderr so that stdout carries only the command's output.
-func withAdmin(cmd *cobra.Command, fn func(ctx context.Context, admin *usecase.Admin) error) error {
+// withUseCase runs fn with one use case of the admin graph on the configured
+// stores; logs go to stderr so that stdout carries only the command's output.
+func withUseCase[T any](cmd *cobra.Command, fn func(ctx context.Context, uc T) error) error {
 	slog.SetDefault(slog.New(slog.NewJSONHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn})))
 	cfg, err := app.LoadConfig()
 	if err != nil {
 		return err
 	}
-	return runAdmin(cmd.Context(), cfg, fn)
+	return runUseCase(cmd.Context(), cfg, fn)
 }
 
-func runAdmin(ctx context.Context, cfg app.Config, fn func(ctx context.Context, admin *usecase.Admin) error) error {
-	var admin *usecase.Admin
-	return runAdminApp(ctx, cfg, fx.Populate(&admin), func(ctx context.Context) error { return fn(ctx, admin) })
-}
-
-// runAdminApp starts the admin graph, with populate filling the caller's use case, and runs fn.
-func runAdminApp(ctx context.Context, cfg app.Config, populate fx.Option, fn func(ctx context.Context) error) error {
-	fxApp := fx.New(app.AdminOptions(cfg), fx.NopLogger, populate)
+// runUseCase starts the admin graph, takes the use case T from it and runs fn.
+func runUseCase[T any](ctx context.Context, cfg app.Config, fn func(ctx context.Context, uc T) error) error {
+	var uc T
+	fxApp := fx.New(app.AdminOptions(cfg), fx.NopLogger, fx.Populate(&uc))
 	if err := fxApp.Err(); err != nil {
 		return err
 	}
@@ -139,7 +134,7 @@ func runAdminApp(ctx context.Context, cfg app.Config, populate fx.Option, fn fun
 		return err
 	}
 	defer func() { _ = fxApp.Stop(context.WithoutCancel(ctx)) }()
-	return fn(ctx)
+	return fn(ctx, uc)
 }
 
 func printJSON(w io.Writer, v any) error {
