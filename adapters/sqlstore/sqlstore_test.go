@@ -43,5 +43,6 @@ func repositories(t *testing.T, url string) porttest.Repositories {
 		Companies: sqlstore.NewCompanyRepository(db),
 		Customers: sqlstore.NewCustomerRepository(db),
 		Files:     sqlstore.NewFileRepository(db),
+		Clients:   sqlstore.NewClientRepository(db),
 	}
 }

@@ -13,12 +13,14 @@ import (
 type Admin struct {
 	companies ports.CompanyRepository
 	customers ports.CustomerRepository
+	clients   ports.ClientRepository
+	tokens    ports.TokenStore
 	now       func() time.Time
 }
 
 // NewAdmin wires the admin use case.
-func NewAdmin(companies ports.CompanyRepository, customers ports.CustomerRepository) *Admin {
-	return &Admin{companies: companies, customers: customers, now: time.Now}
+func NewAdmin(companies ports.CompanyRepository, customers ports.CustomerRepository, clients ports.ClientRepository, tokens ports.TokenStore) *Admin {
+	return &Admin{companies: companies, customers: customers, clients: clients, tokens: tokens, now: time.Now}
 }
 
 // NewCompanyInput names a new practice.
@@ -80,4 +82,47 @@ func (a *Admin) CreateCustomer(ctx context.Context, in NewCustomerInput) (domain
 		return domain.Customer{}, err
 	}
 	return a.customers.Create(ctx, c)
+}
+
+// NewClientInput names a new OAuth client; empty Scopes means every scope.
+type NewClientInput struct {
+	Company domain.CompanyID
+	Name    string
+	Scopes  string
+}
+
+// CreateClient registers an integrator's client for a company and returns
+// its secret, shown only this once.
+func (a *Admin) CreateClient(ctx context.Context, in NewClientInput) (domain.Client, domain.Secret, error) {
+	if _, err := a.companies.Get(ctx, in.Company); err != nil {
+		return domain.Client{}, "", fmt.Errorf("company %s: %w", in.Company, err)
+	}
+	var scopes domain.Scopes
+	if in.Scopes != "" {
+		s, err := domain.ParseScopes(in.Scopes)
+		if err != nil {
+			return domain.Client{}, "", err
+		}
+		scopes = s
+	}
+	client, secret, err := domain.NewClient(in.Company, in.Name, scopes, a.now())
+	if err != nil {
+		return domain.Client{}, "", err
+	}
+	if err := a.clients.Create(ctx, client); err != nil {
+		return domain.Client{}, "", fmt.Errorf("store client: %w", err)
+	}
+	return client, secret, nil
+}
+
+// RevokeClient marks the client revoked and ends its live tokens at once.
+// Run again, it finishes a revocation whose token step failed.
+func (a *Admin) RevokeClient(ctx context.Context, id domain.ClientID) error {
+	if err := a.clients.Revoke(ctx, id, a.now()); err != nil {
+		return fmt.Errorf("client %s: %w", id, err)
+	}
+	if err := a.tokens.RevokeClient(ctx, id); err != nil {
+		return fmt.Errorf("end tokens of client %s: %w", id, err)
+	}
+	return nil
 }

@@ -22,6 +22,7 @@ type Uploads struct {
 	tx        ports.Transactor
 	blobs     ports.BlobStore
 	sniffer   ports.Sniffer
+	lockout   lockout
 	now       func() time.Time
 }
 
@@ -29,9 +30,12 @@ var _ ports.Uploader = (*Uploads)(nil)
 
 // NewUploads wires the upload use case.
 func NewUploads(companies ports.CompanyRepository, customers ports.CustomerRepository, files ports.FileRepository,
-	tx ports.Transactor, blobs ports.BlobStore, sniffer ports.Sniffer,
+	tx ports.Transactor, blobs ports.BlobStore, sniffer ports.Sniffer, attempts ports.AttemptCounter, policy domain.LockoutPolicy,
 ) *Uploads {
-	return &Uploads{companies: companies, customers: customers, files: files, tx: tx, blobs: blobs, sniffer: sniffer, now: time.Now}
+	return &Uploads{
+		companies: companies, customers: customers, files: files, tx: tx, blobs: blobs, sniffer: sniffer,
+		lockout: lockout{attempts, policy}, now: time.Now,
+	}
 }
 
 // Authorize runs checks 1 to 4 on the headers alone, before any byte of the body is read.
@@ -52,7 +56,16 @@ func (u *Uploads) Authorize(ctx context.Context, cred ports.UploadCredentials) (
 		return ports.UploadTarget{}, fmt.Errorf("load company: %w", err)
 	}
 
+	// Wrong secrets lock the company's upload door for a while (shared by
+	// every replica); during the lockout even the right secret is refused.
+	subject := "upload:" + company.ID.String()
+	if err := u.lockout.check(ctx, subject); err != nil {
+		return ports.UploadTarget{}, err
+	}
 	if cred.Secret.Ambiguous || !company.AcceptsUploadSecret(cred.Secret.Value) {
+		if err := u.lockout.fail(ctx, subject); err != nil {
+			return ports.UploadTarget{}, err
+		}
 		return ports.UploadTarget{}, domain.Refuse(domain.ErrSecretInvalid)
 	}
 

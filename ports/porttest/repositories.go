@@ -20,6 +20,7 @@ type Repositories struct {
 	Companies ports.CompanyRepository
 	Customers ports.CustomerRepository
 	Files     ports.FileRepository
+	Clients   ports.ClientRepository
 }
 
 // RunRepositorySuite checks a database adapter against the ports' contract.
@@ -47,6 +48,68 @@ func RunRepositorySuite(t *testing.T, newRepos func(t *testing.T) Repositories) 
 		}
 		if _, err := r.Companies.Get(ctx, domain.NewCompanyID()); !errors.Is(err, domain.ErrNotFound) {
 			t.Errorf("unknown company: %v, want ErrNotFound", err)
+		}
+	})
+
+	t.Run("clients: round trip, revoke, another company", func(t *testing.T) {
+		r := newRepos(t)
+		ctx := context.Background()
+		a, _ := newCompany(t, r, "A", 10)
+		b, _ := newCompany(t, r, "B", 10)
+		readOnly, _ := domain.ParseScopes("company:read customers:read")
+		clientA, secretA, err := domain.NewClient(a.ID, "Kalender", readOnly, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		clientB, _, _ := domain.NewClient(b.ID, "", nil, time.Now())
+		for _, c := range []domain.Client{clientA, clientB} {
+			if err := r.Clients.Create(ctx, c); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := r.Clients.Create(ctx, clientA); !errors.Is(err, domain.ErrConflict) {
+			t.Errorf("second create: %v, want ErrConflict", err)
+		}
+		got, err := r.Clients.Get(ctx, clientA.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.CompanyID != a.ID || got.Name != "Kalender" || got.Scopes.String() != "company:read customers:read" || !got.Active() {
+			t.Errorf("got %+v, want %+v", got, clientA)
+		}
+		if !secretA.Matches(got.SecretHash) {
+			t.Error("stored hash does not verify the client secret")
+		}
+		if gotB, _ := r.Clients.Get(ctx, clientB.ID); len(gotB.Scopes) != len(domain.AllScopes()) || gotB.CompanyID != b.ID {
+			t.Errorf("client without scopes: %+v, want every scope of company B", gotB)
+		}
+		if _, err := r.Clients.Get(ctx, "pc_unknown"); !errors.Is(err, domain.ErrNotFound) {
+			t.Errorf("unknown client: %v, want ErrNotFound", err)
+		}
+
+		revokedAt := time.Now().Add(-time.Minute)
+		if err := r.Clients.Revoke(ctx, clientA.ID, revokedAt); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Clients.Revoke(ctx, clientA.ID, time.Now()); err != nil {
+			t.Errorf("second revoke: %v", err)
+		}
+		got, _ = r.Clients.Get(ctx, clientA.ID)
+		if got.Active() || !got.RevokedAt.Equal(revokedAt.UTC().Truncate(time.Microsecond)) {
+			t.Errorf("revoked at %v, want the first revocation %v", got.RevokedAt, revokedAt)
+		}
+		if gotB, _ := r.Clients.Get(ctx, clientB.ID); !gotB.Active() {
+			t.Error("revoking A's client revoked B's")
+		}
+		if err := r.Clients.Revoke(ctx, "pc_unknown", time.Now()); !errors.Is(err, domain.ErrNotFound) {
+			t.Errorf("revoke unknown: %v, want ErrNotFound", err)
+		}
+		listA, err := r.Clients.ListByCompany(ctx, a.ID)
+		if err != nil || len(listA) != 1 || listA[0].ID != clientA.ID {
+			t.Errorf("company A lists %+v (%v), want only its own client", listA, err)
+		}
+		if listNone, _ := r.Clients.ListByCompany(ctx, domain.NewCompanyID()); len(listNone) != 0 {
+			t.Errorf("unknown company lists %d clients", len(listNone))
 		}
 	})
 

@@ -9,9 +9,11 @@ import (
 	"gocloud.dev/blob/memblob"
 
 	"github.com/praxis-health/praxis/adapters/blobstore"
+	"github.com/praxis-health/praxis/adapters/memstore"
 	"github.com/praxis-health/praxis/adapters/sniff"
 	"github.com/praxis-health/praxis/adapters/sqlstore"
 	"github.com/praxis-health/praxis/app/usecase"
+	"github.com/praxis-health/praxis/domain"
 )
 
 // Embedded is the upload use case on in-memory embedded stores (SQLite and a
@@ -37,12 +39,13 @@ func NewEmbedded(tb testing.TB) *Embedded {
 	}
 	bucket := memblob.OpenBucket(nil)
 	companies, customers := sqlstore.NewCompanyRepository(db), sqlstore.NewCustomerRepository(db)
+	tokens := memstore.New(memstore.DefaultLimits)
 	return &Embedded{
 		DB:        db,
 		Bucket:    bucket,
 		Companies: companies,
-		Admin:     usecase.NewAdmin(companies, customers),
+		Admin:     usecase.NewAdmin(companies, customers, sqlstore.NewClientRepository(db), tokens),
 		Uploads: usecase.NewUploads(companies, customers, sqlstore.NewFileRepository(db), sqlstore.NewTransactor(db),
-			blobstore.New(bucket), sniff.Sniffer{}),
+			blobstore.New(bucket), sniff.Sniffer{}, tokens, domain.DefaultLockout),
 	}
 }

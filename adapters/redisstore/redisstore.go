@@ -1,0 +1,191 @@
+// Package redisstore is the token store on Redis (go-redis v9), shared by
+// every replica: live access tokens under the SHA-256 of the token, and
+// failed-attempt counts for the lockout.
+//
+// Keys (all under one prefix, "praxis:" in production):
+//
+//	token:<hex sha256>        the grant as JSON, expiring with the token
+//	client:<id>:tokens        sorted set of the client's token hashes, scored by expiry
+//	client:<id>:revoked       marker: the client is revoked, no new tokens
+//	attempts:<subject>        failures in the current window
+//	lockout:<subject>         marker: subject is locked out until it expires
+//
+// Revoking a client reads its own set and deletes those keys in one script:
+// no scan over other clients' tokens. A bearer check is one GET.
+// The scripts name keys they build from their arguments, so they need a
+// single Redis (or a primary with replicas / Sentinel), not Redis Cluster.
+package redisstore
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/ports"
+)
+
+// revocationMemory is how long a revoked client's marker refuses new tokens;
+// the database refuses them too, the marker closes the race with a token
+// request that passed the database check just before the revocation.
+const revocationMemory = 24 * time.Hour
+
+// Store is the Redis ports.TokenStore and ports.AttemptCounter.
+type Store struct {
+	rdb    redis.UniversalClient
+	prefix string
+}
+
+var (
+	_ ports.TokenStore     = (*Store)(nil)
+	_ ports.AttemptCounter = (*Store)(nil)
+)
+
+// Open connects to a redis:// or rediss:// URL.
+func Open(rawURL string) (*redis.Client, error) {
+	opts, err := redis.ParseURL(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("PRAXIS_REDIS_URL: %w", err)
+	}
+	return redis.NewClient(opts), nil
+}
+
+// New keeps every key under prefix.
+func New(rdb redis.UniversalClient, prefix string) *Store {
+	return &Store{rdb: rdb, prefix: prefix}
+}
+
+// Shared is true: every replica sees the same tokens.
+func (s *Store) Shared() bool { return true }
+
+type grantJSON struct {
+	Client   string `json:"cl"`
+	Company  string `json:"co"`
+	Scopes   string `json:"sc"`
+	IssuedAt int64  `json:"iat"` // Unix milliseconds
+	Expires  int64  `json:"exp"`
+}
+
+func (s *Store) tokenKey(hash []byte) string { return s.prefix + "token:" + hex.EncodeToString(hash) }
+func (s *Store) clientKey(id domain.ClientID, what string) string {
+	return s.prefix + "client:" + string(id) + ":" + what
+}
+
+var saveScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[3]) == 1 then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[4])
+redis.call('ZADD', KEYS[2], ARGV[3], ARGV[5])
+if redis.call('PTTL', KEYS[2]) < tonumber(ARGV[2]) then redis.call('PEXPIRE', KEYS[2], ARGV[2]) end
+return 1`)
+
+func (s *Store) Save(ctx context.Context, tokenHash []byte, g domain.Grant) error {
+	ttl := time.Until(g.ExpiresAt).Milliseconds()
+	if ttl <= 0 {
+		return nil // already expired: nothing to keep
+	}
+	value, err := json.Marshal(grantJSON{
+		Client: string(g.ClientID), Company: g.CompanyID.String(), Scopes: g.Scopes.String(),
+		IssuedAt: g.IssuedAt.UnixMilli(), Expires: g.ExpiresAt.UnixMilli(),
+	})
+	if err != nil {
+		return err
+	}
+	keys := []string{s.tokenKey(tokenHash), s.clientKey(g.ClientID, "tokens"), s.clientKey(g.ClientID, "revoked")}
+	saved, err := saveScript.Run(ctx, s.rdb, keys,
+		value, ttl, g.ExpiresAt.UnixMilli(), time.Now().UnixMilli(), hex.EncodeToString(tokenHash)).Int()
+	if err != nil {
+		return fmt.Errorf("redis: save token: %w", err)
+	}
+	if saved == 0 {
+		return domain.ErrNotFound
+	}
+	return nil
+}
+
+func (s *Store) Lookup(ctx context.Context, tokenHash []byte) (domain.Grant, error) {
+	raw, err := s.rdb.Get(ctx, s.tokenKey(tokenHash)).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return domain.Grant{}, domain.ErrNotFound
+	}
+	if err != nil {
+		return domain.Grant{}, fmt.Errorf("redis: look up token: %w", err)
+	}
+	var v grantJSON
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return domain.Grant{}, fmt.Errorf("redis: token value: %w", err)
+	}
+	company, err := domain.ParseCompanyID(v.Company)
+	if err != nil {
+		return domain.Grant{}, fmt.Errorf("redis: token value: %w", err)
+	}
+	scopes, err := domain.ParseScopes(v.Scopes)
+	if err != nil {
+		return domain.Grant{}, fmt.Errorf("redis: token value: %w", err)
+	}
+	return domain.Grant{
+		ClientID: domain.ClientID(v.Client), CompanyID: company, Scopes: scopes,
+		IssuedAt: time.UnixMilli(v.IssuedAt).UTC(), ExpiresAt: time.UnixMilli(v.Expires).UTC(),
+	}, nil
+}
+
+func (s *Store) Revoke(ctx context.Context, tokenHash []byte) error {
+	if err := s.rdb.Del(ctx, s.tokenKey(tokenHash)).Err(); err != nil {
+		return fmt.Errorf("redis: revoke token: %w", err)
+	}
+	return nil
+}
+
+var revokeClientScript = redis.NewScript(`
+redis.call('SET', KEYS[2], '1', 'PX', ARGV[2])
+local hashes = redis.call('ZRANGE', KEYS[1], 0, -1)
+for _, h in ipairs(hashes) do redis.call('DEL', ARGV[1] .. h) end
+redis.call('DEL', KEYS[1])
+return #hashes`)
+
+func (s *Store) RevokeClient(ctx context.Context, client domain.ClientID) error {
+	keys := []string{s.clientKey(client, "tokens"), s.clientKey(client, "revoked")}
+	if err := revokeClientScript.Run(ctx, s.rdb, keys, s.prefix+"token:", revocationMemory.Milliseconds()).Err(); err != nil {
+		return fmt.Errorf("redis: revoke client: %w", err)
+	}
+	return nil
+}
+
+func (s *Store) Lockout(ctx context.Context, subject string) (time.Duration, error) {
+	ttl, err := s.rdb.PTTL(ctx, s.prefix+"lockout:"+subject).Result()
+	if err != nil {
+		return 0, fmt.Errorf("redis: read lockout: %w", err)
+	}
+	return max(ttl, 0), nil // -2: no key, -1: no expiry (never set so)
+}
+
+var failScript = redis.NewScript(`
+local n = redis.call('INCR', KEYS[1])
+if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+if n >= tonumber(ARGV[1]) then
+  redis.call('SET', KEYS[2], '1', 'PX', ARGV[3])
+  redis.call('DEL', KEYS[1])
+  return tonumber(ARGV[3])
+end
+return 0`)
+
+func (s *Store) Fail(ctx context.Context, subject string, p domain.LockoutPolicy) (time.Duration, error) {
+	keys := []string{s.prefix + "attempts:" + subject, s.prefix + "lockout:" + subject}
+	ms, err := failScript.Run(ctx, s.rdb, keys, p.MaxFailures, p.Window.Milliseconds(), p.Lockout.Milliseconds()).Int64()
+	if err != nil {
+		return 0, fmt.Errorf("redis: count failure: %w", err)
+	}
+	return time.Duration(ms) * time.Millisecond, nil
+}
+
+// HealthCheck pings Redis for /readyz.
+type HealthCheck struct{ RDB redis.UniversalClient }
+
+func (HealthCheck) Name() string { return "token_store" }
+
+func (h HealthCheck) Check(ctx context.Context) error { return h.RDB.Ping(ctx).Err() }

@@ -1,0 +1,90 @@
+package sqlstore
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/ports"
+)
+
+type clientRow struct {
+	bun.BaseModel `bun:"table:oauth_clients"`
+
+	ID         string     `bun:"id,pk"`
+	CompanyID  uuid.UUID  `bun:"company_id"`
+	Name       string     `bun:"name"`
+	Scopes     string     `bun:"scopes"`
+	SecretHash []byte     `bun:"secret_hash"`
+	CreatedAt  time.Time  `bun:"created_at"`
+	RevokedAt  *time.Time `bun:"revoked_at"`
+}
+
+func (r clientRow) toDomain() (domain.Client, error) {
+	scopes, err := domain.ParseScopes(r.Scopes)
+	if err != nil {
+		return domain.Client{}, err
+	}
+	c := domain.Client{
+		ID: domain.ClientID(r.ID), CompanyID: domain.CompanyID(r.CompanyID), Name: r.Name, Scopes: scopes,
+		SecretHash: r.SecretHash, CreatedAt: r.CreatedAt.UTC(),
+	}
+	if r.RevokedAt != nil {
+		at := r.RevokedAt.UTC()
+		c.RevokedAt = &at
+	}
+	return c, nil
+}
+
+// ClientRepository is the bun ports.ClientRepository.
+type ClientRepository struct{ db *bun.DB }
+
+var _ ports.ClientRepository = (*ClientRepository)(nil)
+
+// NewClientRepository returns the repository of db.
+func NewClientRepository(db *bun.DB) *ClientRepository { return &ClientRepository{db: db} }
+
+func (r *ClientRepository) Create(ctx context.Context, c domain.Client) error {
+	row := clientRow{
+		ID: string(c.ID), CompanyID: uuid.UUID(c.CompanyID), Name: c.Name, Scopes: c.Scopes.String(),
+		SecretHash: c.SecretHash, CreatedAt: c.CreatedAt, RevokedAt: c.RevokedAt,
+	}
+	_, err := conn(ctx, r.db).NewInsert().Model(&row).Exec(ctx)
+	return translate(err)
+}
+
+func (r *ClientRepository) Get(ctx context.Context, id domain.ClientID) (domain.Client, error) {
+	var row clientRow
+	if err := conn(ctx, r.db).NewSelect().Model(&row).Where("id = ?", string(id)).Scan(ctx); err != nil {
+		return domain.Client{}, translate(err)
+	}
+	return row.toDomain()
+}
+
+func (r *ClientRepository) ListByCompany(ctx context.Context, company domain.CompanyID) ([]domain.Client, error) {
+	var rows []clientRow
+	err := conn(ctx, r.db).NewSelect().Model(&rows).Where("company_id = ?", uuid.UUID(company)).OrderExpr("created_at, id").Scan(ctx)
+	if err != nil {
+		return nil, translate(err)
+	}
+	out := make([]domain.Client, 0, len(rows))
+	for _, row := range rows {
+		c, err := row.toDomain()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// Revoke keeps the first revocation time when run again.
+func (r *ClientRepository) Revoke(ctx context.Context, id domain.ClientID, at time.Time) error {
+	res, err := conn(ctx, r.db).NewUpdate().Model((*clientRow)(nil)).
+		Set("revoked_at = COALESCE(revoked_at, ?)", at.UTC()).
+		Where("id = ?", string(id)).Exec(ctx)
+	return affectedOne(res, err)
+}

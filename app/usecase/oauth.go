@@ -1,0 +1,215 @@
+package usecase
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/ports"
+)
+
+// maxTokenLength: anything longer than this cannot be a token we issued
+// (43 characters); it is refused before it is hashed or looked up.
+const maxTokenLength = 256
+
+// OAuthSettings are the token lifetime and the lockout for wrong client secrets.
+type OAuthSettings struct {
+	TokenTTL time.Duration
+	Lockout  domain.LockoutPolicy
+}
+
+// OAuth issues, checks, revokes and describes access tokens of the
+// client-credentials grant.
+type OAuth struct {
+	clients  ports.ClientRepository
+	tokens   ports.TokenStore
+	lockout  lockout
+	tokenTTL time.Duration
+	now      func() time.Time
+}
+
+var _ ports.Authorizer = (*OAuth)(nil)
+
+// NewOAuth wires the OAuth use case.
+func NewOAuth(clients ports.ClientRepository, tokens ports.TokenStore, attempts ports.AttemptCounter, s OAuthSettings) *OAuth {
+	return &OAuth{clients: clients, tokens: tokens, lockout: lockout{attempts, s.Lockout}, tokenTTL: s.TokenTTL, now: time.Now}
+}
+
+// IssueToken authenticates the client and issues a token for the requested
+// scopes, or all of the client's when none are requested.
+func (o *OAuth) IssueToken(ctx context.Context, req ports.TokenRequest) (ports.IssuedToken, error) {
+	client, err := o.authenticateClient(ctx, req.Client)
+	if err != nil {
+		return ports.IssuedToken{}, err
+	}
+	scopes := client.Scopes
+	if req.Scope != nil {
+		requested, err := domain.ParseScopes(*req.Scope)
+		if err != nil {
+			return ports.IssuedToken{}, domain.OAuthErrorf(domain.OAuthInvalidScope, "%s", validationMessage(err))
+		}
+		if missing, ok := client.Scopes.Missing(requested); ok {
+			return ports.IssuedToken{}, domain.OAuthErrorf(domain.OAuthInvalidScope, "scope %s is not granted to this client", missing)
+		}
+		scopes = requested
+	}
+	token, err := domain.NewSecret()
+	if err != nil {
+		return ports.IssuedToken{}, err
+	}
+	now := o.now().UTC()
+	grant := domain.Grant{ClientID: client.ID, CompanyID: client.CompanyID, Scopes: scopes, IssuedAt: now, ExpiresAt: now.Add(o.tokenTTL)}
+	switch err := o.tokens.Save(ctx, token.Hash(), grant); {
+	case errors.Is(err, domain.ErrNotFound): // revoked between the check and the save
+		return ports.IssuedToken{}, clientAuthFailed
+	case err != nil:
+		return ports.IssuedToken{}, fmt.Errorf("save token: %w", err)
+	}
+	return ports.IssuedToken{AccessToken: string(token), ExpiresIn: o.tokenTTL, Scopes: scopes}, nil
+}
+
+// Authenticate is the bearer check: one token-store lookup. Only when the
+// store is in-process (not shared with the admin command that revokes
+// clients) is the client's state read from the database as well.
+func (o *OAuth) Authenticate(ctx context.Context, token string) (domain.Grant, error) {
+	if token == "" || len(token) > maxTokenLength {
+		return domain.Grant{}, domain.ErrNotFound
+	}
+	hash := domain.Secret(token).Hash()
+	grant, err := o.tokens.Lookup(ctx, hash)
+	if err != nil {
+		return domain.Grant{}, err
+	}
+	if !o.now().Before(grant.ExpiresAt) {
+		return domain.Grant{}, domain.ErrNotFound
+	}
+	if !o.tokens.Shared() {
+		client, err := o.clients.Get(ctx, grant.ClientID)
+		if err != nil && !errors.Is(err, domain.ErrNotFound) {
+			return domain.Grant{}, fmt.Errorf("load client: %w", err)
+		}
+		if err != nil || !client.Active() {
+			return domain.Grant{}, errors.Join(domain.ErrNotFound, o.tokens.RevokeClient(ctx, grant.ClientID))
+		}
+	}
+	return grant, nil
+}
+
+// Revoke ends token if the requesting client owns it (RFC 7009).
+func (o *OAuth) Revoke(ctx context.Context, cred ports.ClientCredentials, token string) error {
+	hash, owned, err := o.ownToken(ctx, cred, token)
+	if err != nil || !owned.Active {
+		return err
+	}
+	return o.tokens.Revoke(ctx, hash)
+}
+
+// Introspect describes token if the requesting client owns it (RFC 7662).
+func (o *OAuth) Introspect(ctx context.Context, cred ports.ClientCredentials, token string) (ports.Introspection, error) {
+	_, owned, err := o.ownToken(ctx, cred, token)
+	return owned, err
+}
+
+// ownToken authenticates the client and looks token up; Active is false for
+// an unknown token and for another client's.
+func (o *OAuth) ownToken(ctx context.Context, cred ports.ClientCredentials, token string) ([]byte, ports.Introspection, error) {
+	client, err := o.authenticateClient(ctx, cred)
+	if err != nil {
+		return nil, ports.Introspection{}, err
+	}
+	if token == "" {
+		return nil, ports.Introspection{}, domain.OAuthErrorf(domain.OAuthInvalidRequest, "the token parameter is required")
+	}
+	if len(token) > maxTokenLength {
+		return nil, ports.Introspection{}, nil
+	}
+	hash := domain.Secret(token).Hash()
+	grant, err := o.tokens.Lookup(ctx, hash)
+	switch {
+	case errors.Is(err, domain.ErrNotFound):
+		return hash, ports.Introspection{}, nil
+	case err != nil:
+		return nil, ports.Introspection{}, fmt.Errorf("look up token: %w", err)
+	case grant.ClientID != client.ID || !o.now().Before(grant.ExpiresAt):
+		return hash, ports.Introspection{}, nil
+	}
+	return hash, ports.Introspection{Active: true, Grant: grant}, nil
+}
+
+// clientAuthFailed is the one answer to every failed client authentication,
+// so that it does not tell an unknown client from a wrong secret.
+var clientAuthFailed = domain.OAuthErrorf(domain.OAuthInvalidClient, "client authentication failed")
+
+// authenticateClient checks the client's secret in constant time, refusing
+// while the client id is locked out after repeated wrong secrets.
+func (o *OAuth) authenticateClient(ctx context.Context, cred ports.ClientCredentials) (domain.Client, error) {
+	if !cred.ID.Plausible() || cred.Secret == "" {
+		return domain.Client{}, clientAuthFailed
+	}
+	subject := "client:" + string(cred.ID)
+	if err := o.lockout.check(ctx, subject); err != nil {
+		return domain.Client{}, err
+	}
+	client, err := o.clients.Get(ctx, cred.ID)
+	if err != nil && !errors.Is(err, domain.ErrNotFound) {
+		return domain.Client{}, fmt.Errorf("load client: %w", err)
+	}
+	if err != nil || !client.Active() || !domain.Secret(cred.Secret).Matches(client.SecretHash) {
+		if err := o.lockout.fail(ctx, subject); err != nil {
+			return domain.Client{}, err
+		}
+		return domain.Client{}, clientAuthFailed
+	}
+	return client, nil
+}
+
+// lockout applies a domain.LockoutPolicy through the shared attempt counter.
+type lockout struct {
+	attempts ports.AttemptCounter
+	policy   domain.LockoutPolicy
+}
+
+// check refuses with *domain.TooManyAttempts while subject is locked out.
+func (l lockout) check(ctx context.Context, subject string) error {
+	wait, err := l.attempts.Lockout(ctx, subject)
+	if err != nil {
+		return fmt.Errorf("read lockout: %w", err)
+	}
+	if wait > 0 {
+		return &domain.TooManyAttempts{RetryAfter: wait}
+	}
+	return nil
+}
+
+// fail counts a wrong secret for subject; the request that fails is still
+// answered on its merits, the lockout applies to the requests after it.
+func (l lockout) fail(ctx context.Context, subject string) error {
+	if _, err := l.attempts.Fail(ctx, subject, l.policy); err != nil {
+		return fmt.Errorf("count failed attempt: %w", err)
+	}
+	return nil
+}
+
+// validationMessage is the message of a *domain.ValidationError, else the error text.
+func validationMessage(err error) string {
+	var v *domain.ValidationError
+	if errors.As(err, &v) {
+		return v.Message
+	}
+	return err.Error()
+}
+
+// Companies serves the company profile of the token's company.
+type Companies struct{ companies ports.CompanyRepository }
+
+var _ ports.CompanyProfiles = (*Companies)(nil)
+
+// NewCompanies wires the company profile use case.
+func NewCompanies(companies ports.CompanyRepository) *Companies { return &Companies{companies: companies} }
+
+// Profile returns the company; nothing else is reachable from here.
+func (c *Companies) Profile(ctx context.Context, company domain.CompanyID) (domain.Company, error) {
+	return c.companies.Get(ctx, company)
+}

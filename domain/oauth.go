@@ -1,0 +1,130 @@
+package domain
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// ClientID names an OAuth client. It is public (it travels in Basic auth and
+// token requests) and never contains a colon.
+type ClientID string
+
+// maxClientIDLength bounds what a token request may name as a client id.
+const maxClientIDLength = 64
+
+// NewClientID returns "pc_" and 128 random bits.
+func NewClientID() (ClientID, error) {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return ClientID("pc_" + base64.RawURLEncoding.EncodeToString(b)), nil
+}
+
+// Plausible reports whether id could have been issued: short and printable.
+// Anything else is refused before a store is asked.
+func (id ClientID) Plausible() bool {
+	if id == "" || len(id) > maxClientIDLength {
+		return false
+	}
+	return !strings.ContainsFunc(string(id), func(r rune) bool { return r <= ' ' || r > '~' || r == ':' })
+}
+
+// Client is an integrator's credential for one company.
+type Client struct {
+	ID        ClientID
+	CompanyID CompanyID
+	Name      string
+	Scopes    Scopes
+	// SecretHash is the SHA-256 of the client secret; the secret is never kept.
+	SecretHash []byte
+	CreatedAt  time.Time
+	RevokedAt  *time.Time
+}
+
+// NewClient validates a new client of company and gives it an id and a secret,
+// which is returned once to be shown and otherwise kept only as its hash.
+// No scopes means every scope of the catalogue.
+func NewClient(company CompanyID, name string, scopes Scopes, now time.Time) (Client, Secret, error) {
+	name = strings.TrimSpace(name)
+	if len(name) > 200 {
+		return Client{}, "", invalid("name", "must be at most 200 characters")
+	}
+	if len(scopes) == 0 {
+		scopes = AllScopes()
+	}
+	id, err := NewClientID()
+	if err != nil {
+		return Client{}, "", err
+	}
+	secret, err := NewSecret()
+	if err != nil {
+		return Client{}, "", err
+	}
+	return Client{ID: id, CompanyID: company, Name: name, Scopes: scopes, SecretHash: secret.Hash(), CreatedAt: now.UTC()}, secret, nil
+}
+
+// Active reports whether the client may still obtain and use tokens.
+func (c Client) Active() bool { return c.RevokedAt == nil }
+
+// Grant is what an access token stands for: a client of a company, its scopes
+// and its lifetime. The token store keeps it under the token's hash.
+type Grant struct {
+	ClientID  ClientID
+	CompanyID CompanyID
+	Scopes    Scopes
+	IssuedAt  time.Time
+	ExpiresAt time.Time
+}
+
+// OAuthError is an error response of the token, revocation and introspection
+// endpoints (RFC 6749 §5.2): a registered code and a description for people.
+type OAuthError struct {
+	Code        string
+	Description string
+}
+
+func (e *OAuthError) Error() string { return e.Code + ": " + e.Description }
+
+// RFC 6749 §5.2 error codes.
+const (
+	OAuthInvalidRequest       = "invalid_request"
+	OAuthInvalidClient        = "invalid_client"
+	OAuthUnsupportedGrantType = "unsupported_grant_type"
+	OAuthInvalidScope         = "invalid_scope"
+)
+
+// OAuthErrorf builds an *OAuthError.
+func OAuthErrorf(code, format string, args ...any) *OAuthError {
+	return &OAuthError{Code: code, Description: fmt.Sprintf(format, args...)}
+}
+
+// TooManyAttempts refuses a request while its subject (a client id, a company's
+// upload secret) is locked out after repeated wrong secrets.
+type TooManyAttempts struct {
+	RetryAfter time.Duration
+}
+
+func (e *TooManyAttempts) Error() string {
+	return fmt.Sprintf("too many failed attempts; retry after %s", e.RetryAfter)
+}
+
+// RetryAfterSeconds rounds up, so that a client that waits that long is let in.
+func (e *TooManyAttempts) RetryAfterSeconds() int {
+	s := int((e.RetryAfter + time.Second - 1) / time.Second)
+	return max(s, 1)
+}
+
+// LockoutPolicy slows down guessing: MaxFailures wrong secrets for one subject
+// within Window lock it for Lockout, during which even a right secret is refused.
+type LockoutPolicy struct {
+	MaxFailures int
+	Window      time.Duration
+	Lockout     time.Duration
+}
+
+// DefaultLockout: 10 wrong secrets within 15 minutes lock the subject for a minute.
+var DefaultLockout = LockoutPolicy{MaxFailures: 10, Window: 15 * time.Minute, Lockout: time.Minute}

@@ -1,0 +1,89 @@
+package domain
+
+import (
+	"slices"
+	"strings"
+)
+
+// Sections are the parts of the resource API (CONTRACT §4), by their path slug.
+// Each has a read and a write scope; this list is the one place they are named.
+var Sections = []string{
+	"booking", "locations", "users", "services", "service-assignments", "appointments",
+	"customers", "notes", "medical-fee-services", "diagnoses", "files", "anamneses",
+	"measurements", "long-term-medications", "sports-exemptions", "referrals", "regulations",
+	"visit-confirmations", "incoming-referrals", "doctor-letters", "patient-letters",
+	"medical-transports", "lab-results", "illness-notifications", "health-notifications",
+	"invoices", "cash-revenues", "fee-notes", "tenants", "company",
+}
+
+// Scope is one permission: "<section>:read" or "<section>:write".
+type Scope string
+
+// ReadScope and WriteScope name a section's two scopes.
+func ReadScope(section string) Scope  { return Scope(section + ":read") }
+func WriteScope(section string) Scope { return Scope(section + ":write") }
+
+// ScopeCompanyRead guards the company profile.
+var ScopeCompanyRead = ReadScope("company")
+
+// AllScopes is the scope catalogue: both scopes of every section, in section order.
+func AllScopes() Scopes {
+	out := make(Scopes, 0, 2*len(Sections))
+	for _, s := range Sections {
+		out = append(out, ReadScope(s), WriteScope(s))
+	}
+	return out
+}
+
+// Known reports whether s is in the catalogue.
+func (s Scope) Known() bool {
+	section, access, ok := strings.Cut(string(s), ":")
+	return ok && (access == "read" || access == "write") && slices.Contains(Sections, section)
+}
+
+// Scopes is a set of scopes without duplicates, kept in the order first given.
+type Scopes []Scope
+
+// ParseScopes reads a space-delimited scope list (RFC 6749 §3.3). Every scope
+// must be in the catalogue; duplicates collapse; an empty list is invalid.
+func ParseScopes(list string) (Scopes, error) {
+	var out Scopes
+	for _, f := range strings.Fields(list) {
+		s := Scope(f)
+		if !s.Known() {
+			return nil, invalid("scope", "unknown scope "+f)
+		}
+		if !out.Contains(s) {
+			out = append(out, s)
+		}
+	}
+	if len(out) == 0 {
+		return nil, invalid("scope", "no scope given")
+	}
+	return out, nil
+}
+
+// Contains reports whether s is in the set.
+func (ss Scopes) Contains(s Scope) bool { return slices.Contains(ss, s) }
+
+// Missing returns the first scope of want that ss lacks, and whether there is one.
+func (ss Scopes) Missing(want Scopes) (Scope, bool) {
+	for _, s := range want {
+		if !ss.Contains(s) {
+			return s, true
+		}
+	}
+	return "", false
+}
+
+// String is the space-delimited form used in token responses and storage.
+func (ss Scopes) String() string {
+	parts := make([]string, len(ss))
+	for i, s := range ss {
+		parts[i] = string(s)
+	}
+	return strings.Join(parts, " ")
+}
+
+// Strings is the set as a string slice, for JSON.
+func (ss Scopes) Strings() []string { return strings.Fields(ss.String()) }

@@ -1,0 +1,54 @@
+package ports
+
+import (
+	"context"
+	"time"
+
+	"github.com/praxis-health/praxis/domain"
+)
+
+// ClientCredentials are what a client presents at the token, revocation and
+// introspection endpoints.
+type ClientCredentials struct {
+	ID     domain.ClientID
+	Secret string
+}
+
+// TokenRequest is a client-credentials grant (RFC 6749 §4.4.2). Scope is the
+// requested scope list; nil when the request named none.
+type TokenRequest struct {
+	Client ClientCredentials
+	Scope  *string
+}
+
+// IssuedToken is the token response: the token is shown once, never stored.
+type IssuedToken struct {
+	AccessToken string
+	ExpiresIn   time.Duration
+	Scopes      domain.Scopes
+}
+
+// Introspection is the RFC 7662 answer: Grant is meaningful only when Active.
+type Introspection struct {
+	Active bool
+	Grant  domain.Grant
+}
+
+// Authorizer is the driving port of the OAuth endpoints and the bearer guard.
+// Refusals are *domain.OAuthError, *domain.TooManyAttempts, or domain.ErrNotFound
+// from Authenticate.
+type Authorizer interface {
+	IssueToken(ctx context.Context, req TokenRequest) (IssuedToken, error)
+	// Authenticate returns the grant of a live bearer token, or domain.ErrNotFound.
+	Authenticate(ctx context.Context, token string) (domain.Grant, error)
+	// Revoke ends a token of the requesting client; another client's token or
+	// an unknown one is left alone without error (RFC 7009 §2.2).
+	Revoke(ctx context.Context, client ClientCredentials, token string) error
+	// Introspect describes a token of the requesting client; any other token is inactive.
+	Introspect(ctx context.Context, client ClientCredentials, token string) (Introspection, error)
+}
+
+// CompanyProfiles is the driving port of GET resource/company.
+type CompanyProfiles interface {
+	Profile(ctx context.Context, company domain.CompanyID) (domain.Company, error)
+}

@@ -1,0 +1,208 @@
+package porttest
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/ports"
+)
+
+// TokenStores is what one token-store adapter provides.
+type TokenStores struct {
+	Tokens   ports.TokenStore
+	Attempts ports.AttemptCounter
+}
+
+// RunTokenStoreSuite checks a token-store adapter against the ports' contract.
+// newStores must return an empty store. Expiry cases wait a few hundred
+// milliseconds of real time: Redis keeps time itself.
+func RunTokenStoreSuite(t *testing.T, newStores func(t *testing.T) TokenStores) {
+	ctx := context.Background()
+
+	t.Run("save and look up", func(t *testing.T) {
+		s := newStores(t)
+		hash, grant := newToken(t, "pc_a", domain.NewCompanyID(), time.Hour)
+		if err := s.Tokens.Save(ctx, hash, grant); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Tokens.Lookup(ctx, hash)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.ClientID != grant.ClientID || got.CompanyID != grant.CompanyID || got.Scopes.String() != grant.Scopes.String() ||
+			!got.IssuedAt.Equal(grant.IssuedAt) || !got.ExpiresAt.Equal(grant.ExpiresAt) {
+			t.Errorf("got %+v, want %+v", got, grant)
+		}
+		unknown, _ := newToken(t, "pc_a", grant.CompanyID, time.Hour)
+		if _, err := s.Tokens.Lookup(ctx, unknown); !errors.Is(err, domain.ErrNotFound) {
+			t.Errorf("unknown token: %v, want ErrNotFound", err)
+		}
+	})
+
+	t.Run("tokens expire", func(t *testing.T) {
+		s := newStores(t)
+		short, shortGrant := newToken(t, "pc_a", domain.NewCompanyID(), 300*time.Millisecond)
+		long, longGrant := newToken(t, "pc_a", shortGrant.CompanyID, time.Hour)
+		for hash, g := range map[string]domain.Grant{string(short): shortGrant, string(long): longGrant} {
+			if err := s.Tokens.Save(ctx, []byte(hash), g); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := s.Tokens.Lookup(ctx, short); err != nil {
+			t.Fatalf("before expiry: %v", err)
+		}
+		time.Sleep(time.Until(shortGrant.ExpiresAt) + 100*time.Millisecond)
+		if _, err := s.Tokens.Lookup(ctx, short); !errors.Is(err, domain.ErrNotFound) {
+			t.Errorf("after expiry: %v, want ErrNotFound", err)
+		}
+		if _, err := s.Tokens.Lookup(ctx, long); err != nil {
+			t.Errorf("the other token: %v", err)
+		}
+	})
+
+	t.Run("revoke one token", func(t *testing.T) {
+		s := newStores(t)
+		company := domain.NewCompanyID()
+		first, g1 := newToken(t, "pc_a", company, time.Hour)
+		second, g2 := newToken(t, "pc_a", company, time.Hour)
+		_ = s.Tokens.Save(ctx, first, g1)
+		_ = s.Tokens.Save(ctx, second, g2)
+		if err := s.Tokens.Revoke(ctx, first); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Tokens.Lookup(ctx, first); !errors.Is(err, domain.ErrNotFound) {
+			t.Errorf("revoked token: %v, want ErrNotFound", err)
+		}
+		if _, err := s.Tokens.Lookup(ctx, second); err != nil {
+			t.Errorf("the client's other token: %v", err)
+		}
+		if err := s.Tokens.Revoke(ctx, first); err != nil {
+			t.Errorf("revoking again: %v", err)
+		}
+	})
+
+	t.Run("revoke a client: all its tokens, no other company's, no new ones", func(t *testing.T) {
+		s := newStores(t)
+		companyA, companyB := domain.NewCompanyID(), domain.NewCompanyID()
+		var ofA, ofB [][]byte
+		for i := range 150 {
+			hash, g := newToken(t, "pc_a", companyA, time.Hour)
+			if i%2 == 1 {
+				hash, g = newToken(t, "pc_b", companyB, time.Hour)
+			}
+			if err := s.Tokens.Save(ctx, hash, g); err != nil {
+				t.Fatal(err)
+			}
+			if g.ClientID == "pc_a" {
+				ofA = append(ofA, hash)
+			} else {
+				ofB = append(ofB, hash)
+			}
+		}
+		if err := s.Tokens.RevokeClient(ctx, "pc_a"); err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range ofA {
+			if _, err := s.Tokens.Lookup(ctx, h); !errors.Is(err, domain.ErrNotFound) {
+				t.Fatalf("token of the revoked client: %v, want ErrNotFound", err)
+			}
+		}
+		for _, h := range ofB {
+			if _, err := s.Tokens.Lookup(ctx, h); err != nil {
+				t.Fatalf("token of company B's client: %v", err)
+			}
+		}
+		late, g := newToken(t, "pc_a", companyA, time.Hour)
+		if err := s.Tokens.Save(ctx, late, g); !errors.Is(err, domain.ErrNotFound) {
+			t.Errorf("saving a token of the revoked client: %v, want ErrNotFound", err)
+		}
+		other, gB := newToken(t, "pc_b", companyB, time.Hour)
+		if err := s.Tokens.Save(ctx, other, gB); err != nil {
+			t.Errorf("saving a token of B's client: %v", err)
+		}
+	})
+
+	policy := domain.LockoutPolicy{MaxFailures: 3, Window: time.Minute, Lockout: 400 * time.Millisecond}
+
+	t.Run("lockout after MaxFailures, per subject, then it ends", func(t *testing.T) {
+		s := newStores(t)
+		subject, other := "client:pc_"+t.Name(), "upload:"+domain.NewCompanyID().String()
+		for i := 1; i < policy.MaxFailures; i++ {
+			if wait, err := s.Attempts.Fail(ctx, subject, policy); err != nil || wait != 0 {
+				t.Fatalf("failure %d: lockout %v, %v; want none yet", i, wait, err)
+			}
+		}
+		if _, err := s.Attempts.Fail(ctx, other, policy); err != nil {
+			t.Fatal(err)
+		}
+		wait, err := s.Attempts.Fail(ctx, subject, policy)
+		if err != nil || wait != policy.Lockout {
+			t.Fatalf("failure %d: lockout %v, %v; want %v", policy.MaxFailures, wait, err, policy.Lockout)
+		}
+		if wait, _ := s.Attempts.Lockout(ctx, subject); wait <= 0 || wait > policy.Lockout {
+			t.Errorf("locked subject: lockout %v, want (0, %v]", wait, policy.Lockout)
+		}
+		if wait, _ := s.Attempts.Lockout(ctx, other); wait != 0 {
+			t.Errorf("another subject is locked out for %v", wait)
+		}
+		time.Sleep(policy.Lockout + 100*time.Millisecond)
+		if wait, _ := s.Attempts.Lockout(ctx, subject); wait != 0 {
+			t.Errorf("after the lockout: %v, want 0", wait)
+		}
+		if wait, _ := s.Attempts.Fail(ctx, subject, policy); wait != 0 {
+			t.Errorf("first failure after a lockout locks again (%v): the count must start over", wait)
+		}
+	})
+
+	t.Run("failures in separate windows do not add up", func(t *testing.T) {
+		s := newStores(t)
+		short := domain.LockoutPolicy{MaxFailures: 2, Window: 200 * time.Millisecond, Lockout: time.Minute}
+		if wait, _ := s.Attempts.Fail(ctx, "client:pc_w", short); wait != 0 {
+			t.Fatalf("first failure locks: %v", wait)
+		}
+		time.Sleep(short.Window + 100*time.Millisecond)
+		if wait, _ := s.Attempts.Fail(ctx, "client:pc_w", short); wait != 0 {
+			t.Errorf("a failure in a new window locks (%v)", wait)
+		}
+	})
+
+	t.Run("concurrent failures lock exactly once per MaxFailures", func(t *testing.T) {
+		s := newStores(t)
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		locks := 0
+		for range 3 * policy.MaxFailures {
+			wg.Go(func() {
+				wait, err := s.Attempts.Fail(ctx, "client:pc_race", domain.LockoutPolicy{MaxFailures: policy.MaxFailures, Window: time.Minute, Lockout: time.Minute})
+				if err != nil {
+					t.Error(err)
+				}
+				if wait > 0 {
+					mu.Lock()
+					locks++
+					mu.Unlock()
+				}
+			})
+		}
+		wg.Wait()
+		if locks != 3 {
+			t.Errorf("%d failures locked %d times, want 3", 3*policy.MaxFailures, locks)
+		}
+	})
+}
+
+// newToken returns a fresh token hash and a grant of client in company.
+func newToken(t *testing.T, client domain.ClientID, company domain.CompanyID, ttl time.Duration) ([]byte, domain.Grant) {
+	t.Helper()
+	secret, err := domain.NewSecret()
+	if err != nil {
+		t.Fatal(err)
+	}
+	scopes, _ := domain.ParseScopes("company:read customers:read")
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	return secret.Hash(), domain.Grant{ClientID: client, CompanyID: company, Scopes: scopes, IssuedAt: now, ExpiresAt: now.Add(ttl)}
+}

@@ -1,0 +1,53 @@
+package ports
+
+import (
+	"context"
+	"time"
+
+	"github.com/praxis-health/praxis/domain"
+)
+
+// TokenStore keeps live access tokens, each under the SHA-256 of the token
+// (never the token itself), until it expires. Implementations: Redis, shared
+// by every replica, and in-process for the embedded mode.
+type TokenStore interface {
+	// Save keeps grant under tokenHash until grant.ExpiresAt. It returns
+	// domain.ErrNotFound when the grant's client has been revoked meanwhile,
+	// so that no token outlives its client's revocation.
+	Save(ctx context.Context, tokenHash []byte, grant domain.Grant) error
+	// Lookup returns the grant of a live token: domain.ErrNotFound for an
+	// unknown, expired or revoked one. It costs at most one round trip.
+	Lookup(ctx context.Context, tokenHash []byte) (domain.Grant, error)
+	// Revoke ends one token; an unknown one is no error.
+	Revoke(ctx context.Context, tokenHash []byte) error
+	// RevokeClient ends every live token of the client at once and refuses
+	// new ones, without scanning other clients' tokens.
+	RevokeClient(ctx context.Context, client domain.ClientID) error
+	// Shared reports whether every process sees the same tokens (Redis). An
+	// in-process store is not shared: an admin command run beside the server
+	// cannot reach it, so the server also checks the client's state itself.
+	Shared() bool
+}
+
+// AttemptCounter counts failed secrets per subject (a client id, a company's
+// upload secret) in the token store, so that every replica sees the same count.
+type AttemptCounter interface {
+	// Lockout returns how long subject stays locked; zero when it is not.
+	Lockout(ctx context.Context, subject string) (time.Duration, error)
+	// Fail counts one failure of subject under policy and returns the lockout
+	// now in force: non-zero once policy.MaxFailures failures fell in one window.
+	Fail(ctx context.Context, subject string, policy domain.LockoutPolicy) (time.Duration, error)
+}
+
+// ClientRepository keeps OAuth clients.
+type ClientRepository interface {
+	Create(ctx context.Context, c domain.Client) error
+	// Get finds a client by its id alone: it is how a token request names its
+	// company, so this one lookup cannot carry a company. domain.ErrNotFound
+	// when there is no such client.
+	Get(ctx context.Context, id domain.ClientID) (domain.Client, error)
+	// ListByCompany lists the company's clients, revoked ones included.
+	ListByCompany(ctx context.Context, company domain.CompanyID) ([]domain.Client, error)
+	// Revoke marks the client revoked; domain.ErrNotFound for an unknown id.
+	Revoke(ctx context.Context, id domain.ClientID, at time.Time) error
+}
