@@ -12,9 +12,12 @@ import (
 
 	"github.com/praxis-health/praxis/adapters/blobstore"
 	"github.com/praxis-health/praxis/adapters/httpapi"
+	"github.com/praxis-health/praxis/adapters/memstore"
+	"github.com/praxis-health/praxis/adapters/redisstore"
 	"github.com/praxis-health/praxis/adapters/sniff"
 	"github.com/praxis-health/praxis/adapters/sqlstore"
 	"github.com/praxis-health/praxis/app/usecase"
+	"github.com/praxis-health/praxis/domain"
 	"github.com/praxis-health/praxis/ports"
 )
 
@@ -24,6 +27,7 @@ func Options(cfg Config) fx.Option {
 		fx.Supply(cfg),
 		Persistence,
 		Blobs,
+		Tokens,
 		UseCases,
 		HTTP,
 	)
@@ -35,6 +39,7 @@ func AdminOptions(cfg Config) fx.Option {
 		fx.Supply(cfg),
 		Persistence,
 		Blobs,
+		Tokens,
 		fx.Provide(usecase.NewAdmin, usecase.NewMaintenance),
 	)
 }
@@ -47,6 +52,7 @@ var Persistence = fx.Module("persistence",
 		fx.Annotate(sqlstore.NewCompanyRepository, fx.As(new(ports.CompanyRepository))),
 		fx.Annotate(sqlstore.NewCustomerRepository, fx.As(new(ports.CustomerRepository))),
 		fx.Annotate(sqlstore.NewFileRepository, fx.As(new(ports.FileRepository))),
+		fx.Annotate(sqlstore.NewClientRepository, fx.As(new(ports.ClientRepository))),
 		asHealthCheck(func(db *bun.DB) ports.HealthCheck { return sqlstore.HealthCheck{DB: db} }),
 	),
 )
@@ -60,11 +66,43 @@ var Blobs = fx.Module("blobs",
 	),
 )
 
+// Tokens provides the token store and attempt counter: Redis when
+// PRAXIS_REDIS_URL is set, else the in-process store of the embedded mode.
+var Tokens = fx.Module("tokens",
+	fx.Provide(openTokenStore, func(cfg Config) domain.LockoutPolicy { return cfg.Lockout() }),
+)
+
+type tokenStores struct {
+	fx.Out
+	Tokens   ports.TokenStore
+	Attempts ports.AttemptCounter
+	Health   ports.HealthCheck `group:"health"`
+}
+
+func openTokenStore(lc fx.Lifecycle, cfg Config) (tokenStores, error) {
+	if cfg.RedisURL == "" {
+		s := memstore.New(memstore.DefaultLimits)
+		return tokenStores{Tokens: s, Attempts: s, Health: memstore.HealthCheck{}}, nil
+	}
+	rdb, err := redisstore.Open(cfg.RedisURL)
+	if err != nil {
+		return tokenStores{}, err
+	}
+	lc.Append(fx.StopHook(rdb.Close))
+	s := redisstore.New(rdb, "praxis:")
+	return tokenStores{Tokens: s, Attempts: s, Health: redisstore.HealthCheck{RDB: rdb}}, nil
+}
+
 // UseCases provides the application's use cases behind their driving ports.
 var UseCases = fx.Module("usecases",
 	fx.Provide(
 		func() ports.Sniffer { return sniff.Sniffer{} },
 		fx.Annotate(usecase.NewUploads, fx.As(new(ports.Uploader))),
+		func(cfg Config) usecase.OAuthSettings {
+			return usecase.OAuthSettings{TokenTTL: cfg.TokenTTL, Lockout: cfg.Lockout()}
+		},
+		fx.Annotate(usecase.NewOAuth, fx.As(new(ports.Authorizer))),
+		fx.Annotate(usecase.NewCompanies, fx.As(new(ports.CompanyProfiles))),
 	),
 )
 
@@ -77,6 +115,10 @@ var HTTP = fx.Module("http",
 		asRoute(httpapi.NewUploads),
 		asRoute(httpapi.NewHealth, fx.ParamTags(`group:"health"`)),
 		asRoute(func() httpapi.OpenAPI { return httpapi.OpenAPI{} }),
+		func(cfg Config) httpapi.OAuthOptions { return httpapi.OAuthOptions{PublicURL: cfg.PublicURL} },
+		asRoute(httpapi.NewOAuth),
+		asRoute(httpapi.NewResources, fx.ParamTags(``, `group:"sections"`)),
+		asSection(httpapi.NewCompanySection),
 		fx.Annotate(httpapi.New, fx.ParamTags(`group:"routes"`)),
 	),
 	fx.Invoke(serveHTTP),
@@ -84,6 +126,10 @@ var HTTP = fx.Module("http",
 
 func asHealthCheck(f any) any {
 	return fx.Annotate(f, fx.ResultTags(`group:"health"`))
+}
+
+func asSection(f any) any {
+	return fx.Annotate(f, fx.As(new(httpapi.Section)), fx.ResultTags(`group:"sections"`))
 }
 
 func asRoute(f any, anns ...fx.Annotation) any {

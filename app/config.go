@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/caarlos0/env/v11"
+
+	"github.com/praxis-health/praxis/domain"
 )
 
 // Config is praxis's environment (CONTRACT §1). The defaults are the embedded
@@ -21,6 +23,21 @@ type Config struct {
 	AutoMigrate bool   `env:"PRAXIS_AUTO_MIGRATE" envDefault:"true"`
 	// UploadIdleTimeout ends an upload whose client has sent nothing for this long.
 	UploadIdleTimeout time.Duration `env:"PRAXIS_UPLOAD_IDLE_TIMEOUT" envDefault:"60s"`
+	// RedisURL selects Redis for tokens and lockouts; empty keeps them in process.
+	RedisURL string        `env:"PRAXIS_REDIS_URL"`
+	TokenTTL time.Duration `env:"PRAXIS_TOKEN_TTL" envDefault:"1h"`
+	// PublicURL is the issuer the OAuth metadata names; empty: the request's own scheme and host.
+	PublicURL string `env:"PRAXIS_PUBLIC_URL"`
+	// AuthMaxFailures wrong secrets for one client id (or one company's
+	// upload secret) within AuthFailureWindow lock it for AuthLockout.
+	AuthMaxFailures   int           `env:"PRAXIS_AUTH_MAX_FAILURES" envDefault:"10"`
+	AuthFailureWindow time.Duration `env:"PRAXIS_AUTH_FAILURE_WINDOW" envDefault:"15m"`
+	AuthLockout       time.Duration `env:"PRAXIS_AUTH_LOCKOUT" envDefault:"1m"`
+}
+
+// Lockout is the policy for wrong client and upload secrets.
+func (c Config) Lockout() domain.LockoutPolicy {
+	return domain.LockoutPolicy{MaxFailures: c.AuthMaxFailures, Window: c.AuthFailureWindow, Lockout: c.AuthLockout}
 }
 
 // LoadConfig reads the environment.
@@ -32,6 +49,14 @@ func LoadConfig() (Config, error) {
 	cfg.BlobURL, err = normalizeBlobURL(cfg.BlobURL)
 	if err != nil {
 		return Config{}, err
+	}
+	switch {
+	case cfg.TokenTTL < time.Second:
+		return Config{}, fmt.Errorf("PRAXIS_TOKEN_TTL must be at least 1s")
+	case cfg.AuthMaxFailures < 1:
+		return Config{}, fmt.Errorf("PRAXIS_AUTH_MAX_FAILURES must be at least 1")
+	case cfg.AuthFailureWindow < time.Millisecond || cfg.AuthLockout < time.Millisecond:
+		return Config{}, fmt.Errorf("PRAXIS_AUTH_FAILURE_WINDOW and PRAXIS_AUTH_LOCKOUT must be positive")
 	}
 	return cfg, nil
 }

@@ -110,3 +110,7 @@ func isDigits(b []byte) bool {
 	}
 	return true
 }
+
+// MessageTooManyAttempts answers uploads to a company whose upload secret is
+// locked out after repeated wrong secrets (HTTP 429, with Retry-After).
+const MessageTooManyAttempts = "Zu viele fehlgeschlagene Versuche. Bitte später erneut versuchen."

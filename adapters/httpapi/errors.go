@@ -4,6 +4,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -18,6 +19,14 @@ func ErrorHandler(c *fiber.Ctx, err error) error {
 	var refusal *domain.UploadRefusal
 	if errors.As(err, &refusal) {
 		return uploadError(c, fiber.StatusBadRequest, refusal.Error())
+	}
+	var tooMany *domain.TooManyAttempts
+	if errors.As(err, &tooMany) {
+		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(tooMany.RetryAfterSeconds()))
+		if isUploadPath(c.Path()) {
+			return uploadError(c, fiber.StatusTooManyRequests, domain.MessageTooManyAttempts)
+		}
+		return problem(c, fiber.StatusTooManyRequests, "too many failed attempts")
 	}
 	status, detail := fiber.StatusInternalServerError, "internal error"
 	var fe *fiber.Error

@@ -8,6 +8,9 @@ import (
 
 // openAPIDocument describes every route; a test keeps it in step with the router.
 //
+// openAPIPath is where the document is served.
+const openAPIPath = "/api/oauth/v2/openapi.json"
+
 //go:embed openapi/openapi.json
 var openAPIDocument []byte
 
@@ -15,7 +18,7 @@ var openAPIDocument []byte
 type OpenAPI struct{}
 
 func (OpenAPI) Register(app *fiber.App) {
-	app.Get("/api/oauth/v2/openapi.json", func(c *fiber.Ctx) error {
+	app.Get(openAPIPath, func(c *fiber.Ctx) error {
 		c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSONCharsetUTF8)
 		return c.Send(openAPIDocument)
 	})

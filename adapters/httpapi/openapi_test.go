@@ -15,15 +15,27 @@ import (
 // and the document's messages in step with the domain's.
 func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
 	t.Parallel()
-	app := httpapi.New(httpapi.NewUploads(nil, httpapi.UploadOptions{}), httpapi.NewHealth(nil), httpapi.OpenAPI{})
+	app := httpapi.New(httpapi.NewUploads(nil, httpapi.UploadOptions{}), httpapi.NewHealth(nil), httpapi.OpenAPI{},
+		httpapi.NewOAuth(nil, httpapi.OAuthOptions{}), httpapi.NewResources(nil, []httpapi.Section{httpapi.NewCompanySection(nil)}))
 	resp, err := app.Test(httptest.NewRequest("GET", "/api/oauth/v2/openapi.json", nil))
 	if err != nil {
 		t.Fatal(err)
 	}
 	raw, _ := io.ReadAll(resp.Body)
 	var doc struct {
-		OpenAPI string                    `json:"openapi"`
-		Paths   map[string]map[string]any `json:"paths"`
+		OpenAPI    string                    `json:"openapi"`
+		Paths      map[string]map[string]any `json:"paths"`
+		Components struct {
+			SecuritySchemes struct {
+				OAuth2 struct {
+					Flows struct {
+						ClientCredentials struct {
+							Scopes map[string]string `json:"scopes"`
+						} `json:"clientCredentials"`
+					} `json:"flows"`
+				} `json:"oauth2"`
+			} `json:"securitySchemes"`
+		} `json:"components"`
 	}
 	if err := json.Unmarshal(raw, &doc); err != nil || doc.OpenAPI != "3.1.0" {
 		t.Fatalf("document: %v, openapi %q", err, doc.OpenAPI)
@@ -32,9 +44,24 @@ func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
 		if r.Method == "HEAD" {
 			continue // fiber adds HEAD for every GET
 		}
+		if r.Method == "USE" || strings.HasSuffix(r.Path, "/resource") {
+			continue // the bearer guard in front of the resource API
+		}
 		if _, ok := doc.Paths[r.Path][strings.ToLower(r.Method)]; !ok {
 			t.Errorf("%s %s is served but not documented", r.Method, r.Path)
 		}
+	}
+	documented := doc.Components.SecuritySchemes.OAuth2.Flows.ClientCredentials.Scopes
+	for _, scope := range domain.AllScopes() {
+		if _, ok := documented[string(scope)]; !ok {
+			t.Errorf("scope %s is not documented", scope)
+		}
+	}
+	if len(documented) != len(domain.AllScopes()) {
+		t.Errorf("the document lists %d scopes, the catalogue %d", len(documented), len(domain.AllScopes()))
+	}
+	if !strings.Contains(string(raw), domain.MessageTooManyAttempts) {
+		t.Error("the lockout message is not in the document")
 	}
 	for _, reason := range []error{domain.ErrCompanyForbidden, domain.ErrSecretInvalid, domain.ErrCustomerNotFound, domain.ErrCustomerOfOther,
 		domain.ErrNoFile, domain.ErrFileTooLarge, domain.ErrInsufficientStorage, domain.ErrTooManyFiles, domain.ErrMalformedUpload} {

@@ -207,7 +207,9 @@ type Companies struct{ companies ports.CompanyRepository }
 var _ ports.CompanyProfiles = (*Companies)(nil)
 
 // NewCompanies wires the company profile use case.
-func NewCompanies(companies ports.CompanyRepository) *Companies { return &Companies{companies: companies} }
+func NewCompanies(companies ports.CompanyRepository) *Companies {
+	return &Companies{companies: companies}
+}
 
 // Profile returns the company; nothing else is reachable from here.
 func (c *Companies) Profile(ctx context.Context, company domain.CompanyID) (domain.Company, error) {

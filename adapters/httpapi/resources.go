@@ -1,0 +1,184 @@
+package httpapi
+
+import (
+	"errors"
+	"mime"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/ports"
+)
+
+// resourcePrefix is the base of the resource API; everything under it needs a bearer token.
+const resourcePrefix = "/api/oauth/v2/resource"
+
+// Section is one part of the resource API, registered behind the bearer guard.
+type Section interface {
+	RegisterSection(r fiber.Router)
+}
+
+// Resources is the resource API: the bearer guard in front of every section.
+type Resources struct {
+	auth     ports.Authorizer
+	sections []Section
+}
+
+// NewResources guards sections with auth.
+func NewResources(auth ports.Authorizer, sections []Section) *Resources {
+	return &Resources{auth: auth, sections: sections}
+}
+
+// Register mounts the guard first, so that no section, and no unknown path
+// under the prefix, is reachable without a valid token.
+func (h *Resources) Register(app *fiber.App) {
+	g := app.Group(resourcePrefix, h.guard)
+	for _, s := range h.sections {
+		s.RegisterSection(g)
+	}
+}
+
+type grantKey struct{}
+
+// grantOf is the grant the guard accepted: its company is the only company a
+// handler can see.
+func grantOf(c *fiber.Ctx) domain.Grant {
+	g, _ := c.Locals(grantKey{}).(domain.Grant)
+	return g
+}
+
+// guard is the RFC 6750 bearer check.
+func (h *Resources) guard(c *fiber.Ctx) error {
+	outside, err := tokenOutsideHeader(c)
+	if err != nil {
+		return err
+	}
+	if outside {
+		return bearerError(c, fiber.StatusBadRequest, "invalid_request", "the access token is accepted only in the Authorization header", "")
+	}
+	token, present, wellFormed := bearerToken(c.Get(fiber.HeaderAuthorization))
+	switch {
+	case !present:
+		return bearerError(c, fiber.StatusUnauthorized, "", "a bearer token in the Authorization header is required", "")
+	case !wellFormed:
+		return bearerError(c, fiber.StatusBadRequest, "invalid_request", "the Authorization header is not Bearer and one token", "")
+	}
+	grant, err := h.auth.Authenticate(c.UserContext(), token)
+	if errors.Is(err, domain.ErrNotFound) {
+		return bearerError(c, fiber.StatusUnauthorized, "invalid_token", "the access token is unknown, expired or revoked", "")
+	}
+	if err != nil {
+		return err
+	}
+	c.Locals(grantKey{}, grant)
+	// Practice data is never for shared caches.
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	return c.Next()
+}
+
+// requireScope lets a request through only if its token carries scope.
+func requireScope(scope domain.Scope) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		if !grantOf(c).Scopes.Contains(scope) {
+			return bearerError(c, fiber.StatusForbidden, "insufficient_scope", "this request needs the scope "+string(scope), scope)
+		}
+		return c.Next()
+	}
+}
+
+// bearerToken reads "Bearer <token>" (scheme case-insensitive). present is
+// false when there is no Bearer credential at all.
+func bearerToken(header string) (token string, present, wellFormed bool) {
+	scheme, rest, _ := strings.Cut(header, " ")
+	if !strings.EqualFold(scheme, "Bearer") {
+		return "", false, false
+	}
+	token = strings.TrimLeft(rest, " ")
+	return token, true, token != "" && !strings.ContainsAny(token, " \t")
+}
+
+// tokenOutsideHeader reports an access_token in the query string or in a
+// form or JSON body (RFC 6750 §2.2, §2.3 methods this API refuses).
+func tokenOutsideHeader(c *fiber.Ctx) (bool, error) {
+	if c.Request().URI().QueryArgs().Has("access_token") {
+		return true, nil
+	}
+	mediaType, _, _ := mime.ParseMediaType(c.Get(fiber.HeaderContentType))
+	if mediaType != fiber.MIMEApplicationForm && mediaType != fiber.MIMEApplicationJSON {
+		return false, nil
+	}
+	body, err := readSmallBody(c)
+	if err != nil {
+		return false, err
+	}
+	if mediaType == fiber.MIMEApplicationForm {
+		values, err := url.ParseQuery(string(body))
+		return err == nil && values.Has("access_token"), nil
+	}
+	var fields map[string]any
+	if json := c.App().Config().JSONDecoder; json(body, &fields) == nil {
+		_, ok := fields["access_token"]
+		return ok, nil
+	}
+	return false, nil
+}
+
+// bearerError answers with an RFC 6750 WWW-Authenticate challenge and a JSON
+// body of the same error. Without code (no token at all) the challenge
+// names only the realm (RFC 6750 §3.1).
+func bearerError(c *fiber.Ctx, status int, code, description string, scope domain.Scope) error {
+	challenge := `Bearer realm="` + realm + `"`
+	if code != "" {
+		challenge += `, error="` + code + `", error_description="` + description + `"`
+	}
+	if scope != "" {
+		challenge += `, scope="` + string(scope) + `"`
+	}
+	c.Set(fiber.HeaderWWWAuthenticate, challenge)
+	body := fiber.Map{"error": code, "error_description": description}
+	if code == "" {
+		body["error"] = "unauthorized"
+	}
+	if scope != "" {
+		body["scope"] = string(scope)
+	}
+	return c.Status(status).JSON(body)
+}
+
+// CompanySection is GET resource/company: the token's company's profile.
+type CompanySection struct{ profiles ports.CompanyProfiles }
+
+// NewCompanySection serves profiles.
+func NewCompanySection(profiles ports.CompanyProfiles) *CompanySection {
+	return &CompanySection{profiles: profiles}
+}
+
+func (h *CompanySection) RegisterSection(r fiber.Router) {
+	r.Get("/company", requireScope(domain.ScopeCompanyRead), h.get)
+}
+
+type companyProfile struct {
+	ID           string    `json:"id"`
+	Name         string    `json:"name"`
+	TimeZone     string    `json:"time_zone"`
+	Plan         string    `json:"plan"`
+	StorageQuota int64     `json:"storage_quota"`
+	StorageUsed  int64     `json:"storage_used"`
+	CreatedAt    time.Time `json:"created_at"`
+	UpdatedAt    time.Time `json:"updated_at"`
+}
+
+func (h *CompanySection) get(c *fiber.Ctx) error {
+	company, err := h.profiles.Profile(c.UserContext(), grantOf(c).CompanyID)
+	if err != nil {
+		return err
+	}
+	return c.JSON(companyProfile{
+		ID: company.ID.String(), Name: company.Name, TimeZone: company.TimeZone, Plan: company.Plan.String(),
+		StorageQuota: company.StorageQuota, StorageUsed: company.StorageUsed,
+		CreatedAt: company.CreatedAt, UpdatedAt: company.UpdatedAt,
+	})
+}
