@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -47,15 +48,17 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// backend is one storage configuration the binary runs on.
+// backend is one storage configuration the binary runs on: the embedded
+// defaults (SQLite, in-process token store), or PostgreSQL and Redis.
 type backend struct {
 	name        string
 	databaseURL func(t *testing.T) string
+	redisURL    func(t *testing.T) string
 }
 
 var backends = []backend{
-	{"embedded", func(t *testing.T) string { return "sqlite:" + filepath.Join(t.TempDir(), "praxis.db") }},
-	{"postgres", func(t *testing.T) string { return testenv.PostgresURL(t) }},
+	{"embedded", func(t *testing.T) string { return "sqlite:" + filepath.Join(t.TempDir(), "praxis.db") }, func(*testing.T) string { return "" }},
+	{"postgres", func(t *testing.T) string { return testenv.PostgresURL(t) }, func(t *testing.T) string { return testenv.RedisURL(t) }},
 }
 
 // forEachBackend runs fn as a parallel subtest on every backend.
@@ -85,13 +88,30 @@ func startServer(t *testing.T, b backend, extraEnv ...string) *server {
 	addr := freeAddr(t)
 	s.url = "http://" + addr
 	s.env = append(os.Environ(),
-		"PRAXIS_HTTP_ADDR="+addr,
 		"PRAXIS_DATABASE_URL="+s.dbURL,
 		"PRAXIS_BLOB_URL=file://"+s.blobDir,
+		"PRAXIS_REDIS_URL="+b.redisURL(t),
 	)
 	s.env = append(s.env, extraEnv...)
+	s.launch(t, addr)
+	return s
+}
+
+// replica starts a second praxis process on s's database, blob store and
+// token store, as another pod of the same deployment.
+func (s *server) replica(t *testing.T) *server {
+	t.Helper()
+	r := &server{blobDir: s.blobDir, dbURL: s.dbURL, env: s.env, log: &syncBuffer{}}
+	r.launch(t, freeAddr(t))
+	return r
+}
+
+// launch starts the process on addr and waits until it is ready.
+func (s *server) launch(t *testing.T, addr string) {
+	t.Helper()
+	s.url = "http://" + addr
 	s.cmd = exec.Command(binary, "serve")
-	s.cmd.Env = s.env
+	s.cmd.Env = append(slices.Clip(s.env), "PRAXIS_HTTP_ADDR="+addr)
 	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
 	if err := s.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -115,7 +135,7 @@ func startServer(t *testing.T, b backend, extraEnv ...string) *server {
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return s
+				return
 			}
 		}
 		select {

@@ -26,7 +26,7 @@ func readSmallBody(c *fiber.Ctx) ([]byte, error) {
 		return c.Body(), nil
 	}
 	if c.Request().Header.ContentLength() > nonStreamingBodyLimit {
-		c.Context().SetConnectionClose()
+		drainOrClose(c, stream)
 		return nil, errBodyTooLarge
 	}
 	b, err := io.ReadAll(io.LimitReader(stream, nonStreamingBodyLimit+1))
@@ -35,11 +35,22 @@ func readSmallBody(c *fiber.Ctx) ([]byte, error) {
 		return nil, fiber.NewError(fiber.StatusBadRequest, "the request body could not be read")
 	}
 	if len(b) > nonStreamingBodyLimit {
-		c.Context().SetConnectionClose()
+		drainOrClose(c, stream)
 		return nil, errBodyTooLarge
 	}
 	c.Request().SetBodyRaw(b)
 	return b, nil
+}
+
+// drainLimit is how much of a too-large body is read and dropped so that the
+// client, still sending, gets its 413 rather than a reset connection.
+const drainLimit = 8 << 20
+
+func drainOrClose(c *fiber.Ctx, stream io.Reader) {
+	n, err := io.Copy(io.Discard, io.LimitReader(stream, drainLimit))
+	if err != nil || n == drainLimit {
+		c.Context().SetConnectionClose()
+	}
 }
 
 // errParams is a body that cannot be read as parameters.

@@ -16,7 +16,7 @@ import (
 
 // OAuth paths (CONTRACT §3).
 const (
-	tokenPath      = "/api/oauth/v2/token"
+	tokenPath      = "/api/oauth/v2/token" //nolint:gosec // a path, not a credential
 	revokePath     = "/api/oauth/v2/revoke"
 	introspectPath = "/api/oauth/v2/introspect"
 	metadataPath   = "/.well-known/oauth-authorization-server"
@@ -92,7 +92,8 @@ func (h *OAuth) revoke(c *fiber.Ctx) error {
 	if err != nil {
 		return oauthError(c, req, err)
 	}
-	return c.SendStatus(fiber.StatusOK)
+	c.Status(fiber.StatusOK)
+	return nil
 }
 
 type introspection struct {

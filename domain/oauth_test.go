@@ -1,0 +1,105 @@
+package domain_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/praxis-health/praxis/domain"
+)
+
+func TestScopeCatalogue(t *testing.T) {
+	t.Parallel()
+	all := domain.AllScopes()
+	if len(all) != 2*len(domain.Sections) || len(domain.Sections) != 30 {
+		t.Fatalf("%d scopes for %d sections, want a read and a write scope for each of the 30", len(all), len(domain.Sections))
+	}
+	for _, s := range all {
+		if !s.Known() {
+			t.Errorf("%s is in the catalogue but not Known", s)
+		}
+	}
+	if !all.Contains(domain.ScopeCompanyRead) || !all.Contains("customers:write") || !all.Contains("medical-fee-services:read") {
+		t.Error("catalogue misses a scope of CONTRACT §4")
+	}
+}
+
+func TestParseScopes(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		in, want string
+		err      bool
+	}{
+		{"company:read", "company:read", false},
+		{"  customers:write   company:read ", "customers:write company:read", false},
+		{"company:read company:read", "company:read", false},
+		{"", "", true},
+		{"   ", "", true},
+		{"company:delete", "", true},
+		{"nothing:read", "", true},
+		{"company", "", true},
+		{"Company:read", "", true},
+		{"company:read,customers:read", "", true},
+	}
+	for _, tc := range cases {
+		got, err := domain.ParseScopes(tc.in)
+		if (err != nil) != tc.err || got.String() != tc.want {
+			t.Errorf("ParseScopes(%q) = %q, %v; want %q, error %v", tc.in, got, err, tc.want, tc.err)
+		}
+		if err != nil && !errors.Is(err, domain.ErrInvalid) {
+			t.Errorf("ParseScopes(%q): %v is not ErrInvalid", tc.in, err)
+		}
+	}
+	granted, _ := domain.ParseScopes("company:read customers:read")
+	want, _ := domain.ParseScopes("customers:read customers:write")
+	if missing, ok := granted.Missing(want); !ok || missing != "customers:write" {
+		t.Errorf("Missing = %q, %v; want customers:write", missing, ok)
+	}
+	if _, ok := granted.Missing(granted); ok {
+		t.Error("a set misses nothing of itself")
+	}
+}
+
+func TestNewClient(t *testing.T) {
+	t.Parallel()
+	company := domain.NewCompanyID()
+	c, secret, err := domain.NewClient(company, "  Kalender  ", nil, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Name != "Kalender" || len(c.Scopes) != len(domain.AllScopes()) || !c.Active() || c.CompanyID != company {
+		t.Errorf("client %+v", c)
+	}
+	if !strings.HasPrefix(string(c.ID), "pc_") || !c.ID.Plausible() || len(secret) != 43 || !secret.Matches(c.SecretHash) {
+		t.Errorf("id %q, secret of %d characters", c.ID, len(secret))
+	}
+	other, otherSecret, _ := domain.NewClient(company, "", nil, time.Now())
+	if other.ID == c.ID || otherSecret == secret {
+		t.Error("two clients share an id or a secret")
+	}
+	if _, _, err := domain.NewClient(company, strings.Repeat("x", 201), nil, time.Now()); !errors.Is(err, domain.ErrInvalid) {
+		t.Errorf("long name: %v", err)
+	}
+}
+
+func TestClientIDPlausible(t *testing.T) {
+	t.Parallel()
+	for id, want := range map[domain.ClientID]bool{
+		"pc_abc": true, "": false, "a:b": false, "a b": false, "ä": false, "a\n": false,
+		domain.ClientID(strings.Repeat("a", 64)): true, domain.ClientID(strings.Repeat("a", 65)): false,
+	} {
+		if got := id.Plausible(); got != want {
+			t.Errorf("%q.Plausible() = %v, want %v", id, got, want)
+		}
+	}
+}
+
+func TestRetryAfterSeconds(t *testing.T) {
+	t.Parallel()
+	for d, want := range map[time.Duration]int{time.Millisecond: 1, time.Second: 1, 1001 * time.Millisecond: 2, time.Minute: 60} {
+		if got := (&domain.TooManyAttempts{RetryAfter: d}).RetryAfterSeconds(); got != want {
+			t.Errorf("RetryAfterSeconds(%v) = %d, want %d", d, got, want)
+		}
+	}
+}
