@@ -22,10 +22,13 @@ lint:
 	$(GO) vet ./...
 	$(GO) run $(GOLANGCI_LINT) run ./...
 
-## bench: Go benchmarks, then the upload load script against the built binary (figures printed)
+## bench: Go benchmarks, then the load programs against the built binary (figures printed):
+## uploads on the embedded defaults, OAuth on PostgreSQL + Redis. Exits non-zero if a target is missed.
 bench: build
 	$(GO) test -run=NONE -bench=. -benchmem ./...
-	$(GO) run ./test/bench/upload -binary $(BIN)
+	$(GO) run ./test/bench/upload -binary $(BIN); upload=$$?; \
+	$(GO) run ./test/bench/oauth -binary $(BIN); oauth=$$?; \
+	exit $$((upload | oauth))
 
 ## fuzz: run each fuzz target for FUZZTIME (their seed corpora run in `make test`)
 fuzz:

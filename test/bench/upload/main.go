@@ -6,24 +6,21 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/rand"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"mime/multipart"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
+
+	"github.com/praxis-health/praxis/test/bench/benchserver"
 )
 
 func main() {
@@ -52,16 +49,18 @@ func run(binary string, concurrency, rounds, size int, maxRSS, minRatio float64)
 	copy(payload, "%PDF-1.7\n")
 	total := float64(concurrency * rounds * size)
 
-	srv, err := start(binary, dir)
+	srv, err := benchserver.Start(binary,
+		"PRAXIS_DATABASE_URL=sqlite:"+filepath.Join(dir, "praxis.db"),
+		"PRAXIS_BLOB_URL=file://"+filepath.Join(dir, "files"))
 	if err != nil {
 		return err
 	}
-	defer srv.stop()
-	company, customer, err := srv.seed(int64(concurrency*rounds*size) * 2)
+	defer srv.Stop()
+	company, customer, err := seed(srv, int64(concurrency*rounds*size)*2)
 	if err != nil {
 		return err
 	}
-	idleRSS := vm(srv.cmd.Process.Pid, "VmRSS")
+	idleRSS := srv.VM("VmRSS")
 
 	body, contentType := multipartBody(payload)
 	rawDir := filepath.Join(dir, "raw")
@@ -75,7 +74,7 @@ func run(binary string, concurrency, rounds, size int, maxRSS, minRatio float64)
 	var mu sync.Mutex
 	for range rounds {
 		began := time.Now()
-		if err := parallel(concurrency, 1, func() error { return srv.upload(company, customer, body, contentType) }); err != nil {
+		if err := parallel(concurrency, 1, func() error { return upload(srv, company, customer, body, contentType) }); err != nil {
 			return err
 		}
 		uploadSecs += time.Since(began).Seconds()
@@ -93,7 +92,7 @@ func run(binary string, concurrency, rounds, size int, maxRSS, minRatio float64)
 		}
 		rawSecs += time.Since(began).Seconds()
 	}
-	peakRSS := vm(srv.cmd.Process.Pid, "VmHWM")
+	peakRSS := srv.VM("VmHWM")
 
 	uploadMBs, rawMBs := total/uploadSecs/1e6, total/rawSecs/1e6
 	ratio := uploadMBs / rawMBs
@@ -153,91 +152,15 @@ func writeSynced(name string, data []byte) error {
 	return f.Close()
 }
 
-// vm reads a memory figure of a process from /proc, in MB.
-func vm(pid int, field string) float64 {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+func seed(s *benchserver.Server, quota int64) (benchserver.Company, string, error) {
+	c, err := s.NewCompany(quota)
 	if err != nil {
-		return -1
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), field+":"); ok {
-			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
-			return kb * 1024 / 1e6
-		}
-	}
-	return -1
-}
-
-type server struct {
-	url string
-	env []string
-	cmd *exec.Cmd
-	bin string
-}
-
-func start(binary, dir string) (*server, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	s := &server{url: "http://" + addr, bin: binary}
-	s.env = append(os.Environ(),
-		"PRAXIS_HTTP_ADDR="+addr,
-		"PRAXIS_DATABASE_URL=sqlite:"+filepath.Join(dir, "praxis.db"),
-		"PRAXIS_BLOB_URL=file://"+filepath.Join(dir, "files"),
-	)
-	s.cmd = exec.Command(binary, "serve")
-	s.cmd.Env = s.env
-	s.cmd.Stderr = os.Stderr
-	if err := s.cmd.Start(); err != nil {
-		return nil, err
-	}
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if resp, err := http.Get(s.url + "/readyz"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return s, nil
-			}
-		}
-	}
-	s.stop()
-	return nil, fmt.Errorf("server did not become ready")
-}
-
-func (s *server) stop() {
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	_ = s.cmd.Wait()
-}
-
-func (s *server) admin(out any, args ...string) error {
-	cmd := exec.Command(s.bin, args...)
-	cmd.Env = s.env
-	cmd.Stderr = os.Stderr
-	raw, err := cmd.Output()
-	if err != nil {
-		return fmt.Errorf("praxis %s: %w", strings.Join(args, " "), err)
-	}
-	return json.Unmarshal(raw, out)
-}
-
-type company struct {
-	ID     string `json:"company_id"`
-	Secret string `json:"upload_secret"`
-}
-
-func (s *server) seed(quota int64) (company, string, error) {
-	var c company
-	if err := s.admin(&c, "admin", "company", "create", "--name", "Bench", "--storage-quota", strconv.FormatInt(quota, 10), "--json"); err != nil {
 		return c, "", err
 	}
 	var cust struct {
 		ID int64 `json:"customer_id"`
 	}
-	if err := s.admin(&cust, "admin", "customer", "create", "--company", c.ID, "--first-name", "B", "--last-name", "M", "--json"); err != nil {
+	if err := s.Admin(&cust, "admin", "customer", "create", "--company", c.ID, "--first-name", "B", "--last-name", "M", "--json"); err != nil {
 		return c, "", err
 	}
 	return c, strconv.FormatInt(cust.ID, 10), nil
@@ -252,8 +175,8 @@ func multipartBody(payload []byte) ([]byte, string) {
 	return buf.Bytes(), w.FormDataContentType()
 }
 
-func (s *server) upload(c company, customer string, body []byte, contentType string) error {
-	req, err := http.NewRequest(http.MethodPost, s.url+"/api/gdt/upload", bytes.NewReader(body))
+func upload(s *benchserver.Server, c benchserver.Company, customer string, body []byte, contentType string) error {
+	req, err := http.NewRequest(http.MethodPost, s.URL+"/api/gdt/upload", bytes.NewReader(body))
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,170 @@
+// Package benchserver starts the built praxis binary for the load programs
+// under test/bench and reads the figures of its process.
+package benchserver
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// Server is one running praxis process.
+type Server struct {
+	URL string
+	Env []string
+	Cmd *exec.Cmd
+	bin string
+}
+
+// Start runs `praxis serve` with env on a free loopback port and waits until it is ready.
+func Start(binary string, env ...string) (*Server, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close()
+	s := &Server{URL: "http://" + addr, bin: binary}
+	s.Env = append(append(os.Environ(), "PRAXIS_HTTP_ADDR="+addr), env...)
+	s.Cmd = exec.Command(binary, "serve")
+	s.Cmd.Env = s.Env
+	s.Cmd.Stderr = os.Stderr
+	if err := s.Cmd.Start(); err != nil {
+		return nil, err
+	}
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if resp, err := http.Get(s.URL + "/readyz"); err == nil {
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return s, nil
+			}
+		}
+	}
+	s.Stop()
+	return nil, fmt.Errorf("server did not become ready")
+}
+
+// Stop sends SIGTERM and waits for the process.
+func (s *Server) Stop() {
+	_ = s.Cmd.Process.Signal(syscall.SIGTERM)
+	_ = s.Cmd.Wait()
+}
+
+// Admin runs a praxis subcommand on the server's stores and decodes its JSON output.
+func (s *Server) Admin(out any, args ...string) error {
+	cmd := exec.Command(s.bin, args...)
+	cmd.Env = s.Env
+	cmd.Stderr = os.Stderr
+	raw, err := cmd.Output()
+	if err != nil {
+		return fmt.Errorf("praxis %s: %w", strings.Join(args, " "), err)
+	}
+	return json.Unmarshal(raw, out)
+}
+
+// Company is what `admin company create --json` prints.
+type Company struct {
+	ID     string `json:"company_id"`
+	Secret string `json:"upload_secret"`
+}
+
+// NewCompany creates a company with the given storage quota.
+func (s *Server) NewCompany(quota int64) (Company, error) {
+	var c Company
+	err := s.Admin(&c, "admin", "company", "create", "--name", "Bench", "--storage-quota", strconv.FormatInt(quota, 10), "--json")
+	return c, err
+}
+
+// VM reads a memory figure (VmRSS, VmHWM) of the server process from /proc, in MB.
+func (s *Server) VM(field string) float64 {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", s.Cmd.Process.Pid))
+	if err != nil {
+		return -1
+	}
+	defer func() { _ = f.Close() }()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), field+":"); ok {
+			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
+			return kb * 1024 / 1e6
+		}
+	}
+	return -1
+}
+
+// Rate runs fn in n goroutines for d and returns the completed calls per second.
+func Rate(n int, d time.Duration, fn func() error) (float64, error) {
+	var total atomic.Int64
+	errs := make(chan error, n)
+	var wg sync.WaitGroup
+	began := time.Now()
+	stop := began.Add(d)
+	for range n {
+		wg.Go(func() {
+			for time.Now().Before(stop) {
+				if err := fn(); err != nil {
+					errs <- err
+					return
+				}
+				total.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return 0, err
+	}
+	return float64(total.Load()) / time.Since(began).Seconds(), nil
+}
+
+// CPU is the CPU time (user + system) used so far by processes, by name:
+// "praxis" for the server, "load" for this process, and every process whose
+// command is postgres or redis-server, summed.
+func (s *Server) CPU() map[string]time.Duration {
+	out := map[string]time.Duration{
+		"praxis": cpuOf(strconv.Itoa(s.Cmd.Process.Pid)),
+		"load":   cpuOf("self"),
+	}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		comm, _ := os.ReadFile("/proc/" + e.Name() + "/comm")
+		switch name := strings.TrimSpace(string(comm)); name {
+		case "postgres", "redis-server":
+			out[name] += cpuOf(e.Name())
+		}
+	}
+	return out
+}
+
+// clockTicks is USER_HZ, 100 on Linux.
+const clockTicks = 100
+
+func cpuOf(pid string) time.Duration {
+	raw, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return 0
+	}
+	// Fields after the command (which may hold spaces) start after ")".
+	_, rest, _ := strings.Cut(string(raw), ") ")
+	f := strings.Fields(rest)
+	if len(f) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(utime+stime) * time.Second / clockTicks
+}

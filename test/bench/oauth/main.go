@@ -1,0 +1,283 @@
+// Command oauth is praxis's OAuth load test. It starts the built binary on
+// PostgreSQL and Redis and measures, over loopback and in one run:
+//   - token issuance per second (client authentication, token saved in Redis);
+//   - authenticated GET /api/oauth/v2/resource/company per second next to
+//     unauthenticated GET /livez, alternating, and their ratio;
+//   - Redis commands per authenticated request, from Redis's own counter.
+//
+// Run it with `make bench`; it exits non-zero when a target is missed.
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/uptrace/bun/driver/pgdriver"
+
+	"github.com/praxis-health/praxis/test/bench/benchserver"
+)
+
+func main() {
+	binary := flag.String("binary", "bin/praxis", "the praxis binary")
+	pgURL := flag.String("postgres", envOr("PRAXIS_TEST_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"), "PostgreSQL server (a fresh database is created on it)")
+	redisURL := flag.String("redis", envOr("PRAXIS_TEST_REDIS_URL", "redis://127.0.0.1:6379/0"), "Redis server")
+	concurrency := flag.Int("concurrency", 32, "requests in flight at once")
+	phase := flag.Duration("phase", 2*time.Second, "length of one measured phase")
+	rounds := flag.Int("rounds", 3, "alternating rounds of /livez and GET company")
+	minRatio := flag.Float64("min-ratio", 0.5, "target: authenticated GET company rate over /livez rate")
+	maxRedis := flag.Float64("max-redis-per-request", 1, "target: Redis commands per authenticated request")
+	flag.Parse()
+	if err := run(*binary, *pgURL, *redisURL, *concurrency, *phase, *rounds, *minRatio, *maxRedis); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+func run(binary, pgURL, redisURL string, concurrency int, phase time.Duration, rounds int, minRatio, maxRedis float64) error {
+	dbURL, drop, err := freshDatabase(pgURL)
+	if err != nil {
+		return err
+	}
+	defer drop()
+	dir, err := os.MkdirTemp("", "praxis-bench-")
+	if err != nil {
+		return err
+	}
+	defer func() { _ = os.RemoveAll(dir) }()
+	srv, err := benchserver.Start(binary, "PRAXIS_DATABASE_URL="+dbURL, "PRAXIS_REDIS_URL="+redisURL, "PRAXIS_BLOB_URL=file://"+dir)
+	if err != nil {
+		return err
+	}
+	defer srv.Stop()
+	opts, err := redis.ParseURL(redisURL)
+	if err != nil {
+		return err
+	}
+	rdb := redis.NewClient(opts)
+	defer func() { _ = rdb.Close() }()
+
+	company, err := srv.NewCompany(1 << 30)
+	if err != nil {
+		return err
+	}
+	var client struct {
+		ID     string `json:"client_id"`
+		Secret string `json:"client_secret"`
+	}
+	if err := srv.Admin(&client, "admin", "client", "create", "--company", company.ID, "--scopes", "company:read", "--json"); err != nil {
+		return err
+	}
+	var narrow struct {
+		ID     string `json:"client_id"`
+		Secret string `json:"client_secret"`
+	}
+	if err := srv.Admin(&narrow, "admin", "client", "create", "--company", company.ID, "--scopes", "customers:read", "--json"); err != nil {
+		return err
+	}
+	httpc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: concurrency, MaxConnsPerHost: concurrency}}
+	tokenBody := url.Values{"grant_type": {"client_credentials"}, "client_id": {client.ID}, "client_secret": {client.Secret}}.Encode()
+
+	var token string
+	issue := func() error {
+		body, err := call(httpc, http.MethodPost, srv.URL+"/api/oauth/v2/token", tokenBody, "", http.StatusOK)
+		if err != nil {
+			return err
+		}
+		var t struct {
+			AccessToken string `json:"access_token"`
+		}
+		if err := json.Unmarshal(body, &t); err != nil {
+			return err
+		}
+		token = t.AccessToken
+		return nil
+	}
+	issueRate, err := benchserver.Rate(concurrency, phase, issue)
+	if err != nil {
+		return fmt.Errorf("token issuance: %w", err)
+	}
+	tokenBody = url.Values{"grant_type": {"client_credentials"}, "client_id": {narrow.ID}, "client_secret": {narrow.Secret}}.Encode()
+	if err := issue(); err != nil {
+		return err
+	}
+	narrowToken := token
+	tokenBody = url.Values{"grant_type": {"client_credentials"}, "client_id": {client.ID}, "client_secret": {client.Secret}}.Encode()
+	if err := issue(); err != nil {
+		return err
+	}
+	livez := func() error { _, err := call(httpc, http.MethodGet, srv.URL+"/livez", "", "", http.StatusOK); return err }
+	getCompany := func() error {
+		_, err := call(httpc, http.MethodGet, srv.URL+"/api/oauth/v2/resource/company", "", token, http.StatusOK)
+		return err
+	}
+	// A token without company:read passes the whole bearer check (one Redis
+	// GET) and is refused before any database work: the guard's cost alone.
+	guardOnly := func() error {
+		_, err := call(httpc, http.MethodGet, srv.URL+"/api/oauth/v2/resource/company", "", narrowToken, http.StatusForbidden)
+		return err
+	}
+	// Warm both paths (connections, pools, JIT-free but cache-warm), then alternate.
+	if _, err := benchserver.Rate(concurrency, phase/4, livez); err != nil {
+		return err
+	}
+	if _, err := benchserver.Rate(concurrency, phase/4, getCompany); err != nil {
+		return err
+	}
+	var livezSum, companySum, guardSum, commands, requests, livezRequests, guardRequests float64
+	cpuLivez, cpuCompany, cpuGuard := map[string]time.Duration{}, map[string]time.Duration{}, map[string]time.Duration{}
+	for range rounds {
+		cpuBefore, began := srv.CPU(), time.Now()
+		r, err := benchserver.Rate(concurrency, phase, guardOnly)
+		if err != nil {
+			return fmt.Errorf("bearer check only: %w", err)
+		}
+		guardSum += r
+		guardRequests += r * time.Since(began).Seconds()
+		addCPU(cpuGuard, cpuBefore, srv.CPU())
+
+		cpuBefore, began = srv.CPU(), time.Now()
+		r, err = benchserver.Rate(concurrency, phase, livez)
+		if err != nil {
+			return fmt.Errorf("/livez: %w", err)
+		}
+		livezSum += r
+		livezRequests += r * time.Since(began).Seconds()
+		addCPU(cpuLivez, cpuBefore, srv.CPU())
+
+		before, err := processedCommands(rdb)
+		if err != nil {
+			return err
+		}
+		cpuBefore, began = srv.CPU(), time.Now()
+		r, err = benchserver.Rate(concurrency, phase, getCompany)
+		if err != nil {
+			return fmt.Errorf("GET company: %w", err)
+		}
+		requests += r * time.Since(began).Seconds()
+		addCPU(cpuCompany, cpuBefore, srv.CPU())
+		after, err := processedCommands(rdb)
+		if err != nil {
+			return err
+		}
+		commands += float64(after - before - 1) // the INFO call itself
+		companySum += r
+	}
+	livezRate, companyRate, guardRate := livezSum/float64(rounds), companySum/float64(rounds), guardSum/float64(rounds)
+	ratio, perRequest := companyRate/livezRate, commands/requests
+
+	fmt.Printf("oauth load on PostgreSQL + Redis, %d concurrent, %s phases, %d alternating rounds\n", concurrency, phase, rounds)
+	fmt.Printf("  token issuance (client auth, lockout check, Redis save):  %9.0f tokens/s\n", issueRate)
+	fmt.Printf("  GET /livez (no auth):                                     %9.0f req/s\n", livezRate)
+	fmt.Printf("  GET /api/oauth/v2/resource/company (bearer + PostgreSQL): %9.0f req/s\n", companyRate)
+	fmt.Printf("  ratio authenticated / livez:                              %9.2f   (target ≥ %.2f)\n", ratio, minRatio)
+	fmt.Printf("  bearer check alone (token without the scope, 403):       %9.0f req/s, ratio to /livez %.2f\n", guardRate, guardRate/livezRate)
+	fmt.Printf("  Redis commands per authenticated request:                 %9.2f   (target ≤ %.0f)\n", perRequest, maxRedis)
+	fmt.Printf("  CPU µs per request      %8s %8s %8s %8s   (%d cores shared by all four)\n", "server", "load", "postgres", "redis", runtime.NumCPU())
+	for _, row := range []struct {
+		name string
+		cpu  map[string]time.Duration
+		n    float64
+	}{{"/livez", cpuLivez, livezRequests}, {"bearer check alone", cpuGuard, guardRequests}, {"GET company", cpuCompany, requests}} {
+		us := func(k string) float64 { return float64(row.cpu[k].Microseconds()) / row.n }
+		fmt.Printf("    %-20s %8.1f %8.1f %8.1f %8.1f\n", row.name, us("praxis"), us("load"), us("postgres"), us("redis-server"))
+	}
+	var missed []string
+	if ratio < minRatio {
+		missed = append(missed, "authenticated/livez ratio")
+	}
+	if perRequest > maxRedis+0.01 {
+		missed = append(missed, "Redis round trips per request")
+	}
+	if len(missed) > 0 {
+		return fmt.Errorf("targets missed: %s", strings.Join(missed, ", "))
+	}
+	fmt.Println("  targets met")
+	return nil
+}
+
+func addCPU(sum, before, after map[string]time.Duration) {
+	for k, v := range after {
+		sum[k] += v - before[k]
+	}
+}
+
+// call sends one request and fails on any status but want.
+func call(c *http.Client, method, target, form, token string, want int) ([]byte, error) {
+	req, err := http.NewRequest(method, target, strings.NewReader(form))
+	if err != nil {
+		return nil, err
+	}
+	if form != "" {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	body, err := io.ReadAll(resp.Body)
+	if err == nil && resp.StatusCode != want {
+		err = fmt.Errorf("%s %s: %d %s", method, target, resp.StatusCode, body)
+	}
+	return body, err
+}
+
+// processedCommands is Redis's total_commands_processed.
+func processedCommands(rdb *redis.Client) (int64, error) {
+	info, err := rdb.Info(context.Background(), "stats").Result()
+	if err != nil {
+		return 0, fmt.Errorf("redis INFO: %w", err)
+	}
+	for line := range strings.SplitSeq(info, "\r\n") {
+		if v, ok := strings.CutPrefix(line, "total_commands_processed:"); ok {
+			return strconv.ParseInt(v, 10, 64)
+		}
+	}
+	return 0, fmt.Errorf("redis INFO has no total_commands_processed")
+}
+
+// freshDatabase creates an empty database on the server of base and returns
+// its URL and a function that drops it.
+func freshDatabase(base string) (string, func(), error) {
+	admin := sql.OpenDB(pgdriver.NewConnector(pgdriver.WithDSN(base)))
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	name := "praxis_bench_" + hex.EncodeToString(b)
+	if _, err := admin.Exec("CREATE DATABASE " + name); err != nil {
+		_ = admin.Close()
+		return "", nil, fmt.Errorf("PostgreSQL at %s: %w", base, err)
+	}
+	u, err := url.Parse(base)
+	if err != nil {
+		return "", nil, err
+	}
+	u.Path = "/" + name
+	return u.String(), func() {
+		_, _ = admin.Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)")
+		_ = admin.Close()
+	}, nil
+}
