@@ -3,6 +3,7 @@ package testenv
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/uptrace/bun"
 	"gocloud.dev/blob"
@@ -24,7 +25,12 @@ type Embedded struct {
 	Companies *sqlstore.CompanyRepository
 	Admin     *usecase.Admin
 	Uploads   *usecase.Uploads
+	OAuth     *usecase.OAuth
 }
+
+// fuzzLockout counts wrong secrets like production but locks for only 10 ms,
+// so that fuzzers reach the lockout and still get past it.
+var fuzzLockout = domain.LockoutPolicy{MaxFailures: 10, Window: time.Minute, Lockout: 10 * time.Millisecond}
 
 // NewEmbedded builds the stack on a fresh, migrated in-memory database.
 func NewEmbedded(tb testing.TB) *Embedded {
@@ -39,13 +45,14 @@ func NewEmbedded(tb testing.TB) *Embedded {
 	}
 	bucket := memblob.OpenBucket(nil)
 	companies, customers := sqlstore.NewCompanyRepository(db), sqlstore.NewCustomerRepository(db)
-	tokens := memstore.New(memstore.DefaultLimits)
+	tokens, clients := memstore.New(memstore.DefaultLimits), sqlstore.NewClientRepository(db)
 	return &Embedded{
 		DB:        db,
 		Bucket:    bucket,
 		Companies: companies,
-		Admin:     usecase.NewAdmin(companies, customers, sqlstore.NewClientRepository(db), tokens),
+		Admin:     usecase.NewAdmin(companies, customers, clients, tokens),
 		Uploads: usecase.NewUploads(companies, customers, sqlstore.NewFileRepository(db), sqlstore.NewTransactor(db),
-			blobstore.New(bucket), sniff.Sniffer{}, tokens, domain.DefaultLockout),
+			blobstore.New(bucket), sniff.Sniffer{}, tokens, fuzzLockout),
+		OAuth: usecase.NewOAuth(clients, tokens, tokens, usecase.OAuthSettings{TokenTTL: time.Hour, Lockout: fuzzLockout}),
 	}
 }
