@@ -68,16 +68,29 @@ func TestCommandLine(t *testing.T) {
 		if code != 0 || !reflect.DeepEqual(keys(t, out), []string{"company_id", "upload_secret"}) {
 			t.Fatalf("rotate: %d %q", code, out)
 		}
+		out, _, code = praxisIn(t, env, "admin", "client", "create", "--company", c.ID, "--scopes", "company:read files:write", "--json")
+		if code != 0 || !reflect.DeepEqual(keys(t, out), []string{"client_id", "client_secret", "company_id", "scopes"}) ||
+			!bytes.Contains([]byte(out), []byte(`"scopes":["company:read","files:write"]`)) {
+			t.Fatalf("client create: %d %q", code, out)
+		}
+		var cl oauthClient
+		_ = json.Unmarshal([]byte(out), &cl)
+		out, _, code = praxisIn(t, env, "admin", "client", "revoke", "--client-id", cl.ID, "--json")
+		if code != 0 || !reflect.DeepEqual(keys(t, out), []string{"client_id", "revoked"}) {
+			t.Fatalf("client revoke: %d %q", code, out)
+		}
+
 		out, errOut, code := praxisIn(t, env, "demo")
-		if code != 0 || !reflect.DeepEqual(keys(t, out), []string{"company_id", "customer_ids", "upload_secret"}) {
+		if code != 0 || !reflect.DeepEqual(keys(t, out), []string{"client_id", "client_secret", "company_id", "customer_ids", "upload_secret"}) {
 			t.Fatalf("demo: %d %q %q", code, out, errOut)
 		}
 		var demo struct {
-			Secret string `json:"upload_secret"`
+			Secret       string `json:"upload_secret"`
+			ClientSecret string `json:"client_secret"`
 		}
 		_ = json.Unmarshal([]byte(out), &demo)
-		if bytes.Contains([]byte(errOut), []byte(demo.Secret)) {
-			t.Error("demo printed its secret to stderr")
+		if bytes.Contains([]byte(errOut), []byte(demo.Secret)) || bytes.Contains([]byte(errOut), []byte(demo.ClientSecret)) {
+			t.Error("demo printed a secret to stderr")
 		}
 
 		for name, args := range map[string][]string{
@@ -88,6 +101,10 @@ func TestCommandLine(t *testing.T) {
 			"unknown company":             {"admin", "company", "rotate-upload-secret", "--company", "11111111-2222-4333-8444-555555555555"},
 			"bad plan":                    {"admin", "company", "create", "--name", "X", "--plan", "gold"},
 			"no name":                     {"admin", "company", "create", "--json"},
+			"client of unknown company":   {"admin", "client", "create", "--company", "11111111-2222-4333-8444-555555555555", "--json"},
+			"client with unknown scope":   {"admin", "client", "create", "--company", c.ID, "--scopes", "company:read everything", "--json"},
+			"client without company":      {"admin", "client", "create", "--json"},
+			"revoke unknown client":       {"admin", "client", "revoke", "--client-id", "pc_nobody"},
 		} {
 			if out, errOut, code := praxisIn(t, env, args...); code == 0 || out != "" || errOut == "" {
 				t.Errorf("%s: exit %d, stdout %q, stderr %q; want a non-zero exit with the reason on stderr", name, code, out, errOut)

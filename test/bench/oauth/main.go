@@ -126,7 +126,10 @@ func run(binary, pgURL, redisURL string, concurrency int, phase time.Duration, r
 	if err := issue(); err != nil {
 		return err
 	}
-	livez := func() error { _, err := call(httpc, http.MethodGet, srv.URL+"/livez", "", "", http.StatusOK); return err }
+	livez := func() error {
+		_, err := call(httpc, http.MethodGet, srv.URL+"/livez", "", "", http.StatusOK)
+		return err
+	}
 	getCompany := func() error {
 		_, err := call(httpc, http.MethodGet, srv.URL+"/api/oauth/v2/resource/company", "", token, http.StatusOK)
 		return err
