@@ -70,15 +70,7 @@ func (r *ClientRepository) ListByCompany(ctx context.Context, company domain.Com
 	if err != nil {
 		return nil, translate(err)
 	}
-	out := make([]domain.Client, 0, len(rows))
-	for _, row := range rows {
-		c, err := row.toDomain()
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, c)
-	}
-	return out, nil
+	return toDomainAll[domain.Client](rows)
 }
 
 // Revoke keeps the first revocation time when run again.
