@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/redis/go-redis/extra/redisotel/v9"
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/extra/bunotel"
 	"go.uber.org/fx"
 
 	"github.com/praxis-health/praxis/adapters/blobstore"
@@ -16,6 +19,7 @@ import (
 	"github.com/praxis-health/praxis/adapters/redisstore"
 	"github.com/praxis-health/praxis/adapters/sniff"
 	"github.com/praxis-health/praxis/adapters/sqlstore"
+	"github.com/praxis-health/praxis/adapters/telemetry"
 	"github.com/praxis-health/praxis/app/usecase"
 	"github.com/praxis-health/praxis/domain"
 	"github.com/praxis-health/praxis/ports"
@@ -25,6 +29,7 @@ import (
 func Options(cfg Config) fx.Option {
 	return fx.Options(
 		fx.Supply(cfg),
+		Telemetry,
 		Persistence,
 		Blobs,
 		Tokens,
@@ -37,6 +42,7 @@ func Options(cfg Config) fx.Option {
 func AdminOptions(cfg Config) fx.Option {
 	return fx.Options(
 		fx.Supply(cfg),
+		NoTelemetry,
 		Persistence,
 		Blobs,
 		Tokens,
@@ -79,7 +85,7 @@ type tokenStores struct {
 	Health   ports.HealthCheck `group:"health"`
 }
 
-func openTokenStore(lc fx.Lifecycle, cfg Config) (tokenStores, error) {
+func openTokenStore(lc fx.Lifecycle, cfg Config, tel *telemetry.Telemetry) (tokenStores, error) {
 	if cfg.RedisURL == "" {
 		s := memstore.New(memstore.DefaultLimits)
 		return tokenStores{Tokens: s, Attempts: s, Health: memstore.HealthCheck{}}, nil
@@ -89,6 +95,14 @@ func openTokenStore(lc fx.Lifecycle, cfg Config) (tokenStores, error) {
 		return tokenStores{}, err
 	}
 	lc.Append(fx.StopHook(rdb.Close))
+	// A span per command, without the command's arguments (token hashes,
+	// client ids); pool figures as metrics.
+	if err := redisotel.InstrumentTracing(rdb, redisotel.WithTracerProvider(tel.Tracer), redisotel.WithDBStatement(false)); err != nil {
+		return tokenStores{}, err
+	}
+	if err := redisotel.InstrumentMetrics(rdb, redisotel.WithMeterProvider(tel.Meter)); err != nil {
+		return tokenStores{}, err
+	}
 	s := redisstore.New(rdb, "praxis:")
 	return tokenStores{Tokens: s, Attempts: s, Health: redisstore.HealthCheck{RDB: rdb}}, nil
 }
@@ -113,13 +127,15 @@ var HTTP = fx.Module("http",
 			return httpapi.UploadOptions{IdleTimeout: cfg.UploadIdleTimeout}
 		},
 		asRoute(httpapi.NewUploads),
-		asRoute(httpapi.NewHealth, fx.ParamTags(`group:"health"`)),
+		fx.Annotate(httpapi.NewHealth, fx.ParamTags(`group:"health"`)),
+		asRoute(func(h *httpapi.Health) *httpapi.Health { return h }),
+		asRoute(func(t *telemetry.Telemetry) *httpapi.Metrics { return httpapi.NewMetrics(t.Metrics) }),
 		asRoute(func() httpapi.OpenAPI { return httpapi.OpenAPI{} }),
 		func(cfg Config) httpapi.OAuthOptions { return httpapi.OAuthOptions{PublicURL: cfg.PublicURL} },
 		asRoute(httpapi.NewOAuth),
 		asRoute(httpapi.NewResources, fx.ParamTags(``, `group:"sections"`)),
 		asSection(httpapi.NewCompanySection),
-		fx.Annotate(httpapi.New, fx.ParamTags(`group:"routes"`)),
+		fx.Annotate(httpapi.New, fx.ParamTags(``, `group:"routes"`)),
 	),
 	fx.Invoke(serveHTTP),
 )
@@ -136,11 +152,15 @@ func asRoute(f any, anns ...fx.Annotation) any {
 	return fx.Annotate(f, append(anns, fx.As(new(httpapi.Route)), fx.ResultTags(`group:"routes"`))...)
 }
 
-func openDatabase(lc fx.Lifecycle, cfg Config) (*bun.DB, error) {
+func openDatabase(lc fx.Lifecycle, cfg Config, tel *telemetry.Telemetry) (*bun.DB, error) {
 	db, err := sqlstore.Open(cfg.DatabaseURL)
 	if err != nil {
 		return nil, err
 	}
+	// A span per query with the statement as written (placeholders, never
+	// the arguments); pool figures as metrics.
+	db = db.WithQueryHook(bunotel.NewQueryHook(bunotel.WithTracerProvider(tel.Tracer), bunotel.WithMeterProvider(tel.Meter),
+		bunotel.WithFormattedQueries(false)))
 	lc.Append(fx.Hook{
 		OnStart: func(ctx context.Context) error {
 			if !cfg.AutoMigrate {
@@ -153,33 +173,40 @@ func openDatabase(lc fx.Lifecycle, cfg Config) (*bun.DB, error) {
 	return db, nil
 }
 
-func openBlobStore(lc fx.Lifecycle, cfg Config) (*blobstore.Store, error) {
+func openBlobStore(lc fx.Lifecycle, cfg Config, tel *telemetry.Telemetry) (*blobstore.Store, error) {
 	s, err := blobstore.Open(context.Background(), cfg.BlobURL)
 	if err != nil {
 		return nil, err
 	}
+	s.Trace(tel.Tracer)
 	lc.Append(fx.StopHook(s.Close))
 	return s, nil
 }
 
 // serveHTTP listens in OnStart (so a taken port fails start-up), serves in a
-// goroutine, and in OnStop lets in-flight requests finish.
-func serveHTTP(lc fx.Lifecycle, cfg Config, app *fiber.App) {
+// goroutine, and in OnStop turns /readyz to 503, keeps serving for
+// PRAXIS_SHUTDOWN_DELAY, then stops accepting and lets in-flight requests finish.
+func serveHTTP(lc fx.Lifecycle, cfg Config, app *fiber.App, health *httpapi.Health, logger *slog.Logger) {
 	lc.Append(fx.Hook{
 		OnStart: func(context.Context) error {
 			ln, err := net.Listen("tcp", cfg.HTTPAddr)
 			if err != nil {
 				return fmt.Errorf("listen on %s: %w", cfg.HTTPAddr, err)
 			}
-			slog.Info("serving", "addr", ln.Addr().String())
+			logger.Info("serving", "addr", ln.Addr().String())
 			go func() {
 				if err := app.Listener(ln); err != nil {
-					slog.Error("server stopped", "error", err.Error())
+					logger.Error("server stopped", "error", err.Error())
 				}
 			}()
 			return nil
 		},
 		OnStop: func(ctx context.Context) error {
+			health.Drain()
+			select {
+			case <-time.After(cfg.ShutdownDelay):
+			case <-ctx.Done():
+			}
 			return app.ShutdownWithContext(ctx)
 		},
 	})

@@ -4,6 +4,7 @@ package app
 
 import (
 	"fmt"
+	"log/slog"
 	"net/url"
 	"path/filepath"
 	"strings"
@@ -33,6 +34,14 @@ type Config struct {
 	AuthMaxFailures   int           `env:"PRAXIS_AUTH_MAX_FAILURES" envDefault:"10"`
 	AuthFailureWindow time.Duration `env:"PRAXIS_AUTH_FAILURE_WINDOW" envDefault:"15m"`
 	AuthLockout       time.Duration `env:"PRAXIS_AUTH_LOCKOUT" envDefault:"1m"`
+	// LogLevel: debug, info, warn or error.
+	LogLevel slog.Level `env:"PRAXIS_LOG_LEVEL" envDefault:"info"`
+	// ShutdownGrace is how long in-flight requests get after SIGTERM.
+	ShutdownGrace time.Duration `env:"PRAXIS_SHUTDOWN_GRACE" envDefault:"30s"`
+	// ShutdownDelay keeps serving (with /readyz at 503) this long after
+	// SIGTERM before the listener closes, so that load balancers stop
+	// sending new requests first.
+	ShutdownDelay time.Duration `env:"PRAXIS_SHUTDOWN_DELAY" envDefault:"0s"`
 }
 
 // Lockout is the policy for wrong client and upload secrets.
@@ -57,6 +66,8 @@ func LoadConfig() (Config, error) {
 		return Config{}, fmt.Errorf("PRAXIS_AUTH_MAX_FAILURES must be at least 1")
 	case cfg.AuthFailureWindow < time.Millisecond || cfg.AuthLockout < time.Millisecond:
 		return Config{}, fmt.Errorf("PRAXIS_AUTH_FAILURE_WINDOW and PRAXIS_AUTH_LOCKOUT must be positive")
+	case cfg.ShutdownGrace <= 0 || cfg.ShutdownDelay < 0 || cfg.ShutdownDelay >= cfg.ShutdownGrace:
+		return Config{}, fmt.Errorf("PRAXIS_SHUTDOWN_GRACE must be positive and longer than PRAXIS_SHUTDOWN_DELAY")
 	}
 	return cfg, nil
 }

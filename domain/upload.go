@@ -114,3 +114,12 @@ func isDigits(b []byte) bool {
 // MessageTooManyAttempts answers uploads to a company whose upload secret is
 // locked out after repeated wrong secrets (HTTP 429, with Retry-After).
 const MessageTooManyAttempts = "Zu viele fehlgeschlagene Versuche. Bitte später erneut versuchen."
+
+// Code names the refusal's reason for metrics and logs: "secret_invalid",
+// "file_too_large", … It never carries the value the client sent.
+func (r *UploadRefusal) Code() string {
+	if r.Reason == nil {
+		return ErrMalformedUpload.Error()
+	}
+	return strings.ReplaceAll(r.Reason.Error(), " ", "_")
+}

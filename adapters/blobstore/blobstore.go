@@ -12,6 +12,10 @@ import (
 	"path/filepath"
 	"strings"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
 	"gocloud.dev/blob"
 	_ "gocloud.dev/blob/fileblob" // file://
 	_ "gocloud.dev/blob/memblob"  // mem://
@@ -34,7 +38,8 @@ type Store struct {
 	bucket *blob.Bucket
 	// root is the directory of a file:// bucket, whose entries Commit makes
 	// durable; empty for other buckets.
-	root string
+	root   string
+	tracer trace.Tracer
 }
 
 var _ ports.BlobStore = (*Store)(nil)
@@ -53,7 +58,28 @@ func Open(ctx context.Context, url string) (*Store, error) {
 }
 
 // New wraps an open bucket.
-func New(b *blob.Bucket) *Store { return &Store{bucket: b} }
+func New(b *blob.Bucket) *Store {
+	return &Store{bucket: b, tracer: tracenoop.NewTracerProvider().Tracer("")}
+}
+
+// Trace makes every write, read and delete a span of tp: company id, size
+// and outcome, never a file name.
+func (s *Store) Trace(tp trace.TracerProvider) {
+	s.tracer = tp.Tracer("github.com/praxis-health/praxis/adapters/blobstore")
+}
+
+func (s *Store) span(ctx context.Context, name string, company domain.CompanyID) (context.Context, trace.Span) {
+	return s.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient),
+		trace.WithAttributes(attribute.String("praxis.company_id", company.String())))
+}
+
+// end closes a span, marking it failed when err is.
+func end(span trace.Span, err error) {
+	if err != nil {
+		span.SetStatus(codes.Error, "")
+	}
+	span.End()
+}
 
 // Close releases the bucket.
 func (s *Store) Close() error { return s.bucket.Close() }
@@ -71,9 +97,10 @@ func (s *Store) NewWriter(ctx context.Context, company domain.CompanyID, name, c
 	if err != nil {
 		return nil, err
 	}
+	ctx, span := s.span(ctx, "blob.write", company)
 	// Cancelling this context before Close is how gocloud aborts a write.
 	ctx, cancel := context.WithCancel(ctx)
-	w := &writer{cancel: cancel}
+	w := &writer{cancel: cancel, span: span}
 	if s.root != "" {
 		w.dirs = []string{filepath.Join(s.root, company.String()), s.root}
 	}
@@ -88,6 +115,7 @@ func (s *Store) NewWriter(ctx context.Context, company domain.CompanyID, name, c
 	})
 	if err != nil {
 		cancel()
+		end(span, err)
 		return nil, err
 	}
 	w.w = bw
@@ -102,10 +130,13 @@ type writer struct {
 	dirs   []string // directories whose entries change when the object appears
 	cancel context.CancelFunc
 	failed error
+	span   trace.Span
+	size   int64
 }
 
 func (w *writer) Write(p []byte) (int, error) {
 	n, err := w.buf.Write(p)
+	w.size += int64(n)
 	if err != nil {
 		w.failed = err
 	}
@@ -114,8 +145,12 @@ func (w *writer) Write(p []byte) (int, error) {
 
 // Commit makes the object durable: on local disk the bytes reach the device
 // before the file appears under its name, so a 200 means the upload survives a crash.
-func (w *writer) Commit() error {
+func (w *writer) Commit() (err error) {
 	defer w.cancel()
+	defer func() {
+		w.span.SetAttributes(attribute.Int64("praxis.blob.size", w.size), attribute.Bool("praxis.blob.committed", err == nil))
+		end(w.span, err)
+	}()
 	if w.failed == nil {
 		w.failed = w.buf.Flush()
 	}
@@ -151,7 +186,11 @@ func syncDir(dir string) error {
 	return d.Sync()
 }
 
-func (w *writer) Abort() { w.abort() }
+func (w *writer) Abort() {
+	w.abort()
+	w.span.SetAttributes(attribute.Int64("praxis.blob.size", w.size), attribute.Bool("praxis.blob.committed", false))
+	w.span.End()
+}
 
 func (w *writer) abort() {
 	w.cancel()
@@ -163,10 +202,13 @@ func (s *Store) Open(ctx context.Context, company domain.CompanyID, name string)
 	if err != nil {
 		return nil, err
 	}
+	ctx, span := s.span(ctx, "blob.open", company)
 	r, err := s.bucket.NewReader(ctx, k, nil)
 	if gcerrors.Code(err) == gcerrors.NotFound {
+		span.End()
 		return nil, domain.ErrNotFound
 	}
+	end(span, err)
 	return r, err
 }
 
@@ -175,10 +217,12 @@ func (s *Store) Delete(ctx context.Context, company domain.CompanyID, name strin
 	if err != nil {
 		return err
 	}
+	ctx, span := s.span(ctx, "blob.delete", company)
 	err = s.bucket.Delete(ctx, k)
 	if gcerrors.Code(err) == gcerrors.NotFound {
-		return nil
+		err = nil
 	}
+	end(span, err)
 	return err
 }
 

@@ -71,9 +71,11 @@ func isUploadPath(path string) bool {
 	return strings.HasSuffix(path, "/upload") && (strings.HasPrefix(path, "/api/gdt/") || strings.HasPrefix(path, "/api/sonogdt/"))
 }
 
-// routeOf names the matched route template, never the raw path.
+// routeOf names the matched route template, never the raw path: a request
+// that only the root middleware matched (or nothing: fiber then reports the
+// raw path) is "unmatched". Below a group's guard it is the group's prefix.
 func routeOf(c *fiber.Ctx) string {
-	if r := c.Route(); r != nil && r.Path != "" {
+	if r := c.Route(); r != nil && r.Path != "" && r.Path != "/" && len(r.Handlers) > 0 {
 		return r.Path
 	}
 	return "unmatched"

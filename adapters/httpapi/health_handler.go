@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -12,8 +13,13 @@ import (
 
 // Health serves the Kubernetes probes.
 type Health struct {
-	checks []ports.HealthCheck
+	checks   []ports.HealthCheck
+	draining atomic.Bool
 }
+
+// Drain turns /readyz to 503 for good: the process is shutting down and
+// wants no new requests; /livez stays 200 while in-flight ones finish.
+func (h *Health) Drain() { h.draining.Store(true) }
 
 // NewHealth asks each check on /readyz.
 func NewHealth(checks []ports.HealthCheck) *Health { return &Health{checks: checks} }
@@ -27,6 +33,9 @@ func (h *Health) Register(app *fiber.App) {
 
 // ready answers 503 naming each failing dependency; the reasons go to the log only.
 func (h *Health) ready(c *fiber.Ctx) error {
+	if h.draining.Load() {
+		return c.Status(fiber.StatusServiceUnavailable).JSON(fiber.Map{"status": "shutting_down", "checks": fiber.Map{}})
+	}
 	ctx, cancel := context.WithTimeout(c.UserContext(), 2*time.Second)
 	defer cancel()
 	status, results := fiber.StatusOK, fiber.Map{}

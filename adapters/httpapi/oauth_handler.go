@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/base64"
 	"errors"
 	"net/url"
@@ -9,6 +10,8 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
 
 	"github.com/praxis-health/praxis/domain"
 	"github.com/praxis-health/praxis/ports"
@@ -31,12 +34,20 @@ type OAuthOptions struct {
 
 // OAuth serves the token, revocation, introspection and metadata endpoints.
 type OAuth struct {
-	auth ports.Authorizer
-	opts OAuthOptions
+	auth    ports.Authorizer
+	opts    OAuthOptions
+	issued  metric.Int64Counter
+	refused metric.Int64Counter
 }
 
 // NewOAuth serves auth.
-func NewOAuth(auth ports.Authorizer, opts OAuthOptions) *OAuth { return &OAuth{auth: auth, opts: opts} }
+func NewOAuth(auth ports.Authorizer, opts OAuthOptions, tel Telemetry) *OAuth {
+	meter := tel.withDefaults().Meter.Meter(instrumentation)
+	return &OAuth{auth: auth, opts: opts,
+		issued:  must(meter.Int64Counter("praxis.oauth.tokens.issued", metric.WithDescription("Access tokens issued"))),
+		refused: must(meter.Int64Counter("praxis.oauth.tokens.refused", metric.WithDescription("Token requests refused, by RFC 6749 error code"))),
+	}
+}
 
 func (h *OAuth) Register(app *fiber.App) {
 	app.Post(tokenPath, h.token)
@@ -57,14 +68,14 @@ func (h *OAuth) token(c *fiber.Ctx) error {
 	noStore(c)
 	req, err := readClientRequest(c)
 	if err != nil {
-		return oauthError(c, req, err)
+		return h.refuse(c, req, err)
 	}
 	switch grantType := req.params.Get("grant_type"); grantType {
 	case "client_credentials":
 	case "":
-		return oauthError(c, req, domain.OAuthErrorf(domain.OAuthInvalidRequest, "grant_type is required"))
+		return h.refuse(c, req, domain.OAuthErrorf(domain.OAuthInvalidRequest, "grant_type is required"))
 	default:
-		return oauthError(c, req, domain.OAuthErrorf(domain.OAuthUnsupportedGrantType, "only the client_credentials grant is supported"))
+		return h.refuse(c, req, domain.OAuthErrorf(domain.OAuthUnsupportedGrantType, "only the client_credentials grant is supported"))
 	}
 	tr := ports.TokenRequest{Client: req.client}
 	if req.params.Has("scope") {
@@ -73,8 +84,9 @@ func (h *OAuth) token(c *fiber.Ctx) error {
 	}
 	issued, err := h.auth.IssueToken(c.UserContext(), tr)
 	if err != nil {
-		return oauthError(c, req, err)
+		return h.refuse(c, req, err)
 	}
+	h.issued.Add(context.WithoutCancel(c.UserContext()), 1)
 	return c.JSON(tokenResponse{
 		AccessToken: issued.AccessToken, TokenType: "Bearer",
 		ExpiresIn: int64(issued.ExpiresIn / time.Second), Scope: issued.Scopes.String(),
@@ -205,6 +217,24 @@ func parseBasic(header string) (id, secret string, ok bool) {
 	id, errID := url.QueryUnescape(rawID)
 	secret, errSecret := url.QueryUnescape(rawSecret)
 	return id, secret, errID == nil && errSecret == nil
+}
+
+// refuse answers a failed token request and counts it by its error code.
+func (h *OAuth) refuse(c *fiber.Ctx, req clientRequest, err error) error {
+	code := "server_error"
+	var oe *domain.OAuthError
+	var tooMany *domain.TooManyAttempts
+	var fe *fiber.Error
+	switch {
+	case errors.As(err, &oe):
+		code = oe.Code
+	case errors.As(err, &tooMany):
+		code = "slow_down"
+	case errors.As(err, new(*errParams)), errors.As(err, &fe) && fe.Code < 500:
+		code = domain.OAuthInvalidRequest
+	}
+	h.refused.Add(context.WithoutCancel(c.UserContext()), 1, metric.WithAttributes(attribute.String("error", code)))
+	return oauthError(c, req, err)
 }
 
 // oauthError writes an RFC 6749 §5.2 error; anything that is not a refusal

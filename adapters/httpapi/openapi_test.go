@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"encoding/json"
 	"io"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -15,8 +16,8 @@ import (
 // and the document's messages in step with the domain's.
 func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
 	t.Parallel()
-	app := httpapi.New(httpapi.NewUploads(nil, httpapi.UploadOptions{}), httpapi.NewHealth(nil), httpapi.OpenAPI{},
-		httpapi.NewOAuth(nil, httpapi.OAuthOptions{}), httpapi.NewResources(nil, []httpapi.Section{httpapi.NewCompanySection(nil)}))
+	app := httpapi.New(httpapi.Telemetry{}, httpapi.NewUploads(nil, httpapi.UploadOptions{}, httpapi.Telemetry{}), httpapi.NewHealth(nil), httpapi.OpenAPI{}, httpapi.NewMetrics(http.NotFoundHandler()),
+		httpapi.NewOAuth(nil, httpapi.OAuthOptions{}, httpapi.Telemetry{}), httpapi.NewResources(nil, []httpapi.Section{httpapi.NewCompanySection(nil)}))
 	resp, err := app.Test(httptest.NewRequest("GET", "/api/oauth/v2/openapi.json", nil))
 	if err != nil {
 		t.Fatal(err)

@@ -17,8 +17,8 @@ type Route interface {
 // nonStreamingBodyLimit bounds bodies read whole into memory (everything but uploads).
 const nonStreamingBodyLimit = 1 << 20
 
-// New builds the fiber app with every route.
-func New(routes ...Route) *fiber.App {
+// New builds the fiber app with every route, observed by tel.
+func New(tel Telemetry, routes ...Route) *fiber.App {
 	app := fiber.New(fiber.Config{
 		AppName:               "praxis",
 		DisableStartupMessage: true,
@@ -37,6 +37,7 @@ func New(routes ...Route) *fiber.App {
 		WriteTimeout: time.Minute,
 		IdleTimeout:  2 * time.Minute,
 	})
+	app.Use(observe(tel))
 	for _, r := range routes {
 		r.Register(app)
 	}

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bufio"
+	"context"
 	"encoding/hex"
 	"errors"
 	"io"
@@ -12,6 +13,8 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
 
 	"github.com/praxis-health/praxis/domain"
 	"github.com/praxis-health/praxis/ports"
@@ -36,11 +39,22 @@ type UploadOptions struct {
 type Uploads struct {
 	uploader ports.Uploader
 	opts     UploadOptions
+	bytes    metric.Int64Counter
+	files    metric.Int64Counter
+	refused  metric.Int64Counter
 }
 
 // NewUploads serves the uploader.
-func NewUploads(uploader ports.Uploader, opts UploadOptions) *Uploads {
-	return &Uploads{uploader: uploader, opts: opts}
+func NewUploads(uploader ports.Uploader, opts UploadOptions, tel Telemetry) *Uploads {
+	meter := tel.withDefaults().Meter.Meter(instrumentation)
+	return &Uploads{uploader: uploader, opts: opts,
+		bytes: must(meter.Int64Counter("praxis.upload.bytes", metric.WithUnit("By"),
+			metric.WithDescription("Bytes of files stored by the upload endpoints"))),
+		files: must(meter.Int64Counter("praxis.upload.files",
+			metric.WithDescription("Files stored by the upload endpoints"))),
+		refused: must(meter.Int64Counter("praxis.upload.refused",
+			metric.WithDescription("Upload requests refused, by reason"))),
+	}
 }
 
 func (h *Uploads) Register(app *fiber.App) {
@@ -70,31 +84,50 @@ type uploadResponse struct {
 
 func (h *Uploads) handle(source domain.Source) fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		body := &countingReader{r: io.LimitReader(idleDeadline(c, bodyStream(c), h.opts.IdleTimeout), maxUploadBody)}
-		// Whatever happens, the client gets its answer: the rest of its body is
-		// read (up to the limit), or the connection closes after the response.
-		defer finishBody(c, body)
-
-		ctx := c.UserContext()
-		target, err := h.uploader.Authorize(ctx, ports.UploadCredentials{
-			Company:  uploadHeader(c, "company"),
-			Customer: uploadHeader(c, "customer"),
-			Secret:   uploadHeader(c, "secret"),
-		})
-		if err != nil {
-			return err
+		err := h.upload(c, source)
+		ctx := context.WithoutCancel(c.UserContext())
+		var refusal *domain.UploadRefusal
+		var tooMany *domain.TooManyAttempts
+		switch {
+		case errors.As(err, &refusal):
+			h.refused.Add(ctx, 1, metric.WithAttributes(attribute.String("reason", refusal.Code())))
+		case errors.As(err, &tooMany):
+			h.refused.Add(ctx, 1, metric.WithAttributes(attribute.String("reason", "locked_out")))
 		}
-		// Only an authorised request gets the large read buffer.
-		parts, err := newMultipartSource(c.Get(fiber.HeaderContentType), body)
-		if err != nil {
-			return err
-		}
-		result, err := h.uploader.Store(ctx, target, source, parts)
-		if err != nil {
-			return err
-		}
-		return c.Status(fiber.StatusOK).JSON(toUploadResponse(result), fiber.MIMEApplicationJSONCharsetUTF8)
+		return err
 	}
+}
+
+func (h *Uploads) upload(c *fiber.Ctx, source domain.Source) error {
+	body := &countingReader{r: io.LimitReader(idleDeadline(c, bodyStream(c), h.opts.IdleTimeout), maxUploadBody)}
+	// Whatever happens, the client gets its answer: the rest of its body is
+	// read (up to the limit), or the connection closes after the response.
+	defer finishBody(c, body)
+
+	ctx := c.UserContext()
+	target, err := h.uploader.Authorize(ctx, ports.UploadCredentials{
+		Company:  uploadHeader(c, "company"),
+		Customer: uploadHeader(c, "customer"),
+		Secret:   uploadHeader(c, "secret"),
+	})
+	if err != nil {
+		return err
+	}
+	// Only an authorised request gets the large read buffer.
+	parts, err := newMultipartSource(c.Get(fiber.HeaderContentType), body)
+	if err != nil {
+		return err
+	}
+	result, err := h.uploader.Store(ctx, target, source, parts)
+	if err != nil {
+		return err
+	}
+	bySource := metric.WithAttributes(attribute.String("source", source.String()))
+	for _, f := range result.Files {
+		h.bytes.Add(ctx, f.Size, bySource)
+	}
+	h.files.Add(ctx, int64(len(result.Files)), bySource)
+	return c.Status(fiber.StatusOK).JSON(toUploadResponse(result), fiber.MIMEApplicationJSONCharsetUTF8)
 }
 
 func toUploadResponse(r ports.UploadResult) uploadResponse {

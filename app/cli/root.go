@@ -19,9 +19,6 @@ import (
 	"github.com/praxis-health/praxis/app"
 )
 
-// shutdownGrace is how long in-flight requests get after SIGTERM.
-const shutdownGrace = 30 * time.Second
-
 // Root is the praxis command.
 func Root() *cobra.Command {
 	root := &cobra.Command{
@@ -53,7 +50,6 @@ func serveCmd() *cobra.Command {
 		Use:   "serve",
 		Short: "Migrate (unless PRAXIS_AUTO_MIGRATE=false), then serve HTTP",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			slog.SetDefault(slog.New(slog.NewJSONHandler(cmd.OutOrStdout(), nil)))
 			cfg, err := app.LoadConfig()
 			if err != nil {
 				return err
@@ -83,8 +79,8 @@ func serve(cfg app.Config) error {
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
 	got := <-sig
-	slog.Info("shutting down", "signal", got.String())
-	stopCtx, cancelStop := context.WithTimeout(context.Background(), shutdownGrace)
+	slog.Info("shutting down", "signal", got.String(), "grace", cfg.ShutdownGrace.String())
+	stopCtx, cancelStop := context.WithTimeout(context.Background(), cfg.ShutdownGrace)
 	defer cancelStop()
 	return fxApp.Stop(stopCtx)
 }

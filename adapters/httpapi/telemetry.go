@@ -1,0 +1,122 @@
+package httpapi
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/utils"
+	"github.com/valyala/fasthttp"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
+)
+
+const instrumentation = "github.com/praxis-health/praxis/adapters/httpapi"
+
+// Telemetry instruments the HTTP interface; the zero value records nothing
+// and logs nothing.
+type Telemetry struct {
+	Tracer     trace.TracerProvider
+	Meter      metric.MeterProvider
+	Propagator propagation.TextMapPropagator
+	Logger     *slog.Logger
+}
+
+func (t Telemetry) withDefaults() Telemetry {
+	if t.Tracer == nil {
+		t.Tracer = tracenoop.NewTracerProvider()
+	}
+	if t.Meter == nil {
+		t.Meter = metricnoop.NewMeterProvider()
+	}
+	if t.Propagator == nil {
+		t.Propagator = propagation.NewCompositeTextMapPropagator()
+	}
+	if t.Logger == nil {
+		t.Logger = slog.New(slog.DiscardHandler)
+	}
+	return t
+}
+
+// must panics on an instrument the SDK refuses: only a programming error
+// (an invalid name) makes it do so.
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+// observe is the first middleware: one server span per request named by its
+// route template, the request duration histogram, and one access log line.
+// Only method, route, status, sizes and duration are recorded: never the raw
+// path or query, headers or bodies, which carry secrets and patient data.
+func observe(t Telemetry) fiber.Handler {
+	t = t.withDefaults()
+	tracer := t.Tracer.Tracer(instrumentation)
+	duration := must(t.Meter.Meter(instrumentation).Float64Histogram("http.server.request.duration",
+		metric.WithUnit("s"), metric.WithDescription("Duration of HTTP requests, by route and status"),
+		metric.WithExplicitBucketBoundaries(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)))
+	return func(c *fiber.Ctx) error {
+		start := time.Now()
+		// fiber's strings point into buffers fasthttp reuses: copy what outlives the request.
+		method := utils.CopyString(c.Method())
+		ctx := t.Propagator.Extract(c.UserContext(), requestCarrier{&c.Request().Header})
+		ctx, span := tracer.Start(ctx, method, trace.WithSpanKind(trace.SpanKindServer),
+			trace.WithAttributes(attribute.String("http.request.method", method), attribute.String("url.scheme", utils.CopyString(c.Protocol()))))
+		c.SetUserContext(ctx)
+
+		if err := c.Next(); err != nil {
+			if err := c.App().Config().ErrorHandler(c, err); err != nil {
+				_ = c.SendStatus(fiber.StatusInternalServerError)
+			}
+		}
+		status, route := c.Response().StatusCode(), routeOf(c)
+		span.SetName(method + " " + route)
+		span.SetAttributes(attribute.String("http.route", route), attribute.Int("http.response.status_code", status))
+		if status >= 500 {
+			span.SetStatus(codes.Error, "")
+		}
+		span.End()
+
+		elapsed := time.Since(start)
+		duration.Record(context.WithoutCancel(ctx), elapsed.Seconds(), metric.WithAttributes(
+			attribute.String("http.request.method", method), attribute.String("http.route", route),
+			attribute.Int("http.response.status_code", status)))
+		t.Logger.LogAttrs(ctx, slog.LevelInfo, "request",
+			slog.String("method", method), slog.String("route", route), slog.Int("status", status),
+			slog.Float64("duration_ms", float64(elapsed.Microseconds())/1000),
+			slog.Int("request_bytes", max(c.Request().Header.ContentLength(), 0)),
+			slog.Int("response_bytes", len(c.Response().Body())))
+		// The client can find its request's trace.
+		t.Propagator.Inject(ctx, responseCarrier{&c.Response().Header})
+		return nil
+	}
+}
+
+// requestCarrier reads propagation headers straight from fasthttp.
+type requestCarrier struct{ h *fasthttp.RequestHeader }
+
+func (r requestCarrier) Get(key string) string { return string(r.h.Peek(key)) }
+func (r requestCarrier) Set(key, value string) { r.h.Set(key, value) }
+func (r requestCarrier) Keys() []string {
+	var keys []string
+	r.h.VisitAll(func(k, _ []byte) { keys = append(keys, string(k)) })
+	return keys
+}
+
+type responseCarrier struct{ h *fasthttp.ResponseHeader }
+
+func (r responseCarrier) Get(key string) string { return string(r.h.Peek(key)) }
+func (r responseCarrier) Set(key, value string) { r.h.Set(key, value) }
+func (r responseCarrier) Keys() []string {
+	var keys []string
+	r.h.VisitAll(func(k, _ []byte) { keys = append(keys, string(k)) })
+	return keys
+}
