@@ -2,7 +2,9 @@ package test
 
 import (
 	"bytes"
+	"errors"
 	"io"
+	"net/http"
 	"syscall"
 	"testing"
 	"time"
@@ -27,10 +29,14 @@ func (s *slowReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// SIGTERM stops accepting but lets the upload in flight finish and be kept; then the process exits 0.
+// SIGTERM turns /readyz to 503 at once, keeps serving for
+// PRAXIS_SHUTDOWN_DELAY, stops accepting, lets the upload in flight finish
+// and be kept; then the process exits 0.
 func TestSIGTERMLetsInFlightUploadFinish(t *testing.T) {
 	t.Parallel()
-	s, c, customer := withPatient(t, backends[0], 100*mib)
+	s := startServer(t, backends[0], "PRAXIS_SHUTDOWN_DELAY=1s", "PRAXIS_SHUTDOWN_GRACE=20s")
+	c := s.newCompany(t, 100*mib)
+	customer := s.newCustomer(t, c)
 	body, contentType := multipartBody(t, filePart("gross.pdf", pdfOfSize(15*mib)))
 	slow := &slowReader{r: bytes.NewReader(body), started: make(chan struct{})}
 
@@ -40,6 +46,13 @@ func TestSIGTERMLetsInFlightUploadFinish(t *testing.T) {
 	time.Sleep(150 * time.Millisecond)
 	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if r := s.request(t, "GET", "/readyz", "", ""); r.status != 503 || r.decode(t)["status"] != "shutting_down" {
+		t.Errorf("/readyz during shutdown: %d %s, want 503 shutting_down", r.status, r.body)
+	}
+	if r := s.request(t, "GET", "/livez", "", ""); r.status != 200 {
+		t.Errorf("/livez during shutdown: %d", r.status)
 	}
 	r := <-replies
 	if r.status != 200 || len(r.Files) != 1 || r.Files[0].Size != 15*mib {
@@ -57,4 +70,67 @@ func TestSIGTERMLetsInFlightUploadFinish(t *testing.T) {
 	if st := s.storageOf(t, c.ID); st.files != 1 || st.used != 15*mib || st.objects != 1 {
 		t.Errorf("after shutdown: %+v, want the upload kept", st)
 	}
+}
+
+// A request that outlasts PRAXIS_SHUTDOWN_GRACE does not hold the process:
+// it exits once the grace period is over.
+func TestShutdownGraceBoundsTheExit(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, backends[0], "PRAXIS_SHUTDOWN_GRACE=1s")
+	c := s.newCompany(t, 100*mib)
+	customer := s.newCustomer(t, c)
+	body, contentType := multipartBody(t, filePart("gross.pdf", pdfOfSize(15*mib)))
+	stalled := &stallingReader{r: bytes.NewReader(body[:mib]), started: make(chan struct{})}
+	go func() {
+		req, _ := http.NewRequest("POST", s.url+"/api/gdt/upload", stalled)
+		req.Header.Set("Content-Type", contentType)
+		for k, v := range gdtHeaders(c, customer) {
+			req.Header.Set(k, v)
+		}
+		req.ContentLength = int64(len(body))
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	<-stalled.started
+	time.Sleep(200 * time.Millisecond)
+	began := time.Now()
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-s.exited:
+		if took := time.Since(began); took > 5*time.Second {
+			t.Errorf("exit took %v with a 1s grace period", took)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("a stalled upload held the process past its grace period")
+	}
+	s.exited <- nil
+	close(stalled.release)
+	if st := s.storageOf(t, c.ID); st.files != 0 || st.used != 0 {
+		t.Errorf("the cut-off upload left %+v", st)
+	}
+}
+
+// stallingReader sends its bytes, then blocks until released.
+type stallingReader struct {
+	r       io.Reader
+	started chan struct{}
+	release chan struct{}
+	once    bool
+}
+
+func (s *stallingReader) Read(p []byte) (int, error) {
+	if !s.once {
+		s.once = true
+		s.release = make(chan struct{})
+		close(s.started)
+	}
+	n, err := s.r.Read(p)
+	if errors.Is(err, io.EOF) {
+		<-s.release
+		return n, io.ErrUnexpectedEOF
+	}
+	return n, err
 }
