@@ -2,9 +2,13 @@
 GO            ?= go
 BIN           := bin/praxis
 GOLANGCI_LINT := github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0
+HELM          := helm.sh/helm/v3/cmd/helm@v3.22.0
+KUBE_VALIDATE := sigs.k8s.io/kubectl-validate@v0.0.4
+TOOLS         := $(CURDIR)/bin/tools
+IMAGE         ?= praxis:dev
 FUZZTIME      ?= 30s
 
-.PHONY: build run test lint bench fuzz clean
+.PHONY: build run test tools lint bench fuzz image clean
 
 build:
 	$(GO) build -trimpath -o $(BIN) ./app/cmd/praxis
@@ -15,8 +19,16 @@ run: build
 
 ## test: every test, with the race detector; PostgreSQL/Redis tests use the local servers
 ## or PRAXIS_TEST_POSTGRES_URL / PRAXIS_TEST_REDIS_URL (they skip loudly when unreachable, fail under CI=true)
-test:
-	$(GO) test -race -count=1 ./...
+test: tools
+	PRAXIS_HELM=$(TOOLS)/helm PRAXIS_KUBECTL_VALIDATE=$(TOOLS)/kubectl-validate $(GO) test -race -count=1 ./...
+
+## tools: helm and kubectl-validate (built-in Kubernetes API schemas, offline) for the chart tests,
+## built from the Go module proxy into bin/tools once
+tools: $(TOOLS)/helm $(TOOLS)/kubectl-validate
+$(TOOLS)/helm:
+	GOBIN=$(TOOLS) $(GO) install $(HELM)
+$(TOOLS)/kubectl-validate:
+	GOBIN=$(TOOLS) $(GO) install $(KUBE_VALIDATE)
 
 lint:
 	$(GO) vet ./...
@@ -35,6 +47,10 @@ fuzz:
 	$(GO) test -run=NONE -fuzz=FuzzParseUploadHeaders -fuzztime=$(FUZZTIME) ./domain/
 	$(GO) test -run=NONE -fuzz=FuzzUploadHandler -fuzztime=$(FUZZTIME) ./adapters/httpapi/
 	$(GO) test -run=NONE -fuzz=FuzzTokenEndpoint -fuzztime=$(FUZZTIME) ./adapters/httpapi/
+
+## image: the container image (needs a Docker engine)
+image:
+	docker build -t $(IMAGE) --build-arg VERSION=$$(git describe --always --dirty) .
 
 clean:
 	rm -rf bin

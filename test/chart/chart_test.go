@@ -1,0 +1,283 @@
+// Package chart checks the Helm chart charts/praxis: helm lint, helm template
+// with default, production-like and existing-secret values, the rendered
+// manifests validated offline against the Kubernetes API schemas
+// (kubectl-validate's built-in schemas), and the properties that matter
+// asserted on the manifests. `make tools` installs helm and kubectl-validate
+// from the Go module proxy into bin/tools; without them the tests skip
+// loudly, except under CI=true, where they fail.
+package chart
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+)
+
+const (
+	chartDir    = "../../charts/praxis"
+	kubeVersion = "1.30.0"
+)
+
+// tool finds a binary: $env, else bin/tools/name in the repository.
+func tool(t *testing.T, env, name string) string {
+	t.Helper()
+	path := os.Getenv(env)
+	if path == "" {
+		path, _ = filepath.Abs(filepath.Join("../../bin/tools", name))
+	}
+	if _, err := os.Stat(path); err != nil {
+		msg := fmt.Sprintf("%s not found at %s: run `make tools` (or set %s)", name, path, env)
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true: %s", msg)
+		}
+		fmt.Fprintf(os.Stderr, "\n*** SKIPPING: %s ***\n\n", msg)
+		t.Skip(msg)
+	}
+	return path
+}
+
+func run(t *testing.T, bin string, args ...string) (string, error) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if err != nil {
+		err = fmt.Errorf("%s %s: %w\n%s", filepath.Base(bin), strings.Join(args, " "), err, stderr.String())
+	}
+	return stdout.String(), err
+}
+
+// manifest is one rendered Kubernetes object.
+type manifest map[string]any
+
+func (m manifest) kind() string { s, _ := m["kind"].(string); return s }
+
+// get walks a path of map keys and list indexes ("spec", "template", 0, …).
+func (m manifest) get(path ...any) any {
+	var cur any = map[string]any(m)
+	for _, p := range path {
+		switch k := p.(type) {
+		case string:
+			mm, _ := cur.(map[string]any)
+			cur = mm[k]
+		case int:
+			l, _ := cur.([]any)
+			if k >= len(l) {
+				return nil
+			}
+			cur = l[k]
+		}
+	}
+	return cur
+}
+
+func (m manifest) str(path ...any) string { s, _ := m.get(path...).(string); return s }
+
+// render runs helm template and returns the objects by kind.
+func render(t *testing.T, helm string, values ...string) map[string][]manifest {
+	t.Helper()
+	args := []string{"template", "praxis", chartDir, "--kube-version", kubeVersion}
+	for _, v := range values {
+		args = append(args, "-f", v)
+	}
+	out, err := run(t, helm, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byKind := map[string][]manifest{}
+	dec := yaml.NewDecoder(strings.NewReader(out))
+	for {
+		var m map[string]any // not manifest: yaml.v3 would give nested maps that type too
+		if err := dec.Decode(&m); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatalf("rendered YAML: %v", err)
+		}
+		if m != nil {
+			byKind[manifest(m).kind()] = append(byKind[manifest(m).kind()], m)
+		}
+	}
+	return byKind
+}
+
+var valueSets = map[string][]string{
+	"default":         nil,
+	"production":      {chartDir + "/ci/production-values.yaml"},
+	"existing-secret": {chartDir + "/ci/production-values.yaml", chartDir + "/ci/existing-secret-values.yaml"},
+}
+
+func TestLintAndValidate(t *testing.T) {
+	helm := tool(t, "PRAXIS_HELM", "helm")
+	validate := tool(t, "PRAXIS_KUBECTL_VALIDATE", "kubectl-validate")
+	for name, values := range valueSets {
+		t.Run(name, func(t *testing.T) {
+			args := []string{"lint", "--strict", chartDir, "--kube-version", kubeVersion}
+			for _, v := range values {
+				args = append(args, "-f", v)
+			}
+			if out, err := run(t, helm, args...); err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			// Validate every object against the API schemas of kubeVersion,
+			// offline. The ServiceMonitor is a CRD the built-in schemas lack;
+			// its fields are asserted in TestManifests instead.
+			dir := t.TempDir()
+			n := 0
+			for kind, objs := range render(t, helm, values...) {
+				if kind == "ServiceMonitor" {
+					continue
+				}
+				for _, o := range objs {
+					raw, _ := yaml.Marshal(map[string]any(o))
+					n++
+					if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("%02d-%s.yaml", n, strings.ToLower(kind))), raw, 0o600); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			if out, err := run(t, validate, "--version", "1.30", dir); err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+		})
+	}
+}
+
+func TestManifests(t *testing.T) {
+	helm := tool(t, "PRAXIS_HELM", "helm")
+	for name, values := range valueSets {
+		t.Run(name, func(t *testing.T) {
+			objs := render(t, helm, values...)
+			deployments := objs["Deployment"]
+			if len(deployments) != 1 {
+				t.Fatalf("%d Deployments", len(deployments))
+			}
+			d := deployments[0]
+			c := d.get("spec", "template", "spec", "containers", 0).(map[string]any)
+			container := manifest(c)
+			if container.str("livenessProbe", "httpGet", "path") != "/livez" || container.str("readinessProbe", "httpGet", "path") != "/readyz" ||
+				container.str("startupProbe", "httpGet", "path") == "" {
+				t.Errorf("probes: liveness %q, readiness %q, startup %q", container.str("livenessProbe", "httpGet", "path"),
+					container.str("readinessProbe", "httpGet", "path"), container.str("startupProbe", "httpGet", "path"))
+			}
+			if container.get("args", 0) != "serve" {
+				t.Errorf("the Deployment runs %v, want serve", container.get("args"))
+			}
+
+			// No container of any pod runs as root, or can write its root filesystem.
+			var pods []manifest
+			for _, kind := range []string{"Deployment", "Job"} {
+				for _, o := range objs[kind] {
+					pods = append(pods, manifest(o.get("spec", "template", "spec").(map[string]any)))
+				}
+			}
+			for _, pod := range pods {
+				if pod.get("securityContext", "runAsNonRoot") != true || pod.get("securityContext", "runAsUser") == 0 {
+					t.Errorf("pod security context %v lets a container run as root", pod.get("securityContext"))
+				}
+				for i := 0; pod.get("containers", i) != nil; i++ {
+					sc := manifest(pod.get("containers", i).(map[string]any))
+					if sc.get("securityContext", "readOnlyRootFilesystem") != true || sc.get("securityContext", "allowPrivilegeEscalation") != false ||
+						sc.get("securityContext", "runAsNonRoot") != true || sc.get("securityContext", "capabilities", "drop", 0) != "ALL" {
+						t.Errorf("container %s: security context %v", sc.str("name"), sc.get("securityContext"))
+					}
+					if sc.str("volumeMounts", 0, "mountPath") != "/tmp" {
+						t.Errorf("container %s has no writable /tmp", sc.str("name"))
+					}
+				}
+			}
+
+			config := objs["ConfigMap"][0]
+			existing := name == "existing-secret"
+			switch name {
+			case "default":
+				// The embedded mode: one pod migrates itself, no Job, data on an emptyDir.
+				if len(objs["Job"]) != 0 || config.str("data", "PRAXIS_AUTO_MIGRATE") != "true" {
+					t.Errorf("default values: %d Jobs, PRAXIS_AUTO_MIGRATE %q", len(objs["Job"]), config.str("data", "PRAXIS_AUTO_MIGRATE"))
+				}
+			default:
+				jobs := objs["Job"]
+				if len(jobs) != 1 {
+					t.Fatalf("%d migration Jobs", len(jobs))
+				}
+				job := jobs[0]
+				if job.str("metadata", "annotations", "helm.sh/hook") != "pre-install,pre-upgrade" ||
+					!strings.Contains(job.str("metadata", "annotations", "helm.sh/hook-delete-policy"), "before-hook-creation") {
+					t.Errorf("migration Job annotations %v", job.get("metadata", "annotations"))
+				}
+				if job.get("spec", "template", "spec", "containers", 0, "args", 0) != "migrate" {
+					t.Errorf("the Job runs %v, want migrate", job.get("spec", "template", "spec", "containers", 0, "args"))
+				}
+				if config.str("data", "PRAXIS_AUTO_MIGRATE") != "false" {
+					t.Errorf("serve migrates too: PRAXIS_AUTO_MIGRATE %q", config.str("data", "PRAXIS_AUTO_MIGRATE"))
+				}
+				if config.str("data", "OTEL_EXPORTER_OTLP_ENDPOINT") != "http://otel-collector.observability:4318" {
+					t.Errorf("OTLP endpoint %q", config.str("data", "OTEL_EXPORTER_OTLP_ENDPOINT"))
+				}
+				for _, kind := range []string{"HorizontalPodAutoscaler", "PodDisruptionBudget", "ServiceMonitor", "NetworkPolicy", "ServiceAccount", "Service"} {
+					if kind == "HorizontalPodAutoscaler" && existing {
+						continue // that value set turns autoscaling off
+					}
+					if len(objs[kind]) != 1 {
+						t.Errorf("%d %s objects, want 1", len(objs[kind]), kind)
+					}
+				}
+				if sm := objs["ServiceMonitor"]; len(sm) == 1 && (sm[0].str("spec", "endpoints", 0, "path") != "/metrics" || sm[0].str("spec", "endpoints", 0, "port") != "http") {
+					t.Errorf("ServiceMonitor endpoints %v", sm[0].get("spec", "endpoints"))
+				}
+				secretRef := job.str("spec", "template", "spec", "containers", 0, "envFrom", 0, "secretRef", "name")
+				if existing && secretRef != "praxis-connections" || !existing && secretRef != "praxis-migrate" {
+					t.Errorf("the Job reads Secret %q", secretRef)
+				}
+			}
+
+			secretRef := container.str("envFrom", 1, "secretRef", "name")
+			annotations, _ := d.get("spec", "template", "metadata", "annotations").(map[string]any)
+			if annotations["checksum/config"] == nil {
+				t.Error("no checksum/config annotation: a changed setting would not roll the pods")
+			}
+			if existing {
+				if n := len(objs["Secret"]); n != 0 {
+					t.Errorf("%d Secrets rendered with existingSecret set", n)
+				}
+				if secretRef != "praxis-connections" || annotations["checksum/secret"] != nil {
+					t.Errorf("Deployment reads Secret %q, checksum/secret %v", secretRef, annotations["checksum/secret"])
+				}
+			} else if secretRef != "praxis" || annotations["checksum/secret"] == nil || len(objs["Secret"]) == 0 {
+				t.Errorf("Deployment reads Secret %q, checksum/secret %v, %d Secrets", secretRef, annotations["checksum/secret"], len(objs["Secret"]))
+			}
+		})
+	}
+}
+
+// TestWrongValuesFail: values.schema.json and the chart's own checks refuse
+// values that cannot work, at install time.
+func TestWrongValuesFail(t *testing.T) {
+	helm := tool(t, "PRAXIS_HELM", "helm")
+	prod := chartDir + "/ci/production-values.yaml"
+	for name, args := range map[string][]string{
+		"unknown key":                   {"--set", "replicas=3"},
+		"no replicas":                   {"--set", "replicaCount=0"},
+		"log level":                     {"--set", "config.logLevel=verbose"},
+		"writable root filesystem":      {"--set", "securityContext.readOnlyRootFilesystem=false"},
+		"root allowed":                  {"--set", "podSecurityContext.runAsNonRoot=false"},
+		"shutdown grace in hours":       {"--set", "config.shutdownGrace=1h"},
+		"database URL scheme":           {"-f", prod, "--set", "secrets.databaseURL=mysql://x"},
+		"OTLP protocol":                 {"-f", prod, "--set", "otel.protocol=thrift"},
+		"embedded mode, three replicas": {"--set", "replicaCount=3"},
+		"replicas without Redis":        {"-f", prod, "--set", "secrets.redisURL="},
+		"database without blob store":   {"--set", "secrets.databaseURL=postgres://db/praxis"},
+	} {
+		if out, err := run(t, helm, append([]string{"template", "praxis", chartDir, "--kube-version", kubeVersion}, args...)...); err == nil {
+			t.Errorf("%s: rendered anyway:\n%.300s", name, out)
+		}
+	}
+}
