@@ -2,10 +2,8 @@ package telemetry
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"log/slog"
-	"strings"
 
 	"go.opentelemetry.io/otel/trace"
 )
@@ -14,15 +12,6 @@ import (
 // request's context carries its trace_id and span_id.
 func NewLogger(w io.Writer, level slog.Level) *slog.Logger {
 	return slog.New(traceHandler{slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level})})
-}
-
-// ParseLevel reads PRAXIS_LOG_LEVEL: debug, info, warn or error.
-func ParseLevel(s string) (slog.Level, error) {
-	var l slog.Level
-	if err := l.UnmarshalText([]byte(strings.TrimSpace(s))); err != nil {
-		return 0, fmt.Errorf("PRAXIS_LOG_LEVEL %q: want debug, info, warn or error", s)
-	}
-	return l, nil
 }
 
 type traceHandler struct{ slog.Handler }
