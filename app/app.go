@@ -97,7 +97,8 @@ func openTokenStore(lc fx.Lifecycle, cfg Config, tel *telemetry.Telemetry) (toke
 	lc.Append(fx.StopHook(rdb.Close))
 	// A span per command, without the command's arguments (token hashes,
 	// client ids); pool figures as metrics.
-	if err := redisotel.InstrumentTracing(rdb, redisotel.WithTracerProvider(tel.Tracer), redisotel.WithDBStatement(false)); err != nil {
+	if err := redisotel.InstrumentTracing(rdb, redisotel.WithTracerProvider(tel.Tracer), redisotel.WithDBStatement(false),
+		redisotel.WithCallerEnabled(false)); err != nil {
 		return tokenStores{}, err
 	}
 	if err := redisotel.InstrumentMetrics(rdb, redisotel.WithMeterProvider(tel.Meter)); err != nil {
