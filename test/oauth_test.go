@@ -1,7 +1,11 @@
 package test
 
 import (
+	"bufio"
+	"fmt"
+	"io"
 	"mime/multipart"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -400,4 +404,37 @@ func TestLockout(t *testing.T) {
 			t.Errorf("upload after the lockout: %d %q", r.status, r.Message)
 		}
 	})
+}
+
+// TestRefusedBodyKeepsConnection: a request refused before its body was read
+// (no token, 200 KB body) still gets its 401, and the next request on the
+// same keep-alive connection is served as sent: the unread body is drained,
+// never parsed as a request.
+func TestRefusedBodyKeepsConnection(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, backends[0])
+	conn, err := net.Dial("tcp", strings.TrimPrefix(s.url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	body := strings.Repeat("GET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n", 6000) // ~200 KB of would-be requests
+	fmt.Fprintf(conn, "POST /api/oauth/v2/resource/company HTTP/1.1\r\nHost: x\r\nContent-Type: application/octet-stream\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+	fmt.Fprintf(conn, "GET /livez HTTP/1.1\r\nHost: x\r\n\r\n")
+	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	r := bufio.NewReader(conn)
+	for i, want := range []int{401, 200} {
+		resp, err := http.ReadResponse(r, nil)
+		if err != nil {
+			t.Fatalf("response %d: %v", i+1, err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("response %d: %d, want %d", i+1, resp.StatusCode, want)
+		}
+	}
+	if strings.Contains(s.log.String(), `"route":"unmatched"`) {
+		t.Error("a line of the body was served as a request")
+	}
 }

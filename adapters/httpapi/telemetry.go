@@ -77,6 +77,12 @@ func observe(t Telemetry) fiber.Handler {
 				_ = c.SendStatus(fiber.StatusInternalServerError)
 			}
 		}
+		// A body the handler did not read (a refused request) is read and
+		// dropped, up to a bound, so that the client still sending it gets
+		// the answer instead of a reset; past the bound the connection closes.
+		if stream := c.Context().RequestBodyStream(); stream != nil {
+			drainOrClose(c, stream)
+		}
 		status, route := c.Response().StatusCode(), routeOf(c)
 		span.SetName(method + " " + route)
 		span.SetAttributes(attribute.String("http.route", route), attribute.Int("http.response.status_code", status))
@@ -93,11 +99,20 @@ func observe(t Telemetry) fiber.Handler {
 			slog.String("method", method), slog.String("route", route), slog.Int("status", status),
 			slog.Float64("duration_ms", float64(elapsed.Microseconds())/1000),
 			slog.Int("request_bytes", max(c.Request().Header.ContentLength(), 0)),
-			slog.Int("response_bytes", len(c.Response().Body())))
+			slog.Int("response_bytes", responseSize(c)))
 		// The client can find its request's trace.
 		t.Propagator.Inject(ctx, responseCarrier{&c.Response().Header})
 		return nil
 	}
+}
+
+// responseSize never calls Body() on a streamed response: that would read the
+// whole stream into memory.
+func responseSize(c *fiber.Ctx) int {
+	if c.Response().IsBodyStream() {
+		return max(c.Response().Header.ContentLength(), 0)
+	}
+	return len(c.Response().Body())
 }
 
 // requestCarrier reads propagation headers straight from fasthttp.
