@@ -8,12 +8,10 @@ import (
 	"fmt"
 	"io"
 	"mime/multipart"
-	"net"
 	"net/http"
 	"net/url"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -27,24 +25,6 @@ import (
 	"github.com/praxis-health/praxis/domain"
 	"github.com/praxis-health/praxis/test/testenv"
 )
-
-// lockedBuffer is the server's log output, written by handlers and read by the test.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // TestTracesAndLogs runs the server graph in process with an in-memory span
 // exporter (SQLite, Redis, local files): an upload and an authenticated API
@@ -61,7 +41,7 @@ func TestTracesAndLogs(t *testing.T) {
 	cfg.DatabaseURL = "sqlite:" + filepath.Join(dir, "praxis.db")
 	cfg.BlobURL = "file://" + filepath.Join(dir, "files") + "?create_dir=true&no_tmp_dir=true&metadata=skip"
 	cfg.RedisURL = testenv.RedisURL(t)
-	cfg.HTTPAddr = freeAddr(t)
+	cfg.HTTPAddr = testenv.FreeAddr(t)
 	ctx := context.Background()
 
 	// The practice, its patient and an integrator's client.
@@ -86,7 +66,7 @@ func TestTracesAndLogs(t *testing.T) {
 	_ = adminApp.Stop(ctx)
 
 	exporter := tracetest.NewInMemoryExporter()
-	logs := &lockedBuffer{}
+	logs := &testenv.SyncBuffer{}
 	server := fx.New(app.Options(cfg), fx.NopLogger,
 		fx.Supply(fx.Annotate(exporter, fx.As(new(sdktrace.SpanExporter)))),
 		fx.Supply(&app.LogOutput{Writer: logs}))
@@ -295,14 +275,4 @@ func mustStatus(t *testing.T, req *http.Request, want int) []byte {
 		t.Fatalf("%s %s: %d %s, want %d", req.Method, req.URL.Path, resp.StatusCode, raw, want)
 	}
 	return raw
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }

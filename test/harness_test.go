@@ -10,7 +10,6 @@ import (
 	"io"
 	"io/fs"
 	"mime/multipart"
-	"net"
 	"net/http"
 	"net/textproto"
 	"os"
@@ -18,7 +17,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -78,14 +76,14 @@ type server struct {
 	blobDir string
 	dbURL   string
 	cmd     *exec.Cmd
-	log     *syncBuffer
+	log     *testenv.SyncBuffer
 	exited  chan error
 }
 
 func startServer(t *testing.T, b backend, extraEnv ...string) *server {
 	t.Helper()
-	s := &server{blobDir: filepath.Join(t.TempDir(), "files"), dbURL: b.databaseURL(t), log: &syncBuffer{}}
-	addr := freeAddr(t)
+	s := &server{blobDir: filepath.Join(t.TempDir(), "files"), dbURL: b.databaseURL(t), log: &testenv.SyncBuffer{}}
+	addr := testenv.FreeAddr(t)
 	s.url = "http://" + addr
 	s.env = append(os.Environ(),
 		"PRAXIS_DATABASE_URL="+s.dbURL,
@@ -101,8 +99,8 @@ func startServer(t *testing.T, b backend, extraEnv ...string) *server {
 // token store, as another pod of the same deployment.
 func (s *server) replica(t *testing.T) *server {
 	t.Helper()
-	r := &server{blobDir: s.blobDir, dbURL: s.dbURL, env: s.env, log: &syncBuffer{}}
-	r.launch(t, freeAddr(t))
+	r := &server{blobDir: s.blobDir, dbURL: s.dbURL, env: s.env, log: &testenv.SyncBuffer{}}
+	r.launch(t, testenv.FreeAddr(t))
 	return r
 }
 
@@ -148,34 +146,6 @@ func (s *server) launch(t *testing.T, addr string) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-}
-
-// syncBuffer is the server's output: written by exec's copier, read by tests.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 // praxis runs a praxis subcommand against the server's database and decodes its JSON output.

@@ -67,7 +67,7 @@ func observe(t Telemetry) fiber.Handler {
 		start := time.Now()
 		// fiber's strings point into buffers fasthttp reuses: copy what outlives the request.
 		method := utils.CopyString(c.Method())
-		ctx := t.Propagator.Extract(c.UserContext(), requestCarrier{&c.Request().Header})
+		ctx := t.Propagator.Extract(c.UserContext(), headerCarrier[*fasthttp.RequestHeader]{&c.Request().Header})
 		ctx, span := tracer.Start(ctx, method, trace.WithSpanKind(trace.SpanKindServer),
 			trace.WithAttributes(attribute.String("http.request.method", method), attribute.String("url.scheme", utils.CopyString(c.Protocol()))))
 		c.SetUserContext(ctx)
@@ -101,7 +101,7 @@ func observe(t Telemetry) fiber.Handler {
 			slog.Int("request_bytes", max(c.Request().Header.ContentLength(), 0)),
 			slog.Int("response_bytes", responseSize(c)))
 		// The client can find its request's trace.
-		t.Propagator.Inject(ctx, responseCarrier{&c.Response().Header})
+		t.Propagator.Inject(ctx, headerCarrier[*fasthttp.ResponseHeader]{&c.Response().Header})
 		return nil
 	}
 }
@@ -115,23 +115,20 @@ func responseSize(c *fiber.Ctx) int {
 	return len(c.Response().Body())
 }
 
-// requestCarrier reads propagation headers straight from fasthttp.
-type requestCarrier struct{ h *fasthttp.RequestHeader }
-
-func (r requestCarrier) Get(key string) string { return string(r.h.Peek(key)) }
-func (r requestCarrier) Set(key, value string) { r.h.Set(key, value) }
-func (r requestCarrier) Keys() []string {
-	var keys []string
-	r.h.VisitAll(func(k, _ []byte) { keys = append(keys, string(k)) })
-	return keys
+// fasthttpHeader is what request and response headers of fasthttp share.
+type fasthttpHeader interface {
+	Peek(key string) []byte
+	Set(key, value string)
+	VisitAll(f func(key, value []byte))
 }
 
-type responseCarrier struct{ h *fasthttp.ResponseHeader }
+// headerCarrier lets propagators read and write fasthttp headers directly.
+type headerCarrier[H fasthttpHeader] struct{ h H }
 
-func (r responseCarrier) Get(key string) string { return string(r.h.Peek(key)) }
-func (r responseCarrier) Set(key, value string) { r.h.Set(key, value) }
-func (r responseCarrier) Keys() []string {
+func (c headerCarrier[H]) Get(key string) string { return string(c.h.Peek(key)) }
+func (c headerCarrier[H]) Set(key, value string) { c.h.Set(key, value) }
+func (c headerCarrier[H]) Keys() []string {
 	var keys []string
-	r.h.VisitAll(func(k, _ []byte) { keys = append(keys, string(k)) })
+	c.h.VisitAll(func(k, _ []byte) { keys = append(keys, string(k)) })
 	return keys
 }
