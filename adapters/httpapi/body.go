@@ -9,6 +9,7 @@ import (
 	"mime"
 	"mime/multipart"
 	"net/url"
+	"strings"
 
 	"github.com/gofiber/fiber/v2"
 )
@@ -21,10 +22,10 @@ var errBodyTooLarge = fiber.NewError(fiber.StatusRequestEntityTooLarge, "request
 // the uploads, so fasthttp enforces no limit itself: without this, c.Body()
 // would read whatever a client sends. A longer body closes the connection.
 func readSmallBody(c *fiber.Ctx) ([]byte, error) {
-	stream := c.Context().RequestBodyStream()
-	if stream == nil { // read before: it is kept as the raw body
+	if c.Context().RequestBodyStream() == nil { // read before: it is kept as the raw body
 		return c.Body(), nil
 	}
+	stream := requestBody(c)
 	if c.Request().Header.ContentLength() > nonStreamingBodyLimit {
 		drainOrClose(c, stream)
 		return nil, errBodyTooLarge
@@ -51,6 +52,42 @@ func drainOrClose(c *fiber.Ctx, stream io.Reader) {
 	if err != nil || n == drainLimit {
 		c.Context().SetConnectionClose()
 	}
+}
+
+type bodyKey struct{}
+
+// trackedBody remembers that the request body has ended: fasthttp's chunked
+// body stream, read again after its end, waits for more bytes from the
+// connection instead of answering io.EOF again.
+type trackedBody struct {
+	r    io.Reader
+	done bool
+}
+
+func (b *trackedBody) Read(p []byte) (int, error) {
+	if b.done {
+		return 0, io.EOF
+	}
+	n, err := b.r.Read(p)
+	if err != nil {
+		b.done = true // at the end, or broken: never read again
+	}
+	return n, err
+}
+
+// requestBody is the request body as a stream: the same reader for every
+// caller within one request (handler, then the drain after it).
+func requestBody(c *fiber.Ctx) io.Reader {
+	if b, ok := c.Locals(bodyKey{}).(*trackedBody); ok {
+		return b
+	}
+	s := c.Context().RequestBodyStream()
+	if s == nil {
+		return strings.NewReader("")
+	}
+	b := &trackedBody{r: s}
+	c.Locals(bodyKey{}, b)
+	return b
 }
 
 // errParams is a body that cannot be read as parameters.

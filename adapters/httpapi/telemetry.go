@@ -80,9 +80,7 @@ func observe(t Telemetry) fiber.Handler {
 		// A body the handler did not read (a refused request) is read and
 		// dropped, up to a bound, so that the client still sending it gets
 		// the answer instead of a reset; past the bound the connection closes.
-		if stream := c.Context().RequestBodyStream(); stream != nil {
-			drainOrClose(c, stream)
-		}
+		drainOrClose(c, requestBody(c))
 		status, route := c.Response().StatusCode(), routeOf(c)
 		span.SetName(method + " " + route)
 		span.SetAttributes(attribute.String("http.route", route), attribute.Int("http.response.status_code", status))

@@ -99,7 +99,7 @@ func (h *Uploads) handle(source domain.Source) fiber.Handler {
 }
 
 func (h *Uploads) upload(c *fiber.Ctx, source domain.Source) error {
-	body := &countingReader{r: io.LimitReader(idleDeadline(c, bodyStream(c), h.opts.IdleTimeout), maxUploadBody)}
+	body := &countingReader{r: io.LimitReader(idleDeadline(c, requestBody(c), h.opts.IdleTimeout), maxUploadBody)}
 	// Whatever happens, the client gets its answer: the rest of its body is
 	// read (up to the limit), or the connection closes after the response.
 	defer finishBody(c, body)
@@ -160,15 +160,6 @@ func uploadHeader(c *fiber.Ctx, name string) ports.Header {
 		}
 	}
 	return h
-}
-
-// bodyStream is the request body as a stream; fasthttp hands one to every
-// request when the app streams request bodies.
-func bodyStream(c *fiber.Ctx) io.Reader {
-	if s := c.Context().RequestBodyStream(); s != nil {
-		return s
-	}
-	return strings.NewReader("")
 }
 
 // finishBody reads what the handler left of the body, so that the response is
