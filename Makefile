@@ -10,8 +10,10 @@ FUZZTIME      ?= 30s
 
 .PHONY: build run test tools lint bench fuzz image clean
 
+VERSION       ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
+
 build:
-	$(GO) build -trimpath -o $(BIN) ./app/cmd/praxis
+	$(GO) build -trimpath -ldflags "-X github.com/praxis-health/praxis/app.Version=$(VERSION)" -o $(BIN) ./app/cmd/praxis
 
 ## run: serve on the embedded defaults (SQLite and files under ./data, in-process stores)
 run: build
@@ -50,7 +52,7 @@ fuzz:
 
 ## image: the container image (needs a Docker engine)
 image:
-	docker build -t $(IMAGE) --build-arg VERSION=$$(git describe --always --dirty) .
+	docker build -t $(IMAGE) --build-arg VERSION=$(VERSION) .
 
 clean:
 	rm -rf bin
