@@ -102,7 +102,8 @@ func (h *OAuth) revoke(c *fiber.Ctx) error {
 		err = h.auth.Revoke(c.UserContext(), req.client, req.params.Get("token"))
 	}
 	if err != nil {
-		return oauthError(c, req, err)
+		_, err = oauthError(c, req, err)
+		return err
 	}
 	c.Status(fiber.StatusOK)
 	return nil
@@ -122,12 +123,13 @@ type introspection struct {
 func (h *OAuth) introspect(c *fiber.Ctx) error {
 	noStore(c)
 	req, err := readClientRequest(c)
-	if err != nil {
-		return oauthError(c, req, err)
+	var got ports.Introspection
+	if err == nil {
+		got, err = h.auth.Introspect(c.UserContext(), req.client, req.params.Get("token"))
 	}
-	got, err := h.auth.Introspect(c.UserContext(), req.client, req.params.Get("token"))
 	if err != nil {
-		return oauthError(c, req, err)
+		_, err = oauthError(c, req, err)
+		return err
 	}
 	if !got.Active {
 		return c.JSON(introspection{Active: false})
@@ -221,25 +223,15 @@ func parseBasic(header string) (id, secret string, ok bool) {
 
 // refuse answers a failed token request and counts it by its error code.
 func (h *OAuth) refuse(c *fiber.Ctx, req clientRequest, err error) error {
-	code := "server_error"
-	var oe *domain.OAuthError
-	var tooMany *domain.TooManyAttempts
-	var fe *fiber.Error
-	switch {
-	case errors.As(err, &oe):
-		code = oe.Code
-	case errors.As(err, &tooMany):
-		code = "slow_down"
-	case errors.As(err, new(*errParams)), errors.As(err, &fe) && fe.Code < 500:
-		code = domain.OAuthInvalidRequest
-	}
+	code, err := oauthError(c, req, err)
 	h.refused.Add(context.WithoutCancel(c.UserContext()), 1, metric.WithAttributes(attribute.String("error", code)))
-	return oauthError(c, req, err)
+	return err
 }
 
-// oauthError writes an RFC 6749 §5.2 error; anything that is not a refusal
-// goes on to the app's error handler as a 500.
-func oauthError(c *fiber.Ctx, req clientRequest, err error) error {
+// oauthError writes an RFC 6749 §5.2 error and returns its code; anything
+// that is not a refusal goes on to the app's error handler as a 500, with
+// the code "server_error".
+func oauthError(c *fiber.Ctx, req clientRequest, err error) (string, error) {
 	var (
 		oe       *domain.OAuthError
 		tooMany  *domain.TooManyAttempts
@@ -265,9 +257,9 @@ func oauthError(c *fiber.Ctx, req clientRequest, err error) error {
 	case errors.As(err, &fe) && fe.Code < 500:
 		status, oe = fe.Code, domain.OAuthErrorf(domain.OAuthInvalidRequest, "%s", fe.Message)
 	default:
-		return err
+		return "server_error", err
 	}
-	return c.Status(status).JSON(fiber.Map{"error": oe.Code, "error_description": oe.Description})
+	return oe.Code, c.Status(status).JSON(fiber.Map{"error": oe.Code, "error_description": oe.Description})
 }
 
 // noStore keeps tokens and their errors out of every cache (RFC 6749 §5.1).

@@ -74,16 +74,9 @@ func (o *OAuth) IssueToken(ctx context.Context, req ports.TokenRequest) (ports.I
 // store is in-process (not shared with the admin command that revokes
 // clients) is the client's state read from the database as well.
 func (o *OAuth) Authenticate(ctx context.Context, token string) (domain.Grant, error) {
-	if token == "" || len(token) > maxTokenLength {
-		return domain.Grant{}, domain.ErrNotFound
-	}
-	hash := domain.Secret(token).Hash()
-	grant, err := o.tokens.Lookup(ctx, hash)
+	_, grant, err := o.liveGrant(ctx, token)
 	if err != nil {
 		return domain.Grant{}, err
-	}
-	if !o.now().Before(grant.ExpiresAt) {
-		return domain.Grant{}, domain.ErrNotFound
 	}
 	if !o.tokens.Shared() {
 		client, err := o.clients.Get(ctx, grant.ClientID)
@@ -122,20 +115,34 @@ func (o *OAuth) ownToken(ctx context.Context, cred ports.ClientCredentials, toke
 	if token == "" {
 		return nil, ports.Introspection{}, domain.OAuthErrorf(domain.OAuthInvalidRequest, "the token parameter is required")
 	}
-	if len(token) > maxTokenLength {
-		return nil, ports.Introspection{}, nil
-	}
-	hash := domain.Secret(token).Hash()
-	grant, err := o.tokens.Lookup(ctx, hash)
+	hash, grant, err := o.liveGrant(ctx, token)
 	switch {
 	case errors.Is(err, domain.ErrNotFound):
 		return hash, ports.Introspection{}, nil
 	case err != nil:
 		return nil, ports.Introspection{}, fmt.Errorf("look up token: %w", err)
-	case grant.ClientID != client.ID || !o.now().Before(grant.ExpiresAt):
+	case grant.ClientID != client.ID:
 		return hash, ports.Introspection{}, nil
 	}
 	return hash, ports.Introspection{Active: true, Grant: grant}, nil
+}
+
+// liveGrant looks a presented token up by its hash: domain.ErrNotFound for
+// one that is unknown, expired, or too long to be one we issued (which is
+// refused before it is hashed). The hash is nil for such a token.
+func (o *OAuth) liveGrant(ctx context.Context, token string) ([]byte, domain.Grant, error) {
+	if token == "" || len(token) > maxTokenLength {
+		return nil, domain.Grant{}, domain.ErrNotFound
+	}
+	hash := domain.Secret(token).Hash()
+	grant, err := o.tokens.Lookup(ctx, hash)
+	if err != nil {
+		return hash, domain.Grant{}, err
+	}
+	if !o.now().Before(grant.ExpiresAt) {
+		return hash, domain.Grant{}, domain.ErrNotFound
+	}
+	return hash, grant, nil
 }
 
 // clientAuthFailed is the one answer to every failed client authentication,
