@@ -46,8 +46,6 @@ type ClientRepository interface {
 	// company, so this one lookup cannot carry a company. domain.ErrNotFound
 	// when there is no such client.
 	Get(ctx context.Context, id domain.ClientID) (domain.Client, error)
-	// ListByCompany lists the company's clients, revoked ones included.
-	ListByCompany(ctx context.Context, company domain.CompanyID) ([]domain.Client, error)
 	// Revoke marks the client revoked; domain.ErrNotFound for an unknown id.
 	Revoke(ctx context.Context, id domain.ClientID, at time.Time) error
 }

@@ -64,15 +64,6 @@ func (r *ClientRepository) Get(ctx context.Context, id domain.ClientID) (domain.
 	return row.toDomain()
 }
 
-func (r *ClientRepository) ListByCompany(ctx context.Context, company domain.CompanyID) ([]domain.Client, error) {
-	var rows []clientRow
-	err := conn(ctx, r.db).NewSelect().Model(&rows).Where("company_id = ?", uuid.UUID(company)).OrderExpr("created_at, id").Scan(ctx)
-	if err != nil {
-		return nil, translate(err)
-	}
-	return toDomainAll[domain.Client](rows)
-}
-
 // Revoke keeps the first revocation time when run again.
 func (r *ClientRepository) Revoke(ctx context.Context, id domain.ClientID, at time.Time) error {
 	res, err := conn(ctx, r.db).NewUpdate().Model((*clientRow)(nil)).

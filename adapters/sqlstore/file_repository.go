@@ -81,7 +81,15 @@ func (r *FileRepository) ListByCustomer(ctx context.Context, company domain.Comp
 	if err != nil {
 		return nil, translate(err)
 	}
-	return toDomainAll[domain.File](rows)
+	files := make([]domain.File, 0, len(rows))
+	for _, row := range rows {
+		f, err := row.toDomain()
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, f)
+	}
+	return files, nil
 }
 
 func (r *FileRepository) KnownStorageKeys(ctx context.Context, company domain.CompanyID, keys []string) (map[string]bool, error) {

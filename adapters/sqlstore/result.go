@@ -20,21 +20,3 @@ func affectedOne(res sql.Result, err error) error {
 	}
 	return nil
 }
-
-// row is a scanned row that converts to its domain type.
-type row[D any] interface {
-	toDomain() (D, error)
-}
-
-// toDomainAll converts scanned rows, stopping at the first that does not convert.
-func toDomainAll[D any, R row[D]](rows []R) ([]D, error) {
-	out := make([]D, 0, len(rows))
-	for _, r := range rows {
-		d, err := r.toDomain()
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, d)
-	}
-	return out, nil
-}
