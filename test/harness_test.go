@@ -284,15 +284,25 @@ func (s *server) upload(t *testing.T, path string, headers map[string]string, pa
 	return s.post(t, path, contentType, headers, bytes.NewReader(body))
 }
 
-func (s *server) post(t *testing.T, path, contentType string, headers map[string]string, body io.Reader) uploadReply {
-	t.Helper()
+// newPost builds a POST of body to path with the given headers; it needs no
+// *testing.T, so goroutines that must not call t.Fatal can use it.
+func (s *server) newPost(path, contentType string, headers map[string]string, body io.Reader) (*http.Request, error) {
 	req, err := http.NewRequest(http.MethodPost, s.url+path, body)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	req.Header.Set("Content-Type", contentType)
 	for k, v := range headers {
 		req.Header.Set(k, v)
+	}
+	return req, nil
+}
+
+func (s *server) post(t *testing.T, path, contentType string, headers map[string]string, body io.Reader) uploadReply {
+	t.Helper()
+	req, err := s.newPost(path, contentType, headers, body)
+	if err != nil {
+		t.Fatal(err)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

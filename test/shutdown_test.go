@@ -48,12 +48,11 @@ func TestSIGTERMLetsInFlightUploadFinish(t *testing.T) {
 		err    error
 	}
 	replies := make(chan result, 1)
+	req, err := s.newPost("/api/gdt/upload", contentType, gdtHeaders(c, customer), slow)
+	if err != nil {
+		t.Fatal(err)
+	}
 	go func() {
-		req, _ := http.NewRequest(http.MethodPost, s.url+"/api/gdt/upload", slow)
-		req.Header.Set("Content-Type", contentType)
-		for k, v := range gdtHeaders(c, customer) {
-			req.Header.Set(k, v)
-		}
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			replies <- result{err: err}
@@ -102,13 +101,12 @@ func TestShutdownGraceBoundsTheExit(t *testing.T) {
 	customer := s.newCustomer(t, c)
 	body, contentType := multipartBody(t, filePart("gross.pdf", pdfOfSize(15*mib)))
 	stalled := &stallingReader{r: bytes.NewReader(body[:mib]), started: make(chan struct{})}
+	req, err := s.newPost("/api/gdt/upload", contentType, gdtHeaders(c, customer), stalled)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.ContentLength = int64(len(body))
 	go func() {
-		req, _ := http.NewRequest("POST", s.url+"/api/gdt/upload", stalled)
-		req.Header.Set("Content-Type", contentType)
-		for k, v := range gdtHeaders(c, customer) {
-			req.Header.Set(k, v)
-		}
-		req.ContentLength = int64(len(body))
 		if resp, err := http.DefaultClient.Do(req); err == nil {
 			resp.Body.Close()
 		}
