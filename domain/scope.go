@@ -5,17 +5,6 @@ import (
 	"strings"
 )
 
-// Sections are the parts of the resource API (CONTRACT §4), by their path slug.
-// Each has a read and a write scope; this list is the one place they are named.
-var Sections = []string{
-	"booking", "locations", "users", "services", "service-assignments", "appointments",
-	"customers", "notes", "medical-fee-services", "diagnoses", "files", "anamneses",
-	"measurements", "long-term-medications", "sports-exemptions", "referrals", "regulations",
-	"visit-confirmations", "incoming-referrals", "doctor-letters", "patient-letters",
-	"medical-transports", "lab-results", "illness-notifications", "health-notifications",
-	"invoices", "cash-revenues", "fee-notes", "tenants", "company",
-}
-
 // Scope is one permission: "<section>:read" or "<section>:write".
 type Scope string
 
@@ -30,7 +19,7 @@ var ScopeCompanyRead = ReadScope("company")
 func AllScopes() Scopes {
 	out := make(Scopes, 0, 2*len(Sections))
 	for _, s := range Sections {
-		out = append(out, ReadScope(s), WriteScope(s))
+		out = append(out, ReadScope(s.Slug), WriteScope(s.Slug))
 	}
 	return out
 }
@@ -38,7 +27,7 @@ func AllScopes() Scopes {
 // Known reports whether s is in the catalogue.
 func (s Scope) Known() bool {
 	section, access, ok := strings.Cut(string(s), ":")
-	return ok && (access == "read" || access == "write") && slices.Contains(Sections, section)
+	return ok && (access == "read" || access == "write") && SectionBySlug(section) != nil
 }
 
 // Scopes is a set of scopes without duplicates, kept in the order first given.

@@ -1,0 +1,304 @@
+package domain
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"strconv"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// Shape is what a kind's objects hang on, which decides its storage and filters.
+type Shape int
+
+const (
+	// ShapeCustomer is the customers section: integer ids, the tenant's patients.
+	ShapeCustomer Shape = iota + 1
+	// ShapeRecord belongs to one customer: listed by ?customer_id=, kept in the records table.
+	ShapeRecord
+)
+
+// RuleContext is what rules are judged against: the moment, and the
+// company's zone, in which "today" and "the future" are read.
+type RuleContext struct {
+	Now  time.Time
+	Zone *time.Location
+}
+
+// Today is the company's current civil date.
+func (rc RuleContext) Today() Date { return DateOf(rc.Now, rc.Zone) }
+
+// Payload is the body of one kind's objects: a plain struct whose tags state
+// its field rules. The hooks add what tags cannot.
+type Payload interface {
+	// normalize sets defaults and server-computed fields.
+	normalize(rc RuleContext)
+	// check adds the rules a schema cannot state: checksums done by formats,
+	// these are cross-field rules and dates judged against today.
+	check(rc RuleContext, errs *FieldErrors)
+	// refs names the objects the payload references, to be looked up in the company.
+	refs() []Ref
+	// customer is the customer the object belongs to; nil for customers themselves.
+	customer() *CustomerID
+}
+
+// Kind is one generic section: a payload type and its schemas.
+type Kind struct {
+	Slug  string
+	Shape Shape
+	// Patch is true where PATCH (a JSON merge patch, validated whole) is offered.
+	Patch bool
+	// Immutable lists fields a PATCH may not change.
+	Immutable []string
+	// Example is a valid create body; $CUSTOMER, $USER and $DIAGNOSIS stand for ids of the company.
+	Example string
+
+	schemas    *Schemas
+	newPayload func() Payload
+}
+
+// Schemas of the kind's payload, for the OpenAPI document.
+func (k *Kind) Schemas() *Schemas { return k.schemas }
+
+func newKind[T any, PT interface {
+	*T
+	Payload
+}](slug string, shape Shape, example string) *Kind {
+	idSchema := map[string]any{"type": "string", "format": "uuid"}
+	if shape == ShapeCustomer {
+		idSchema = map[string]any{"type": "integer", "minimum": 1, "maximum": MaxCustomerID}
+	}
+	s, err := reflectSchemas(reflect.TypeFor[T](), idSchema)
+	if err != nil {
+		panic(err) // the payload types are ours: a broken tag is a programming error
+	}
+	return &Kind{Slug: slug, Shape: shape, Example: example, schemas: s, newPayload: func() Payload { return PT(new(T)) }}
+}
+
+// Object is a validated, normalized payload ready to store.
+type Object struct {
+	// JSON is the payload as answered: every field, null where absent.
+	JSON     []byte
+	Customer *CustomerID
+	Refs     []Ref
+	payload  Payload
+}
+
+// Decode validates a create body and normalizes it. Every failing field is
+// reported at once, as *ValidationErrors.
+func (k *Kind) Decode(body []byte, rc RuleContext) (Object, error) {
+	p := k.newPayload()
+	if err := k.schemas.decodeInput(body, p); err != nil {
+		return Object{}, err
+	}
+	localize(reflect.ValueOf(p), rc.Zone)
+	p.normalize(rc)
+	var errs FieldErrors
+	p.check(rc, &errs)
+	if err := errs.Err(); err != nil {
+		return Object{}, err
+	}
+	raw, err := json.Marshal(p)
+	if err != nil {
+		return Object{}, err
+	}
+	return Object{JSON: raw, Customer: p.customer(), Refs: p.refs(), payload: p}, nil
+}
+
+// Merge applies a JSON merge patch (RFC 7386) to a stored payload and
+// validates the result whole, as a create would be. Server fields and
+// immutable fields may not be changed.
+func (k *Kind) Merge(stored, patch []byte, rc RuleContext) (Object, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(patch))
+	p, ok := doc.(map[string]any)
+	if err != nil || !ok {
+		return Object{}, FieldErrors{{"", "the body must be one JSON merge patch object"}}.Err()
+	}
+	var base map[string]any
+	if err := json.Unmarshal(stored, &base); err != nil {
+		return Object{}, err
+	}
+	var errs FieldErrors
+	for _, f := range append(append([]string{"id", "created_at", "updated_at"}, k.schemas.server...), k.Immutable...) {
+		if _, touched := p[f]; touched && !equalJSON(p[f], base[f]) {
+			errs.Add(f, "cannot be changed")
+		}
+		delete(p, f)
+	}
+	if len(errs) > 0 {
+		return Object{}, errs.Err()
+	}
+	for _, f := range k.schemas.server {
+		delete(base, f)
+	}
+	merged, err := json.Marshal(mergePatch(base, p))
+	if err != nil {
+		return Object{}, err
+	}
+	return k.Decode(merged, rc)
+}
+
+// mergePatch is RFC 7386: objects merge member by member, null removes, anything else replaces.
+func mergePatch(target any, patch any) any {
+	p, ok := patch.(map[string]any)
+	if !ok {
+		return patch
+	}
+	t, ok := target.(map[string]any)
+	if !ok {
+		t = map[string]any{}
+	}
+	for k, v := range p {
+		if v == nil {
+			delete(t, k)
+			continue
+		}
+		t[k] = mergePatch(t[k], v)
+	}
+	return t
+}
+
+func equalJSON(a, b any) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return bytes.Equal(x, y)
+}
+
+// localize turns every DateTime into the company's zone and every nil slice
+// into an empty one: answers give instants in the company's offset and
+// never a null list.
+func localize(v reflect.Value, zone *time.Location) {
+	switch v.Kind() {
+	case reflect.Pointer:
+		if !v.IsNil() {
+			localize(v.Elem(), zone)
+		}
+	case reflect.Struct:
+		if dt, ok := v.Addr().Interface().(*DateTime); ok {
+			dt.Time = dt.In(zone)
+			return
+		}
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() {
+				localize(v.Field(i), zone)
+			}
+		}
+	case reflect.Slice:
+		if v.IsNil() {
+			v.Set(reflect.MakeSlice(v.Type(), 0, 0))
+		}
+		for i := range v.Len() {
+			localize(v.Index(i), zone)
+		}
+	}
+}
+
+// Ref is a reference from a payload field to another object of the company.
+type Ref struct {
+	Field   string // body path, for the 422
+	Section string // the referenced section's slug
+	ID      string
+	// SameCustomer requires the referenced object to belong to the payload's customer.
+	SameCustomer bool
+	// Rule, when set, judges the target further; a non-empty answer refuses it.
+	Rule func(RefTarget) string
+}
+
+// RefTarget is what a store knows of a referenced, live object.
+type RefTarget struct {
+	Customer *CustomerID
+	// Attrs are its stored fields (a record's payload, a file's columns).
+	Attrs map[string]any
+}
+
+// CheckRefs judges refs against the targets found, by section and id: an
+// absent target is missing (or another company's, which looks the same).
+func CheckRefs(refs []Ref, customer *CustomerID, found map[string]map[string]RefTarget) error {
+	var errs FieldErrors
+	for _, r := range refs {
+		t, ok := found[r.Section][r.ID]
+		switch {
+		case !ok:
+			errs.Add(r.Field, "names no "+singular(r.Section)+" of this company")
+		case r.SameCustomer && (customer == nil || t.Customer == nil || *t.Customer != *customer):
+			errs.Add(r.Field, "must belong to the same customer")
+		case r.Rule != nil:
+			if msg := r.Rule(t); msg != "" {
+				errs.Add(r.Field, msg)
+			}
+		}
+	}
+	return errs.Err()
+}
+
+func singular(section string) string {
+	switch section {
+	case "customers":
+		return "customer"
+	case "users":
+		return "user"
+	case "files":
+		return "file"
+	case "appointments":
+		return "appointment"
+	case "diagnoses":
+		return "diagnosis"
+	case "illness-notifications":
+		return "illness notification"
+	}
+	return "object of " + section
+}
+
+// RenderObject is the answer for one object: the id, the payload's fields,
+// then the envelope's times in UTC. payload is a JSON object.
+func RenderObject(id string, numericID bool, payload []byte, created, updated time.Time) []byte {
+	b := make([]byte, 0, len(payload)+120)
+	b = append(b, `{"id":`...)
+	if numericID {
+		b = append(b, id...)
+	} else {
+		b = strconv.AppendQuote(b, id)
+	}
+	if inner := bytes.TrimSpace(payload); len(inner) > 2 {
+		b = append(b, ',')
+		b = append(b, inner[1:len(inner)-1]...)
+	}
+	b = append(b, `,"created_at":"`...)
+	b = created.UTC().AppendFormat(b, time.RFC3339)
+	b = append(b, `","updated_at":"`...)
+	b = updated.UTC().AppendFormat(b, time.RFC3339)
+	return append(b, `"}`...)
+}
+
+// RenderTombstone is a deleted object as include_deleted lists it.
+func RenderTombstone(id string, numericID bool, deleted time.Time) []byte {
+	b := []byte(`{"id":`)
+	if numericID {
+		b = append(b, id...)
+	} else {
+		b = strconv.AppendQuote(b, id)
+	}
+	b = append(b, `,"deleted":true,"deleted_at":"`...)
+	b = deleted.UTC().AppendFormat(b, time.RFC3339)
+	return append(b, `"}`...)
+}
+
+// Effect is a change a write makes to another object of the same company:
+// fields set on its stored payload, in the same transaction.
+type Effect struct {
+	Section string
+	ID      string
+	Set     map[string]any
+}
+
+type effector interface{ effects(id string) []Effect }
+
+// Effects are the changes creating the object under id makes elsewhere.
+func (o Object) Effects(id string) []Effect {
+	if e, ok := o.payload.(effector); ok {
+		return e.effects(id)
+	}
+	return nil
+}

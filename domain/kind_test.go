@@ -1,0 +1,219 @@
+package domain_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/praxis-health/praxis/domain"
+)
+
+var vienna, _ = time.LoadLocation("Europe/Vienna")
+
+// rc is a fixed moment after every example's dates.
+var rc = domain.RuleContext{Now: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC), Zone: vienna}
+
+// ExampleBody fills a kind's example with ids.
+func exampleBody(k *domain.Kind) string {
+	r := strings.NewReplacer("$CUSTOMER", "1042", "$USER", "019bc0e2-1280-781f-a8e2-5d940ed90475",
+		"$DIAGNOSIS", "019cd6cf-68f8-70c6-a6a3-a4506513270e")
+	return r.Replace(k.Example)
+}
+
+func fieldsOf(t *testing.T, err error) map[string]string {
+	t.Helper()
+	fe, ok := domain.AsFieldErrors(err)
+	if !ok {
+		t.Fatalf("want field errors, got %v", err)
+	}
+	out := map[string]string{}
+	for _, e := range fe {
+		out[e.Field] = e.Message
+	}
+	return out
+}
+
+func TestEveryKindAcceptsItsExampleAndNamesEachMissingRequiredField(t *testing.T) {
+	t.Parallel()
+	for _, k := range domain.Kinds() {
+		t.Run(k.Slug, func(t *testing.T) {
+			t.Parallel()
+			body := exampleBody(k)
+			obj, err := k.Decode([]byte(body), rc)
+			if err != nil {
+				t.Fatalf("example refused: %v", err)
+			}
+			var answered map[string]any
+			if err := json.Unmarshal(obj.JSON, &answered); err != nil {
+				t.Fatal(err)
+			}
+			props := k.Schemas().Output["properties"].(map[string]any)
+			for name := range props {
+				if _, ok := answered[name]; !ok && name != "id" && name != "created_at" && name != "updated_at" {
+					t.Errorf("answer lacks field %s", name)
+				}
+			}
+			required, _ := k.Schemas().Input["required"].([]any)
+			if len(required) == 0 {
+				t.Fatal("no required field in the input schema")
+			}
+			for _, f := range required {
+				var doc map[string]any
+				_ = json.Unmarshal([]byte(body), &doc)
+				doc[f.(string)] = nil // null on create means absent
+				blanked, _ := json.Marshal(doc)
+				_, err := k.Decode(blanked, rc)
+				if msg, ok := fieldsOf(t, err)[f.(string)]; !ok || msg != "is required" {
+					t.Errorf("blanking %s: errors %v", f, err)
+				}
+			}
+		})
+	}
+}
+
+func TestDecodeReportsEveryFieldAtOnceWithoutValues(t *testing.T) {
+	t.Parallel()
+	body := `{"customer_id":0,"text":"   ","noted_on":"2999-01-01","title":"Secret\u0007Title","nope":1,"user_id":"ABC"}`
+	_, err := domain.KindOf("notes").Decode([]byte(body), rc)
+	got := fieldsOf(t, err)
+	for _, f := range []string{"customer_id", "text", "title", "nope", "user_id"} {
+		if _, ok := got[f]; !ok {
+			t.Errorf("no error for %s in %v", f, got)
+		}
+	}
+	if strings.Contains(err.Error(), "Secret") || strings.Contains(err.Error(), "ABC") {
+		t.Errorf("a message repeats a value: %v", err)
+	}
+	// noted_on passes the schema; its rule is checked once the schema holds.
+	_, err = domain.KindOf("notes").Decode([]byte(`{"customer_id":1,"text":"x","noted_on":"2999-01-01"}`), rc)
+	if got := fieldsOf(t, err); got["noted_on"] != "must not be in the future" {
+		t.Errorf("noted_on: %v", got)
+	}
+}
+
+func TestKindRules(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		kind, body, field string
+	}{
+		{"customers", `{"first_name":"A","last_name":"B","birth_date":"1980-01-01","svnr":"1237010181"}`, "svnr"},
+		{"customers", `{"first_name":"A","last_name":"B","birth_date":"1980-01-01","kvnr":"A123456789"}`, "kvnr"},
+		{"customers", `{"first_name":"A","last_name":"B","birth_date":"1980-01-01","iban":"AT611904300234573202"}`, "iban"},
+		{"customers", `{"first_name":"A","last_name":"B","birth_date":"1899-12-31"}`, "birth_date"},
+		{"customers", `{"first_name":"A","last_name":"B","birth_date":"1980-01-01","phone":"0664 123"}`, "phone"},
+		{"customers", `{"first_name":"A","last_name":"B","birth_date":"1980-01-01","email":"Anna <a@b.at>"}`, "email"},
+		{"customers", `{"first_name":"A","last_name":"B","birth_date":"1980-01-01","address":{"street":"S","postal_code":"123","city":"W"}}`, "address.postal_code"},
+		{"customers", `{"first_name":"A","last_name":"B","birth_date":"1980-01-01","insurer":"oegk","insurer_name":"X"}`, "insurer_name"},
+		{"diagnoses", `{"customer_id":1}`, "text"},
+		{"diagnoses", `{"customer_id":1,"icd10_code":"i10"}`, "icd10_code"},
+		{"diagnoses", `{"customer_id":1,"text":"x","code_system":"icd10_gm"}`, "code_system"},
+		{"measurements", `{"customer_id":1,"measured_at":"2026-03-10T09:00:00","type":"pulse","value":"70","unit":"/min"}`, "measured_at"},
+		{"measurements", `{"customer_id":1,"measured_at":"2026-03-10T09:00:00Z","type":"pulse","value":"700","unit":"/min"}`, "value"},
+		{"measurements", `{"customer_id":1,"measured_at":"2026-03-10T09:00:00Z","type":"pulse","value":"70","unit":"kg"}`, "unit"},
+		{"measurements", `{"customer_id":1,"measured_at":"2026-03-10T09:00:00Z","type":"pulse","value":"70","unit":"/min","loinc_code":"8310-5"}`, "loinc_code"},
+		{"measurements", `{"customer_id":1,"measured_at":"2026-03-10T09:00:00Z","type":"other","value":"1","unit":"x"}`, "name"},
+		{"measurements", `{"customer_id":1,"measured_at":"2026-03-10T09:00:00Z","type":"blood_pressure","components":[{"code":"8480-6","value":"80","unit":"mm[Hg]"},{"code":"8462-4","value":"90","unit":"mm[Hg]"}]}`, "components"},
+		{"long-term-medications", `{"customer_id":1,"name":"X","pzn":"1234563"}`, "pzn"},
+		{"long-term-medications", `{"customer_id":1,"name":"X","started_on":"2026-02-01","ended_on":"2026-01-01"}`, "ended_on"},
+		{"sports-exemptions", `{"customer_id":1,"user_id":"019bc0e2-1280-781f-a8e2-5d940ed90475","valid_from":"2026-03-01","scope":"partial"}`, "allowed_activities"},
+		{"regulations", `{"customer_id":1,"user_id":"019bc0e2-1280-781f-a8e2-5d940ed90475","type":"imaging","items":[{"description":"X"}],"sessions":3}`, "diagnosis_ids"},
+		{"regulations", `{"customer_id":1,"user_id":"019bc0e2-1280-781f-a8e2-5d940ed90475","type":"imaging","items":[{"description":"X"}],"sessions":3,"diagnosis_ids":["019cd6cf-68f8-70c6-a6a3-a4506513270e"]}`, "sessions"},
+		{"regulations", `{"customer_id":1,"user_id":"019bc0e2-1280-781f-a8e2-5d940ed90475","type":"medication","items":[{"description":"X","code":"1234563"}],"diagnosis_ids":["019cd6cf-68f8-70c6-a6a3-a4506513270e"]}`, "items[0].code"},
+		{"regulations", `{"customer_id":1,"user_id":"019bc0e2-1280-781f-a8e2-5d940ed90475","type":"lab","items":[],"diagnosis_ids":["019cd6cf-68f8-70c6-a6a3-a4506513270e"]}`, "items"},
+		{"visit-confirmations", `{"customer_id":1,"user_id":"019bc0e2-1280-781f-a8e2-5d940ed90475","visit_date":"2026-03-01","diagnosis_ids":["019cd6cf-68f8-70c6-a6a3-a4506513270e"]}`, "diagnosis_ids"},
+		{"visit-confirmations", `{"customer_id":1,"user_id":"019bc0e2-1280-781f-a8e2-5d940ed90475","visit_date":"2026-03-01","time_from":"10:00"}`, "time_to"},
+		{"doctor-letters", `{"customer_id":1,"user_id":"019bc0e2-1280-781f-a8e2-5d940ed90475","subject":"S"}`, "text"},
+		{"patient-letters", `{"customer_id":1,"user_id":"019bc0e2-1280-781f-a8e2-5d940ed90475","subject":"S","text":"t","sent_at":"2026-03-01T10:00:00Z"}`, "sent_at"},
+		{"medical-transports", `{"customer_id":1,"user_id":"019bc0e2-1280-781f-a8e2-5d940ed90475","transport_type":"taxi","transport_date":"2026-03-01","destination":{"name":"X"},"medical_justification":"m","diagnosis_ids":["019cd6cf-68f8-70c6-a6a3-a4506513270e"],"needs":["oxygen","oxygen"]}`, "needs"},
+		{"medical-transports", `{"customer_id":1,"user_id":"019bc0e2-1280-781f-a8e2-5d940ed90475","transport_type":"taxi","transport_date":"2026-03-01","destination":{"name":"X"},"medical_justification":"m","diagnosis_ids":["019cd6cf-68f8-70c6-a6a3-a4506513270e"]}`, "destination.address"},
+		{"lab-results", `{"customer_id":1,"reported_at":"2026-03-10T16:30:00Z"}`, "results"},
+		{"lab-results", `{"customer_id":1,"reported_at":"2026-03-10T16:30:00Z","results":[{"name":"X","value":"1","value_text":"one"}]}`, "results[0].value"},
+		{"lab-results", `{"customer_id":1,"reported_at":"2026-03-10T16:30:00Z","collected_at":"2026-03-11T16:30:00Z","results":[{"name":"X","value":"1"}]}`, "collected_at"},
+		{"illness-notifications", `{"customer_id":1,"user_id":"019bc0e2-1280-781f-a8e2-5d940ed90475","issued_on":"2026-03-09","incapable_from":"2026-03-05","cause":"illness"}`, "incapable_from"},
+		{"illness-notifications", `{"customer_id":1,"user_id":"019bc0e2-1280-781f-a8e2-5d940ed90475","issued_on":"2026-03-09","incapable_from":"2026-03-06","cause":"illness","ended_by_id":"019cd6cf-68f8-70c6-a6a3-a4506513270e"}`, "ended_by_id"},
+	}
+	for _, c := range cases {
+		_, err := domain.KindOf(c.kind).Decode([]byte(c.body), rc)
+		if err == nil {
+			t.Errorf("%s %s: accepted", c.kind, c.body)
+			continue
+		}
+		if _, ok := fieldsOf(t, err)[c.field]; !ok {
+			t.Errorf("%s: want an error on %s, got %v", c.kind, c.field, err)
+		}
+	}
+}
+
+func TestIllnessNotificationAcceptsTheWorkingDayBeforeAcrossAWeekend(t *testing.T) {
+	t.Parallel()
+	// 2026-03-09 is a Monday: the Friday before is one working day earlier.
+	body := `{"customer_id":1,"user_id":"019bc0e2-1280-781f-a8e2-5d940ed90475","issued_on":"2026-03-09","incapable_from":"2026-03-06","cause":"illness"}`
+	if _, err := domain.KindOf("illness-notifications").Decode([]byte(body), rc); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestDateTimesAreAnsweredInTheCompanyZoneAndMeasurementsGetTheirLOINC(t *testing.T) {
+	t.Parallel()
+	obj, err := domain.KindOf("measurements").Decode([]byte(`{"customer_id":1,"measured_at":"2026-07-10T07:08:00.9Z","type":"weight","value":"70.5","unit":"kg"}`), rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(obj.JSON)
+	for _, want := range []string{`"measured_at":"2026-07-10T09:08:00+02:00"`, `"loinc_code":"29463-7"`, `"components":[]`, `"source":"manual"`, `"note":null`} {
+		if !strings.Contains(s, want) {
+			t.Errorf("%s lacks %s", s, want)
+		}
+	}
+}
+
+func TestMergePatchValidatesTheWholeResult(t *testing.T) {
+	t.Parallel()
+	k := domain.CustomersKind()
+	obj, err := k.Decode([]byte(exampleBody(k)), rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	merged, err := k.Merge(obj.JSON, []byte(`{"phone":null,"address":{"city":"Graz","postal_code":"8010"}}`), rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(merged.JSON)
+	if !strings.Contains(s, `"phone":null`) || !strings.Contains(s, `"city":"Graz"`) || !strings.Contains(s, `"street":"Hauptstraße 1"`) {
+		t.Errorf("merged: %s", s)
+	}
+	if _, err := k.Merge(obj.JSON, []byte(`{"first_name":null}`), rc); fieldsOf(t, err)["first_name"] != "is required" {
+		t.Errorf("clearing a required field: %v", err)
+	}
+	if _, err := k.Merge(obj.JSON, []byte(`{"id":5}`), rc); fieldsOf(t, err)["id"] != "cannot be changed" {
+		t.Errorf("changing the id: %v", err)
+	}
+}
+
+func TestChecksums(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name  string
+		valid func(string) bool
+		good  []string
+		bad   []string
+	}{
+		{"svnr", domain.ValidSVNR, []string{"1237010180"}, []string{"1238010180", "0237010180", "123701018", "12370101800"}},
+		{"kvnr", domain.ValidKVNR, []string{"A123456780"}, []string{"A123456781", "a123456780", "1123456780"}},
+		{"iban", domain.ValidIBAN, []string{"AT611904300234573201", "DE89370400440532013000"}, []string{"AT611904300234573202", "at611904300234573201"}},
+		{"pzn", domain.ValidPZN, []string{"1234562", "01234562"}, []string{"1234563", "123456"}},
+		{"loinc", domain.ValidLOINC, []string{"8480-6", "8462-4", "85354-9", "29463-7", "2339-0"}, []string{"8480-5", "8480", "12345678-1"}},
+	} {
+		for _, g := range c.good {
+			if !c.valid(g) {
+				t.Errorf("%s %s refused", c.name, g)
+			}
+		}
+		for _, b := range c.bad {
+			if c.valid(b) {
+				t.Errorf("%s %s accepted", c.name, b)
+			}
+		}
+	}
+}

@@ -1,0 +1,275 @@
+package domain
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+
+	reflector "github.com/invopop/jsonschema"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+)
+
+// A payload's struct tags are the one statement of its field rules. They are
+// read twice: reflected into a JSON schema that validates every request
+// (reporting each failing field at once), and into the OpenAPI document.
+// What a schema cannot say (checksums, dates against today, rules across
+// fields) each payload states in Check.
+
+// Schemas is a payload type's reflected schemas.
+type Schemas struct {
+	// Input is the schema of a create body: server fields left out, every object closed.
+	Input map[string]any
+	// Output is the answered object: every field present, the optional ones nullable.
+	Output map[string]any
+	server []string
+	valid  *jsonschema.Schema
+}
+
+var reflect_ = reflector.Reflector{RequiredFromJSONSchemaTags: true, DoNotReference: true, ExpandedStruct: true}
+
+// reflectSchemas builds the schemas of payload type t; idSchema is the schema
+// of the answer's id (a UUID, or a customer number).
+func reflectSchemas(t reflect.Type, idSchema map[string]any) (*Schemas, error) {
+	raw, err := json.Marshal(reflect_.ReflectFromType(t))
+	if err != nil {
+		return nil, err
+	}
+	var input map[string]any
+	if err := json.Unmarshal(raw, &input); err != nil {
+		return nil, err
+	}
+	delete(input, "$schema")
+	server := serverFields(t)
+	output := deepCopy(input)
+	props, _ := input["properties"].(map[string]any)
+	for _, f := range server {
+		delete(props, f)
+	}
+	input["required"] = without(input["required"], server)
+
+	outProps, _ := output["properties"].(map[string]any)
+	nullableOptional(output)
+	all := []any{"id"}
+	for name := range orderedKeys(outProps) {
+		all = append(all, name)
+	}
+	newProps := map[string]any{"id": idSchema}
+	for k, v := range outProps {
+		newProps[k] = v
+	}
+	for _, f := range []string{"created_at", "updated_at"} {
+		newProps[f] = map[string]any{"type": "string", "format": "date-time"}
+		all = append(all, f)
+	}
+	output["properties"] = newProps
+	output["required"] = all
+
+	c := newCompiler()
+	if err := c.AddResource("mem:///input.json", deepCopy(input)); err != nil {
+		return nil, err
+	}
+	valid, err := c.Compile("mem:///input.json")
+	if err != nil {
+		return nil, fmt.Errorf("compile schema of %s: %w", t, err)
+	}
+	return &Schemas{Input: input, Output: output, server: server, valid: valid}, nil
+}
+
+// nullableOptional makes every property that is not required nullable, and
+// every property required, at every depth: an answer carries every field,
+// null when it has no value.
+func nullableOptional(s map[string]any) {
+	if items, ok := s["items"].(map[string]any); ok {
+		nullableOptional(items)
+	}
+	props, ok := s["properties"].(map[string]any)
+	if !ok {
+		return
+	}
+	req := map[string]bool{}
+	if r, ok := s["required"].([]any); ok {
+		for _, n := range r {
+			req[n.(string)] = true
+		}
+	}
+	all := []any{}
+	for name := range orderedKeys(props) {
+		p := props[name].(map[string]any)
+		nullableOptional(p)
+		if !req[name] && p["type"] != "array" {
+			props[name] = map[string]any{"anyOf": []any{p, map[string]any{"type": "null"}}}
+		}
+		all = append(all, name)
+	}
+	s["required"] = all
+}
+
+// orderedKeys iterates a map's keys in sorted order, so documents are stable.
+func orderedKeys(m map[string]any) func(func(string) bool) {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return func(yield func(string) bool) {
+		for _, k := range keys {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+func without(required any, drop []string) []any {
+	list, _ := required.([]any)
+	out := []any{}
+	for _, r := range list {
+		if !slices.Contains(drop, r.(string)) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// serverFields lists the top-level JSON names tagged `server:"true"`.
+func serverFields(t reflect.Type) []string {
+	var out []string
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if f.Anonymous {
+			out = append(out, serverFields(f.Type)...)
+			continue
+		}
+		if f.Tag.Get("server") == "true" {
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+func deepCopy(v map[string]any) map[string]any {
+	b, _ := json.Marshal(v)
+	var out map[string]any
+	_ = json.Unmarshal(b, &out)
+	return out
+}
+
+// decodeInput validates body against the schemas and decodes it into dst.
+// A body that is not one JSON object, a server field, and every schema
+// failure are reported together as field errors.
+func (s *Schemas) decodeInput(body []byte, dst any) error {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
+	if err != nil {
+		return FieldErrors{{"", "the body must be one JSON object"}}.Err()
+	}
+	obj, ok := doc.(map[string]any)
+	if !ok {
+		return FieldErrors{{"", "the body must be one JSON object"}}.Err()
+	}
+	var errs FieldErrors
+	for _, f := range s.server {
+		if v, ok := obj[f]; ok && v != nil {
+			errs.Add(f, "is set by the server")
+		}
+		delete(obj, f)
+	}
+	stripNulls(obj)
+	if err := s.valid.Validate(obj); err != nil {
+		var ve *jsonschema.ValidationError
+		if !errors.As(err, &ve) {
+			return err
+		}
+		collect(ve, &errs)
+	}
+	if len(errs) > 0 {
+		return errs.Err()
+	}
+	clean, err := json.Marshal(obj)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(clean, dst)
+}
+
+// stripNulls drops null members of every object: on create, null means absent.
+func stripNulls(v any) {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, e := range v {
+			if e == nil {
+				delete(v, k)
+				continue
+			}
+			stripNulls(e)
+		}
+	case []any:
+		for _, e := range v {
+			stripNulls(e)
+		}
+	}
+}
+
+// collect turns the validator's error tree into field errors.
+func collect(ve *jsonschema.ValidationError, errs *FieldErrors) {
+	if len(ve.Causes) > 0 {
+		for _, c := range ve.Causes {
+			collect(c, errs)
+		}
+		return
+	}
+	at := bodyPath(ve.InstanceLocation)
+	switch k := ve.ErrorKind.(type) {
+	case *kind.Required:
+		for _, m := range k.Missing {
+			errs.Add(join(at, m), "is required")
+		}
+	case *kind.AdditionalProperties:
+		for _, p := range k.Properties {
+			errs.Add(join(at, p), "is not a field of this object")
+		}
+	default:
+		errs.Add(at, ruleMessage(ve.ErrorKind))
+	}
+}
+
+// ruleMessage states the broken rule without the value that broke it.
+func ruleMessage(k jsonschema.ErrorKind) string {
+	switch k := k.(type) {
+	case *kind.Type:
+		return "must be of type " + strings.Join(k.Want, " or ")
+	case *kind.Enum:
+		want := make([]string, len(k.Want))
+		for i, w := range k.Want {
+			want[i] = fmt.Sprint(w)
+		}
+		return "must be one of " + strings.Join(want, ", ")
+	case *kind.Format:
+		return "must be " + formatDescription(k.Want)
+	case *kind.Pattern:
+		if k.Want == `\S` {
+			return "must not be blank"
+		}
+		return "must match " + k.Want
+	case *kind.MinLength:
+		return "must have at least " + plural(k.Want, "character", "characters")
+	case *kind.MaxLength:
+		return "must have at most " + plural(k.Want, "character", "characters")
+	case *kind.Minimum:
+		return "must be at least " + ratString(k.Want)
+	case *kind.Maximum:
+		return "must be at most " + ratString(k.Want)
+	case *kind.MinItems:
+		return "must have at least " + plural(k.Want, "item", "items")
+	case *kind.MaxItems:
+		return "must have at most " + plural(k.Want, "item", "items")
+	case *kind.UniqueItems:
+		return "must not repeat an item"
+	}
+	return "is invalid"
+}

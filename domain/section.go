@@ -1,0 +1,81 @@
+package domain
+
+// Section is one part of the resource API (CONTRACT §4) by its path slug.
+// Kind is set for the generic sections, whose routes, storage, OpenAPI
+// paths and contract tests all derive from this table; a section without a
+// Kind is bespoke and registers its own routes.
+type Section struct {
+	Slug string
+	Kind *Kind
+}
+
+// Sections is the table of the resource API, in the spec's order. Each
+// section has a read and a write scope (AllScopes).
+var Sections = []Section{
+	{Slug: "booking"},
+	{Slug: "locations"},
+	{Slug: "users"},
+	{Slug: "services"},
+	{Slug: "service-assignments"},
+	{Slug: "appointments"},
+	{Slug: "customers", Kind: customersKind},
+	{Slug: "notes", Kind: record[Note]("notes", exampleNote)},
+	{Slug: "medical-fee-services"},
+	{Slug: "diagnoses", Kind: record[Diagnosis]("diagnoses", exampleDiagnosis)},
+	{Slug: "files"},
+	{Slug: "anamneses", Kind: record[Anamnesis]("anamneses", exampleAnamnesis)},
+	{Slug: "measurements", Kind: record[Measurement]("measurements", exampleMeasurement)},
+	{Slug: "long-term-medications", Kind: record[LongTermMedication]("long-term-medications", exampleLongTermMedication)},
+	{Slug: "sports-exemptions", Kind: record[SportsExemption]("sports-exemptions", exampleSportsExemption)},
+	{Slug: "referrals", Kind: record[Referral]("referrals", exampleReferral)},
+	{Slug: "regulations", Kind: record[Regulation]("regulations", exampleRegulation)},
+	{Slug: "visit-confirmations", Kind: record[VisitConfirmation]("visit-confirmations", exampleVisitConfirmation)},
+	{Slug: "incoming-referrals", Kind: record[IncomingReferral]("incoming-referrals", exampleIncomingReferral)},
+	{Slug: "doctor-letters", Kind: record[DoctorLetter]("doctor-letters", exampleDoctorLetter)},
+	{Slug: "patient-letters", Kind: record[PatientLetter]("patient-letters", examplePatientLetter)},
+	{Slug: "medical-transports", Kind: record[MedicalTransport]("medical-transports", exampleMedicalTransport)},
+	{Slug: "lab-results", Kind: record[LabResult]("lab-results", exampleLabResult)},
+	{Slug: "illness-notifications", Kind: record[IllnessNotification]("illness-notifications", exampleIllnessNotification)},
+	{Slug: "health-notifications", Kind: record[HealthNotification]("health-notifications", exampleHealthNotification)},
+	{Slug: "invoices"},
+	{Slug: "cash-revenues"},
+	{Slug: "fee-notes"},
+	{Slug: "tenants"},
+	{Slug: "company"},
+}
+
+func record[T any, PT interface {
+	*T
+	Payload
+}](slug, example string) *Kind {
+	return newKind[T, PT](slug, ShapeRecord, example)
+}
+
+// SectionBySlug finds a section of the table; nil when there is none.
+func SectionBySlug(slug string) *Section {
+	for i := range Sections {
+		if Sections[i].Slug == slug {
+			return &Sections[i]
+		}
+	}
+	return nil
+}
+
+// Kinds are the generic sections' kinds, in table order.
+func Kinds() []*Kind {
+	var out []*Kind
+	for _, s := range Sections {
+		if s.Kind != nil {
+			out = append(out, s.Kind)
+		}
+	}
+	return out
+}
+
+// KindOf is the kind of a generic section; nil for a bespoke or unknown one.
+func KindOf(slug string) *Kind {
+	if s := SectionBySlug(slug); s != nil {
+		return s.Kind
+	}
+	return nil
+}
