@@ -1,6 +1,8 @@
 package domain
 
 import (
+	"encoding/json"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -32,24 +34,33 @@ func ParseCustomerID(s string) (CustomerID, error) {
 	return CustomerID(n), nil
 }
 
+// ParseCustomerPathID reads a customer id as a path names it: the canonical
+// decimal form only, within the id range.
+func ParseCustomerPathID(s string) (CustomerID, bool) {
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 1 || n > MaxCustomerID || strconv.FormatInt(n, 10) != s {
+		return 0, false
+	}
+	return CustomerID(n), true
+}
+
 // Customer is a patient of one company.
 type Customer struct {
 	ID        CustomerID // zero until stored, unless chosen explicitly
 	CompanyID CompanyID
-	FirstName string
-	LastName  string
-	BirthDate *time.Time // a calendar date, midnight UTC
+	Data      CustomerData
 	CreatedAt time.Time
 	UpdatedAt time.Time
 }
 
-// NewCustomer validates a new patient of a company.
+// NewCustomer validates a patient the operator creates: unlike the API, the
+// operator may choose the id and leave out the birth date.
 func NewCustomer(company CompanyID, id CustomerID, firstName, lastName, birthDate string, now time.Time) (Customer, error) {
 	if company.IsZero() {
 		return Customer{}, invalid("company_id", "must be set")
 	}
-	if id < 0 {
-		return Customer{}, invalid("id", "must be positive")
+	if id < 0 || id > MaxCustomerID {
+		return Customer{}, invalid("id", "must be between 1 and 9999999999")
 	}
 	firstName, lastName = strings.TrimSpace(firstName), strings.TrimSpace(lastName)
 	if firstName == "" {
@@ -58,7 +69,7 @@ func NewCustomer(company CompanyID, id CustomerID, firstName, lastName, birthDat
 	if lastName == "" {
 		return Customer{}, invalid("last_name", "must not be empty")
 	}
-	c := Customer{ID: id, CompanyID: company, FirstName: firstName, LastName: lastName, CreatedAt: now.UTC(), UpdatedAt: now.UTC()}
+	c := Customer{ID: id, CompanyID: company, Data: CustomerData{FirstName: firstName, LastName: lastName}, CreatedAt: now.UTC(), UpdatedAt: now.UTC()}
 	if birthDate != "" {
 		d, err := time.Parse(time.DateOnly, birthDate)
 		if err != nil {
@@ -67,7 +78,14 @@ func NewCustomer(company CompanyID, id CustomerID, firstName, lastName, birthDat
 		if d.After(now) {
 			return Customer{}, invalid("birth_date", "must not be in the future")
 		}
-		c.BirthDate = &d
+		c.Data.BirthDate = ptr(Date(birthDate))
 	}
 	return c, nil
+}
+
+// Payload is the customer's fields as the customers section stores and answers them.
+func (c Customer) Payload() ([]byte, error) {
+	d := c.Data
+	localize(reflect.ValueOf(&d), time.UTC)
+	return json.Marshal(d)
 }

@@ -42,7 +42,7 @@ func TestNewCustomer(t *testing.T) {
 	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 	company := NewCompanyID()
 	c, err := NewCustomer(company, 0, "  Anna ", "Berger", "1980-02-29", now)
-	if err != nil || c.FirstName != "Anna" || c.BirthDate.Format(time.DateOnly) != "1980-02-29" {
+	if err != nil || c.Data.FirstName != "Anna" || *c.Data.BirthDate != "1980-02-29" {
 		t.Fatalf("valid customer: %+v, %v", c, err)
 	}
 	for name, args := range map[string][4]string{

@@ -27,3 +27,6 @@ func invalid(field, message string) error { return &ValidationError{Field: field
 // ErrOtherCompany: the object exists but belongs to another company. Only the
 // upload check that the spec requires tells this apart from ErrNotFound.
 var ErrOtherCompany = errors.New("belongs to another company")
+
+// ErrIdempotencyKeyReused: an Idempotency-Key came back with another request than its first.
+var ErrIdempotencyKeyReused = errors.New("the Idempotency-Key was used for another request")

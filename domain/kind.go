@@ -302,3 +302,54 @@ func (o Object) Effects(id string) []Effect {
 	}
 	return nil
 }
+
+// SetFields sets top-level members of a stored payload, keeping its field order.
+func SetFields(payload []byte, set map[string]any) ([]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(payload))
+	if _, err := dec.Token(); err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	b.WriteByte('{')
+	seen := map[string]bool{}
+	write := func(k string, v any) error {
+		if b.Len() > 1 {
+			b.WriteByte(',')
+		}
+		kb, _ := json.Marshal(k)
+		vb, err := json.Marshal(v)
+		b.Write(kb)
+		b.WriteByte(':')
+		b.Write(vb)
+		return err
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		k, _ := tok.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, err
+		}
+		seen[k] = true
+		if nv, ok := set[k]; ok {
+			err = write(k, nv)
+		} else {
+			err = write(k, v)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	for k, v := range set {
+		if !seen[k] {
+			if err := write(k, v); err != nil {
+				return nil, err
+			}
+		}
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}

@@ -2,88 +2,66 @@ package sqlstore
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
-	"time"
+	"strconv"
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/dialect"
 
 	"github.com/praxis-health/praxis/domain"
 	"github.com/praxis-health/praxis/ports"
 )
 
-type customerRow struct {
-	bun.BaseModel `bun:"table:customers"`
-
-	ID        int64      `bun:"id,pk,autoincrement"`
-	CompanyID uuid.UUID  `bun:"company_id"`
-	FirstName string     `bun:"first_name"`
-	LastName  string     `bun:"last_name"`
-	BirthDate *time.Time `bun:"birth_date,type:date"`
-	CreatedAt time.Time  `bun:"created_at"`
-	UpdatedAt time.Time  `bun:"updated_at"`
+// CustomerRepository is the bun ports.CustomerRepository: the operator's and
+// the upload's view of the customers table that the RecordStore serves.
+type CustomerRepository struct {
+	db      *bun.DB
+	records *RecordStore
 }
-
-func (r customerRow) toDomain() domain.Customer {
-	c := domain.Customer{
-		ID: domain.CustomerID(r.ID), CompanyID: domain.CompanyID(r.CompanyID),
-		FirstName: r.FirstName, LastName: r.LastName,
-		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
-	}
-	if r.BirthDate != nil {
-		d := time.Date(r.BirthDate.Year(), r.BirthDate.Month(), r.BirthDate.Day(), 0, 0, 0, 0, time.UTC)
-		c.BirthDate = &d
-	}
-	return c
-}
-
-// CustomerRepository is the bun ports.CustomerRepository.
-type CustomerRepository struct{ db *bun.DB }
 
 var _ ports.CustomerRepository = (*CustomerRepository)(nil)
 
 // NewCustomerRepository returns the repository of db.
-func NewCustomerRepository(db *bun.DB) *CustomerRepository { return &CustomerRepository{db: db} }
+func NewCustomerRepository(db *bun.DB) *CustomerRepository {
+	return &CustomerRepository{db: db, records: NewRecordStore(db)}
+}
 
 func (r *CustomerRepository) Create(ctx context.Context, c domain.Customer) (domain.Customer, error) {
-	row := customerRow{
-		ID: int64(c.ID), CompanyID: uuid.UUID(c.CompanyID), FirstName: c.FirstName, LastName: c.LastName,
-		BirthDate: c.BirthDate, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt,
+	payload, err := c.Payload()
+	if err != nil {
+		return domain.Customer{}, err
 	}
-	err := NewTransactor(r.db).InTx(ctx, func(ctx context.Context) error {
-		db := conn(ctx, r.db)
-		if _, err := db.NewInsert().Model(&row).Returning("id").Exec(ctx); err != nil {
-			return translate(err)
-		}
-		if c.ID != 0 && r.db.Dialect().Name() == dialect.PG {
-			// An explicit id must not be handed out again by the identity sequence.
-			_, err := db.ExecContext(ctx,
-				"SELECT setval(pg_get_serial_sequence('customers', 'id'), GREATEST(?, (SELECT last_value FROM customers_id_seq)))", row.ID)
-			return translate(err)
-		}
-		return nil
+	obj := ports.StoredObject{Payload: payload, CreatedAt: c.CreatedAt}
+	if c.ID != 0 {
+		obj.ID = strconv.FormatInt(int64(c.ID), 10)
+	}
+	err = NewTransactor(r.db).InTx(ctx, func(ctx context.Context) error {
+		stored, err := r.records.Insert(ctx, c.CompanyID, domain.CustomersKind(), obj)
+		obj = stored
+		return err
 	})
 	if err != nil {
 		return domain.Customer{}, err
 	}
-	return row.toDomain(), nil
+	id, _ := strconv.ParseInt(obj.ID, 10, 64)
+	c.ID = domain.CustomerID(id)
+	return c, nil
 }
 
 func (r *CustomerRepository) Get(ctx context.Context, company domain.CompanyID, id domain.CustomerID) (domain.Customer, error) {
-	var row customerRow
-	err := conn(ctx, r.db).NewSelect().Model(&row).
-		Where("id = ?", int64(id)).Where("company_id = ?", uuid.UUID(company)).Scan(ctx)
+	obj, err := r.records.Get(ctx, company, domain.CustomersKind(), strconv.FormatInt(int64(id), 10), false)
 	if err == nil {
-		return row.toDomain(), nil
+		c := domain.Customer{ID: id, CompanyID: company, CreatedAt: obj.CreatedAt, UpdatedAt: obj.UpdatedAt}
+		return c, json.Unmarshal(obj.Payload, &c.Data)
 	}
-	if err := translate(err); !errors.Is(err, domain.ErrNotFound) {
+	if !errors.Is(err, domain.ErrNotFound) {
 		return domain.Customer{}, err
 	}
 	// The upload contract tells "no such customer" from "another company's";
 	// this asks only whether the id exists and reads nothing of it.
-	exists, err := conn(ctx, r.db).NewSelect().Model((*customerRow)(nil)).
-		Where("id = ?", int64(id)).Where("company_id <> ?", uuid.UUID(company)).Exists(ctx)
+	exists, err := conn(ctx, r.db).NewSelect().TableExpr("customers").
+		Where("id = ?", int64(id)).Where("company_id <> ?", uuid.UUID(company)).Where("deleted_at IS NULL").Exists(ctx)
 	if err != nil {
 		return domain.Customer{}, translate(err)
 	}

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/uptrace/bun"
+
 	"github.com/praxis-health/praxis/adapters/sqlstore"
 	"github.com/praxis-health/praxis/ports/porttest"
 	"github.com/praxis-health/praxis/test/testenv"
@@ -26,6 +28,11 @@ func TestRepositoriesPostgres(t *testing.T) {
 
 func repositories(t *testing.T, url string) porttest.Repositories {
 	t.Helper()
+	return repositoriesOn(migrated(t, url))
+}
+
+func migrated(t *testing.T, url string) *bun.DB {
+	t.Helper()
 	db, err := sqlstore.Open(url)
 	if err != nil {
 		t.Fatal(err)
@@ -38,6 +45,10 @@ func repositories(t *testing.T, url string) porttest.Repositories {
 	if err := sqlstore.Migrate(context.Background(), db); err != nil {
 		t.Fatalf("second migrate: %v", err)
 	}
+	return db
+}
+
+func repositoriesOn(db *bun.DB) porttest.Repositories {
 	return porttest.Repositories{
 		Tx:        sqlstore.NewTransactor(db),
 		Companies: sqlstore.NewCompanyRepository(db),
@@ -45,4 +56,24 @@ func repositories(t *testing.T, url string) porttest.Repositories {
 		Files:     sqlstore.NewFileRepository(db),
 		Clients:   sqlstore.NewClientRepository(db),
 	}
+}
+
+func TestRecordStoreSQLite(t *testing.T) {
+	t.Parallel()
+	porttest.RunRecordStoreSuite(t, func(t *testing.T) porttest.RecordRepositories {
+		return recordRepositories(t, "sqlite:"+filepath.Join(t.TempDir(), "praxis.db"))
+	})
+}
+
+func TestRecordStorePostgres(t *testing.T) {
+	t.Parallel()
+	porttest.RunRecordStoreSuite(t, func(t *testing.T) porttest.RecordRepositories {
+		return recordRepositories(t, testenv.PostgresURL(t))
+	})
+}
+
+func recordRepositories(t *testing.T, url string) porttest.RecordRepositories {
+	t.Helper()
+	db := migrated(t, url)
+	return porttest.RecordRepositories{Repositories: repositoriesOn(db), Records: sqlstore.NewRecordStore(db)}
 }

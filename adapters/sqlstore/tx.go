@@ -43,6 +43,10 @@ func conn(ctx context.Context, db *bun.DB) bun.IDB {
 	return db
 }
 
+// errDanglingReference is a foreign key the schema refused: the use cases
+// check references first, so this is the schema's own tenancy guard speaking.
+var errDanglingReference = &domain.ValidationError{Field: "customer_id", Message: "names no customer of this company"}
+
 // translate maps driver errors to domain errors, once for all repositories.
 func translate(err error) error {
 	if err == nil {
@@ -52,14 +56,21 @@ func translate(err error) error {
 		return domain.ErrNotFound
 	}
 	var pgErr pgdriver.Error
-	if errors.As(err, &pgErr) && pgErr.Field('C') == "23505" {
-		return domain.ErrConflict
+	if errors.As(err, &pgErr) {
+		switch pgErr.Field('C') {
+		case "23505":
+			return domain.ErrConflict
+		case "23503":
+			return errDanglingReference
+		}
 	}
 	var liteErr *sqlite.Error
 	if errors.As(err, &liteErr) {
 		switch liteErr.Code() {
 		case sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY, sqlite3.SQLITE_CONSTRAINT_UNIQUE:
 			return domain.ErrConflict
+		case sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY:
+			return errDanglingReference
 		}
 	}
 	return err

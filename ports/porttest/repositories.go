@@ -150,13 +150,13 @@ func RunRepositorySuite(t *testing.T, newRepos func(t *testing.T) Repositories) 
 			t.Errorf("taken id: %v, want ErrConflict", err)
 		}
 		got, err := r.Customers.Get(ctx, a.ID, explicit.ID)
-		if err != nil || got.FirstName != "Anna" || got.BirthDate == nil || got.BirthDate.Format(time.DateOnly) != "1980-02-29" {
+		if err != nil || got.Data.FirstName != "Anna" || got.Data.BirthDate == nil || *got.Data.BirthDate != "1980-02-29" {
 			t.Errorf("get own customer: %+v, %v", got, err)
 		}
 		if _, err := r.Customers.Get(ctx, b.ID, explicit.ID); !errors.Is(err, domain.ErrOtherCompany) {
 			t.Errorf("another company's customer: %v, want ErrOtherCompany", err)
 		}
-		if got, err := r.Customers.Get(ctx, b.ID, explicit.ID); err == nil || got.FirstName != "" {
+		if got, err := r.Customers.Get(ctx, b.ID, explicit.ID); err == nil || got.Data.FirstName != "" {
 			t.Errorf("another company's customer leaked %+v", got)
 		}
 		if _, err := r.Customers.Get(ctx, a.ID, 999999); !errors.Is(err, domain.ErrNotFound) {

@@ -1,0 +1,66 @@
+package sqlstore
+
+import (
+	"bytes"
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/ports"
+)
+
+// IdempotencyStore keeps Idempotency-Keys and their first answers in the
+// transaction of the request's effect: a key is saved exactly when the effect is.
+type IdempotencyStore struct{ db *bun.DB }
+
+var _ ports.IdempotencyStore = (*IdempotencyStore)(nil)
+
+// NewIdempotencyStore returns the store of db.
+func NewIdempotencyStore(db *bun.DB) *IdempotencyStore { return &IdempotencyStore{db: db} }
+
+type idempotencyRow struct {
+	bun.BaseModel `bun:"table:idempotency_keys"`
+
+	CompanyID   uuid.UUID `bun:"company_id,pk"`
+	ClientID    string    `bun:"client_id,pk"`
+	Key         string    `bun:"key,pk"`
+	Fingerprint []byte    `bun:"fingerprint"`
+	Status      int       `bun:"status"`
+	Location    string    `bun:"location"`
+	Body        []byte    `bun:"body"`
+	CreatedAt   time.Time `bun:"created_at"`
+}
+
+// Claim inserts the key; on PostgreSQL a concurrent claim of the same key
+// waits on the primary key until this transaction ends, then finds the
+// saved answer (or, if this one rolled back, claims the key itself).
+func (s *IdempotencyStore) Claim(ctx context.Context, company domain.CompanyID, client domain.ClientID, key ports.IdempotencyKey, at time.Time) (*ports.SavedResponse, error) {
+	db := conn(ctx, s.db)
+	row := idempotencyRow{CompanyID: uuid.UUID(company), ClientID: string(client), Key: key.Key, Fingerprint: key.Fingerprint, Body: []byte{}, CreatedAt: at.UTC()}
+	res, err := db.NewInsert().Model(&row).On("CONFLICT DO NOTHING").Exec(ctx)
+	if err != nil {
+		return nil, translate(err)
+	}
+	if n, _ := res.RowsAffected(); n == 1 {
+		return nil, nil
+	}
+	var saved idempotencyRow
+	err = db.NewSelect().Model(&saved).Where("company_id = ?", row.CompanyID).Where("client_id = ?", row.ClientID).Where("key = ?", row.Key).Scan(ctx)
+	if err != nil {
+		return nil, translate(err)
+	}
+	if !bytes.Equal(saved.Fingerprint, key.Fingerprint) {
+		return nil, domain.ErrIdempotencyKeyReused
+	}
+	return &ports.SavedResponse{Status: saved.Status, Location: saved.Location, Body: saved.Body}, nil
+}
+
+func (s *IdempotencyStore) Save(ctx context.Context, company domain.CompanyID, client domain.ClientID, key ports.IdempotencyKey, resp ports.SavedResponse) error {
+	_, err := conn(ctx, s.db).NewUpdate().Model((*idempotencyRow)(nil)).
+		Set("status = ?", resp.Status).Set("location = ?", resp.Location).Set("body = ?", resp.Body).
+		Where("company_id = ?", uuid.UUID(company)).Where("client_id = ?", string(client)).Where("key = ?", key.Key).Exec(ctx)
+	return translate(err)
+}

@@ -1,0 +1,323 @@
+package sqlstore
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
+
+	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/ports"
+)
+
+// RecordStore keeps every generic section: customers in their table, the
+// record kinds in one records table whose composite foreign key
+// (company_id, customer_id) lets no record name another company's patient.
+type RecordStore struct{ db *bun.DB }
+
+var _ ports.RecordStore = (*RecordStore)(nil)
+
+// NewRecordStore returns the store of db.
+func NewRecordStore(db *bun.DB) *RecordStore { return &RecordStore{db: db} }
+
+// objectRow is a row of either table as the feed reads it.
+type objectRow struct {
+	ID         string     `bun:"id"`
+	CustomerID *int64     `bun:"customer_id"`
+	Payload    []byte     `bun:"payload"`
+	Change     int64      `bun:"change"`
+	CreatedAt  time.Time  `bun:"created_at"`
+	UpdatedAt  time.Time  `bun:"updated_at"`
+	DeletedAt  *time.Time `bun:"deleted_at"`
+}
+
+func (r objectRow) toPort() ports.StoredObject {
+	o := ports.StoredObject{ID: r.ID, Payload: r.Payload, Change: r.Change, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
+	if r.CustomerID != nil {
+		c := domain.CustomerID(*r.CustomerID)
+		o.Customer = &c
+	}
+	if r.DeletedAt != nil {
+		d := r.DeletedAt.UTC()
+		o.DeletedAt = &d
+	}
+	return o
+}
+
+// table is where a kind's objects live and how its rows are read.
+type table struct {
+	name    string
+	columns string
+	kind    string // the records table's kind column value; "" for customers
+}
+
+func tableOf(k *domain.Kind) table {
+	if k.Shape == domain.ShapeCustomer {
+		return table{name: "customers", columns: "CAST(id AS TEXT) AS id, NULL AS customer_id, payload, change, created_at, updated_at, deleted_at"}
+	}
+	return table{name: "records", columns: "CAST(id AS TEXT) AS id, customer_id, payload, change, created_at, updated_at, deleted_at", kind: k.Slug}
+}
+
+// scoped starts every query on t from the company, and the kind.
+func (t table) scoped(q *bun.SelectQuery, company domain.CompanyID) *bun.SelectQuery {
+	q = q.TableExpr(t.name).ColumnExpr(t.columns).Where("company_id = ?", uuid.UUID(company))
+	if t.kind != "" {
+		q = q.Where("kind = ?", t.kind)
+	}
+	return q
+}
+
+// idArg is an id as the table compares it: a number for customers.
+func (t table) idArg(id string) (any, bool) {
+	if t.kind == "" {
+		n, ok := domain.ParseCustomerPathID(id)
+		return int64(n), ok
+	}
+	return id, domain.ValidObjectID(id)
+}
+
+func (s *RecordStore) Insert(ctx context.Context, company domain.CompanyID, kind *domain.Kind, obj ports.StoredObject) (ports.StoredObject, error) {
+	db := conn(ctx, s.db)
+	change, err := nextChange(ctx, db)
+	if err != nil {
+		return ports.StoredObject{}, err
+	}
+	now := obj.CreatedAt.UTC()
+	t := tableOf(kind)
+	if t.kind == "" {
+		id, err := s.insertCustomer(ctx, db, company, obj, change)
+		if err != nil {
+			return ports.StoredObject{}, err
+		}
+		obj.ID = id
+	} else {
+		var customer *int64
+		if obj.Customer != nil {
+			customer = ptr(int64(*obj.Customer))
+		}
+		row := map[string]any{
+			"id": uuid.MustParse(obj.ID), "company_id": uuid.UUID(company), "kind": t.kind, "customer_id": customer,
+			"payload": string(obj.Payload), "change": change, "created_at": now, "updated_at": now,
+		}
+		_, err = db.NewInsert().Model(&row).TableExpr("records").Exec(ctx)
+		if err != nil {
+			return ports.StoredObject{}, translate(err)
+		}
+	}
+	obj.Change, obj.CreatedAt, obj.UpdatedAt = change, now, now
+	return obj, nil
+}
+
+func (s *RecordStore) insertCustomer(ctx context.Context, db bun.IDB, company domain.CompanyID, obj ports.StoredObject, change int64) (string, error) {
+	row := map[string]any{
+		"company_id": uuid.UUID(company), "payload": string(obj.Payload), "svnr": svnrOf(obj.Payload),
+		"change": change, "created_at": obj.CreatedAt.UTC(), "updated_at": obj.CreatedAt.UTC(),
+	}
+	explicit := obj.ID != ""
+	if explicit {
+		row["id"], _ = strconv.ParseInt(obj.ID, 10, 64)
+	}
+	var id int64
+	if err := db.NewInsert().Model(&row).TableExpr("customers").Returning("id").Scan(ctx, &id); err != nil {
+		return "", translate(err)
+	}
+	if explicit && db.Dialect().Name() == dialect.PG {
+		// An explicit id must not be handed out again by the identity sequence.
+		_, err := db.ExecContext(ctx,
+			"SELECT setval(pg_get_serial_sequence('customers', 'id'), GREATEST(?, (SELECT last_value FROM customers_id_seq)))", id)
+		if err != nil {
+			return "", translate(err)
+		}
+	}
+	return strconv.FormatInt(id, 10), nil
+}
+
+// svnrOf is the column behind the unique index of social insurance numbers.
+func svnrOf(payload []byte) *string {
+	var p struct {
+		SVNR *string `json:"svnr"`
+	}
+	_ = json.Unmarshal(payload, &p)
+	return p.SVNR
+}
+
+func (s *RecordStore) Update(ctx context.Context, company domain.CompanyID, kind *domain.Kind, id string, payload []byte, at time.Time) (ports.StoredObject, error) {
+	db := conn(ctx, s.db)
+	t := tableOf(kind)
+	arg, ok := t.idArg(id)
+	if !ok {
+		return ports.StoredObject{}, domain.ErrNotFound
+	}
+	change, err := nextChange(ctx, db)
+	if err != nil {
+		return ports.StoredObject{}, err
+	}
+	q := db.NewUpdate().TableExpr(t.name).Set("payload = ?", string(payload)).Set("change = ?", change).Set("updated_at = ?", at.UTC()).
+		Where("company_id = ?", uuid.UUID(company)).Where("id = ?", arg).Where("deleted_at IS NULL")
+	if t.kind == "" {
+		q = q.Set("svnr = ?", svnrOf(payload))
+	} else {
+		q = q.Where("kind = ?", t.kind)
+	}
+	if err := affectedOne(q.Exec(ctx)); err != nil {
+		return ports.StoredObject{}, err
+	}
+	return s.Get(ctx, company, kind, id, false)
+}
+
+func (s *RecordStore) Delete(ctx context.Context, company domain.CompanyID, kind *domain.Kind, id string, at time.Time) error {
+	db := conn(ctx, s.db)
+	t := tableOf(kind)
+	arg, ok := t.idArg(id)
+	if !ok {
+		return domain.ErrNotFound
+	}
+	change, err := nextChange(ctx, db)
+	if err != nil {
+		return err
+	}
+	q := db.NewUpdate().TableExpr(t.name).Set("change = ?", change).Set("updated_at = ?", at.UTC()).Set("deleted_at = ?", at.UTC()).
+		Where("company_id = ?", uuid.UUID(company)).Where("id = ?", arg).Where("deleted_at IS NULL")
+	if t.kind != "" {
+		q = q.Where("kind = ?", t.kind)
+	}
+	return affectedOne(q.Exec(ctx))
+}
+
+func (s *RecordStore) Get(ctx context.Context, company domain.CompanyID, kind *domain.Kind, id string, forUpdate bool) (ports.StoredObject, error) {
+	t := tableOf(kind)
+	arg, ok := t.idArg(id)
+	if !ok {
+		return ports.StoredObject{}, domain.ErrNotFound
+	}
+	var row objectRow
+	q := t.scoped(conn(ctx, s.db).NewSelect(), company).Where("id = ?", arg).Where("deleted_at IS NULL")
+	if forUpdate && s.db.Dialect().Name() == dialect.PG {
+		q = q.For("UPDATE")
+	}
+	if err := q.Scan(ctx, &row); err != nil {
+		return ports.StoredObject{}, translate(err)
+	}
+	return row.toPort(), nil
+}
+
+func (s *RecordStore) List(ctx context.Context, company domain.CompanyID, kind *domain.Kind, lq domain.ListQuery) (ports.Page, error) {
+	t := tableOf(kind)
+	q := t.scoped(conn(ctx, s.db).NewSelect(), company)
+	if lq.Customer != nil {
+		q = q.Where("customer_id = ?", int64(*lq.Customer))
+	}
+	if !lq.IncludeDeleted {
+		q = q.Where("deleted_at IS NULL")
+	}
+	if lq.UpdatedSince != nil {
+		q = q.Where("updated_at >= ?", lq.UpdatedSince.UTC())
+	}
+	page := ports.Page{}
+	if lq.After != nil {
+		page.Next = *lq.After
+		arg, ok := t.idArg(lq.After.ID)
+		if !ok && lq.After.ID != "" {
+			return ports.Page{}, domain.FieldErrors{{Field: "cursor", Message: "is not a cursor of this section"}}.Err()
+		}
+		if lq.After.ID == "" {
+			q = q.Where("change > ?", lq.After.Change)
+		} else {
+			q = q.Where("(change, id) > (?, ?)", lq.After.Change, arg)
+		}
+	}
+	var rows []objectRow
+	if err := settledChanges(q).OrderExpr("change, id").Limit(int64(lq.Limit+1)).Scan(ctx, &rows); err != nil {
+		return ports.Page{}, translate(err)
+	}
+	if len(rows) > lq.Limit {
+		page.HasMore, rows = true, rows[:lq.Limit]
+	}
+	page.Items = make([]ports.StoredObject, len(rows))
+	for i, r := range rows {
+		page.Items[i] = r.toPort()
+	}
+	if len(rows) > 0 {
+		last := rows[len(rows)-1]
+		page.Next = domain.Cursor{Change: last.Change, ID: last.ID}
+	}
+	return page, nil
+}
+
+func (s *RecordStore) Lookup(ctx context.Context, company domain.CompanyID, section string, ids []string) (map[string]domain.RefTarget, error) {
+	found := map[string]domain.RefTarget{}
+	if len(ids) == 0 {
+		return found, nil
+	}
+	db := conn(ctx, s.db)
+	switch section {
+	case "customers":
+		nums := make([]int64, 0, len(ids))
+		for _, id := range ids {
+			if n, ok := domain.ParseCustomerPathID(id); ok {
+				nums = append(nums, int64(n))
+			}
+		}
+		if len(nums) == 0 {
+			return found, nil
+		}
+		var live []int64
+		err := db.NewSelect().TableExpr("customers").Column("id").Where("company_id = ?", uuid.UUID(company)).
+			Where("id IN (?)", bun.In(nums)).Where("deleted_at IS NULL").Scan(ctx, &live)
+		for _, id := range live {
+			found[strconv.FormatInt(id, 10)] = domain.RefTarget{}
+		}
+		return found, translate(err)
+	case "files":
+		var rows []struct {
+			ID          string `bun:"id"`
+			CustomerID  int64  `bun:"customer_id"`
+			ContentType string `bun:"content_type"`
+		}
+		err := db.NewSelect().TableExpr("files").ColumnExpr("CAST(id AS TEXT) AS id, customer_id, content_type").
+			Where("company_id = ?", uuid.UUID(company)).Where("id IN (?)", bun.In(validIDs(ids))).Scan(ctx, &rows)
+		for _, r := range rows {
+			c := domain.CustomerID(r.CustomerID)
+			found[r.ID] = domain.RefTarget{Customer: &c, Attrs: map[string]any{"content_type": r.ContentType}}
+		}
+		return found, translate(err)
+	case "appointments":
+		return found, nil // no appointment exists until the scheduling section stores them
+	}
+	var rows []objectRow
+	err := db.NewSelect().TableExpr("records").ColumnExpr("CAST(id AS TEXT) AS id, customer_id, payload").
+		Where("company_id = ?", uuid.UUID(company)).Where("kind = ?", section).Where("id IN (?)", bun.In(validIDs(ids))).
+		Where("deleted_at IS NULL").Scan(ctx, &rows)
+	if err := translate(err); err != nil {
+		return nil, err
+	}
+	for _, r := range rows {
+		var attrs map[string]any
+		if err := json.Unmarshal(r.Payload, &attrs); err != nil {
+			return nil, err
+		}
+		found[r.ID] = domain.RefTarget{Customer: r.toPort().Customer, Attrs: attrs}
+	}
+	return found, nil
+}
+
+// validIDs keeps the ids that can name an object at all (a malformed one
+// would be a type error on PostgreSQL's uuid column, not a miss).
+func validIDs(ids []string) []string {
+	out := []string{}
+	for _, id := range ids {
+		if domain.ValidObjectID(id) {
+			out = append(out, id)
+		}
+	}
+	if len(out) == 0 {
+		return []string{uuid.Nil.String()}
+	}
+	return out
+}
+
+func ptr[T any](v T) *T { return &v }

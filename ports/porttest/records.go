@@ -1,0 +1,376 @@
+package porttest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/ports"
+)
+
+// RecordRepositories is what the record-store suite needs of a database adapter.
+type RecordRepositories struct {
+	Repositories
+	Records ports.RecordStore
+}
+
+var suiteRC = domain.RuleContext{Now: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC), Zone: time.UTC}
+
+// ExampleFor fills a kind's example body with ids of one company.
+func ExampleFor(k *domain.Kind, customer domain.CustomerID, user, diagnosis string) string {
+	return strings.NewReplacer("$CUSTOMER", strconv.FormatInt(int64(customer), 10), "$USER", user, "$DIAGNOSIS", diagnosis).Replace(k.Example)
+}
+
+type recordFixture struct {
+	r        RecordRepositories
+	company  domain.CompanyID
+	customer domain.CustomerID
+}
+
+func newRecordFixture(t *testing.T, newRepos func(t *testing.T) RecordRepositories) recordFixture {
+	t.Helper()
+	r := newRepos(t)
+	c, _ := newCompany(t, r.Repositories, "Praxis", 1000)
+	return recordFixture{r: r, company: c.ID, customer: newCustomer(t, r.Repositories, c.ID, 0).ID}
+}
+
+// insert stores kind's example for the fixture's customer in its own transaction.
+func (f recordFixture) insert(t *testing.T, ctx context.Context, k *domain.Kind) ports.StoredObject {
+	t.Helper()
+	var stored ports.StoredObject
+	err := f.r.Tx.InTx(ctx, func(ctx context.Context) error {
+		var err error
+		stored, err = f.insertIn(ctx, k, f.company, f.customer)
+		return err
+	})
+	if err != nil {
+		t.Fatalf("insert %s: %v", k.Slug, err)
+	}
+	return stored
+}
+
+func (f recordFixture) insertIn(ctx context.Context, k *domain.Kind, company domain.CompanyID, customer domain.CustomerID) (ports.StoredObject, error) {
+	obj, err := k.Decode([]byte(ExampleFor(k, customer, domain.NewObjectID(), domain.NewObjectID())), suiteRC)
+	if err != nil {
+		return ports.StoredObject{}, err
+	}
+	return f.r.Records.Insert(ctx, company, k, ports.StoredObject{ID: domain.NewObjectID(), Customer: obj.Customer, Payload: obj.JSON, CreatedAt: time.Now()})
+}
+
+// follow reads the feed from after to its end, page by page.
+func follow(t *testing.T, s ports.RecordStore, company domain.CompanyID, k *domain.Kind, q domain.ListQuery) ([]ports.StoredObject, domain.Cursor) {
+	t.Helper()
+	var all []ports.StoredObject
+	for {
+		page, err := s.List(context.Background(), company, k, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, page.Items...)
+		q.After = &page.Next
+		if !page.HasMore {
+			return all, page.Next
+		}
+	}
+}
+
+func ids(objs []ports.StoredObject) []string {
+	out := make([]string, len(objs))
+	for i, o := range objs {
+		out[i] = o.ID
+	}
+	return out
+}
+
+// RunRecordStoreSuite checks a ports.RecordStore, every kind of the table included.
+func RunRecordStoreSuite(t *testing.T, newRepos func(t *testing.T) RecordRepositories) {
+	notes := domain.KindOf("notes")
+
+	t.Run("every kind round-trips its example; another company sees nothing", func(t *testing.T) {
+		f := newRecordFixture(t, newRepos)
+		other, _ := newCompany(t, f.r.Repositories, "Other", 10)
+		ctx := context.Background()
+		for _, k := range domain.Kinds() {
+			if k.Shape != domain.ShapeRecord {
+				continue
+			}
+			stored := f.insert(t, ctx, k)
+			got, err := f.r.Records.Get(ctx, f.company, k, stored.ID, false)
+			if err != nil || string(got.Payload) != string(stored.Payload) || got.Customer == nil || *got.Customer != f.customer {
+				t.Errorf("%s: get %+v, %v", k.Slug, got, err)
+			}
+			if _, err := f.r.Records.Get(ctx, other.ID, k, stored.ID, false); !errors.Is(err, domain.ErrNotFound) {
+				t.Errorf("%s: another company's get: %v", k.Slug, err)
+			}
+			if list, _ := follow(t, f.r.Records, other.ID, k, domain.ListQuery{Limit: 10}); len(list) != 0 {
+				t.Errorf("%s: another company lists %v", k.Slug, ids(list))
+			}
+			if list, _ := follow(t, f.r.Records, f.company, k, domain.ListQuery{Limit: 10, Customer: &f.customer}); len(list) != 1 || list[0].ID != stored.ID {
+				t.Errorf("%s: list by customer %v", k.Slug, ids(list))
+			}
+			if _, err := f.r.Records.Get(ctx, f.company, domain.KindOf("notes"), stored.ID, false); k.Slug != "notes" && !errors.Is(err, domain.ErrNotFound) {
+				t.Errorf("%s: found as a note: %v", k.Slug, err)
+			}
+		}
+	})
+
+	t.Run("the schema refuses a record naming another company's customer", func(t *testing.T) {
+		f := newRecordFixture(t, newRepos)
+		other, _ := newCompany(t, f.r.Repositories, "Other", 10)
+		otherCustomer := newCustomer(t, f.r.Repositories, other.ID, 0).ID
+		err := f.r.Tx.InTx(context.Background(), func(ctx context.Context) error {
+			_, err := f.insertIn(ctx, notes, f.company, otherCustomer)
+			return err
+		})
+		if !errors.Is(err, domain.ErrInvalid) {
+			t.Fatalf("a note of company A for company B's customer: %v, want a refusal", err)
+		}
+		if list, _ := follow(t, f.r.Records, f.company, notes, domain.ListQuery{Limit: 10}); len(list) != 0 {
+			t.Errorf("stored anyway: %v", ids(list))
+		}
+	})
+
+	t.Run("paging 250 rows has no gap or duplicate; the resume cursor then sees only later writes", func(t *testing.T) {
+		f := newRecordFixture(t, newRepos)
+		ctx := context.Background()
+		want := map[string]bool{}
+		err := f.r.Tx.InTx(ctx, func(ctx context.Context) error { // one transaction: 250 rows of one change stamp
+			for range 120 {
+				o, err := f.insertIn(ctx, notes, f.company, f.customer)
+				if err != nil {
+					return err
+				}
+				want[o.ID] = true
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 130 {
+			want[f.insert(t, ctx, notes).ID] = true
+		}
+		got, resume := follow(t, f.r.Records, f.company, notes, domain.ListQuery{Limit: 100})
+		seen := map[string]bool{}
+		for _, o := range got {
+			if seen[o.ID] || !want[o.ID] {
+				t.Fatalf("duplicate or foreign %s", o.ID)
+			}
+			seen[o.ID] = true
+		}
+		if len(seen) != 250 {
+			t.Fatalf("%d of 250 rows listed", len(seen))
+		}
+		if again, _ := follow(t, f.r.Records, f.company, notes, domain.ListQuery{Limit: 100, After: &resume}); len(again) != 0 {
+			t.Fatalf("resume cursor gave %d old rows", len(again))
+		}
+		later := f.insert(t, ctx, notes)
+		if again, _ := follow(t, f.r.Records, f.company, notes, domain.ListQuery{Limit: 100, After: &resume}); len(again) != 1 || again[0].ID != later.ID {
+			t.Fatalf("resume after a write: %v", ids(again))
+		}
+	})
+
+	t.Run("a transaction that commits late is not skipped", func(t *testing.T) {
+		f := newRecordFixture(t, newRepos)
+		ctx := context.Background()
+		_, start := follow(t, f.r.Records, f.company, notes, domain.ListQuery{Limit: 100})
+		var early, late ports.StoredObject
+		began, release := make(chan struct{}), make(chan struct{})
+		var wg sync.WaitGroup
+		wg.Add(2)
+		go func() { // begins first, commits last
+			defer wg.Done()
+			err := f.r.Tx.InTx(ctx, func(ctx context.Context) error {
+				var err error
+				early, err = f.insertIn(ctx, notes, f.company, f.customer)
+				close(began)
+				<-release
+				return err
+			})
+			if err != nil {
+				t.Error(err)
+			}
+		}()
+		<-began
+		lateDone := make(chan struct{})
+		go func() {
+			defer wg.Done()
+			defer close(lateDone)
+			late = f.insert(t, ctx, notes)
+		}()
+		select { // on PostgreSQL the late writer commits now; SQLite's single writer waits
+		case <-lateDone:
+		case <-time.After(500 * time.Millisecond):
+		}
+		// Read the feed while the early transaction is open. (On SQLite the
+		// read queues behind it: one connection; so the release comes after a bound.)
+		var first []ports.StoredObject
+		var mid domain.Cursor
+		read := make(chan struct{})
+		go func() {
+			defer close(read)
+			first, mid = follow(t, f.r.Records, f.company, notes, domain.ListQuery{Limit: 100, After: &start})
+		}()
+		select {
+		case <-read:
+		case <-time.After(500 * time.Millisecond):
+		}
+		close(release)
+		wg.Wait()
+		<-read
+		rest, _ := follow(t, f.r.Records, f.company, notes, domain.ListQuery{Limit: 100, After: &mid})
+		got := ids(append(first, rest...))
+		if len(got) != 2 || !contains(got, early.ID) || !contains(got, late.ID) {
+			t.Fatalf("a follower received %v, want the early %s and the late %s exactly once", got, early.ID, late.ID)
+		}
+	})
+
+	t.Run("concurrent writers: a follower receives every write exactly once", func(t *testing.T) {
+		f := newRecordFixture(t, newRepos)
+		ctx := context.Background()
+		const writers, each = 4, 25
+		var wg sync.WaitGroup
+		done := make(chan struct{})
+		seen := map[string]int{}
+		var cursor *domain.Cursor
+		followerDone := make(chan struct{})
+		go func() {
+			defer close(followerDone)
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				page, err := f.r.Records.List(ctx, f.company, notes, domain.ListQuery{Limit: 7, After: cursor})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				for _, o := range page.Items {
+					seen[o.ID]++
+				}
+				cursor = &page.Next
+			}
+		}()
+		for range writers {
+			wg.Go(func() {
+				for range each {
+					f.insert(t, ctx, notes)
+				}
+			})
+		}
+		wg.Wait()
+		close(done)
+		<-followerDone
+		rest, _ := follow(t, f.r.Records, f.company, notes, domain.ListQuery{Limit: 7, After: cursor})
+		for _, o := range rest {
+			seen[o.ID]++
+		}
+		if len(seen) != writers*each {
+			t.Fatalf("the follower received %d of %d writes", len(seen), writers*each)
+		}
+		for id, n := range seen {
+			if n != 1 {
+				t.Fatalf("%s received %d times", id, n)
+			}
+		}
+	})
+
+	t.Run("deletions are tombstones; updated_since filters", func(t *testing.T) {
+		f := newRecordFixture(t, newRepos)
+		ctx := context.Background()
+		a := f.insert(t, ctx, notes)
+		time.Sleep(1100 * time.Millisecond) // updated_at is kept to the microsecond; leave a clear gap
+		since := time.Now()
+		b := f.insert(t, ctx, notes)
+		if got, _ := follow(t, f.r.Records, f.company, notes, domain.ListQuery{Limit: 10, UpdatedSince: &since}); len(got) != 1 || got[0].ID != b.ID {
+			t.Errorf("updated_since: %v, want only %s", ids(got), b.ID)
+		}
+		err := f.r.Tx.InTx(ctx, func(ctx context.Context) error { return f.r.Records.Delete(ctx, f.company, notes, a.ID, time.Now()) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.r.Records.Get(ctx, f.company, notes, a.ID, false); !errors.Is(err, domain.ErrNotFound) {
+			t.Errorf("deleted record: %v", err)
+		}
+		if got, _ := follow(t, f.r.Records, f.company, notes, domain.ListQuery{Limit: 10}); len(got) != 1 || got[0].ID != b.ID {
+			t.Errorf("live list: %v", ids(got))
+		}
+		got, _ := follow(t, f.r.Records, f.company, notes, domain.ListQuery{Limit: 10, IncludeDeleted: true})
+		if len(got) != 2 || got[1].ID != a.ID || got[1].DeletedAt == nil {
+			t.Errorf("with tombstones: %+v", got)
+		}
+		err = f.r.Tx.InTx(ctx, func(ctx context.Context) error { return f.r.Records.Delete(ctx, f.company, notes, a.ID, time.Now()) })
+		if !errors.Is(err, domain.ErrNotFound) {
+			t.Errorf("deleting twice: %v", err)
+		}
+	})
+
+	t.Run("customers: numbered by the store, updated with their svnr unique per company", func(t *testing.T) {
+		f := newRecordFixture(t, newRepos)
+		other, _ := newCompany(t, f.r.Repositories, "Other", 10)
+		ctx := context.Background()
+		k := domain.CustomersKind()
+		obj, err := k.Decode([]byte(k.Example), suiteRC)
+		if err != nil {
+			t.Fatal(err)
+		}
+		insert := func(company domain.CompanyID) (ports.StoredObject, error) {
+			var s ports.StoredObject
+			err := f.r.Tx.InTx(ctx, func(ctx context.Context) error {
+				var err error
+				s, err = f.r.Records.Insert(ctx, company, k, ports.StoredObject{Payload: obj.JSON, CreatedAt: time.Now()})
+				return err
+			})
+			return s, err
+		}
+		first, err := insert(f.company)
+		if err != nil || first.ID == "" {
+			t.Fatalf("insert: %+v %v", first, err)
+		}
+		if _, err := insert(f.company); !errors.Is(err, domain.ErrConflict) {
+			t.Errorf("the same svnr twice in one company: %v, want ErrConflict", err)
+		}
+		if _, err := insert(other.ID); err != nil {
+			t.Errorf("the same svnr in another company: %v", err)
+		}
+		if _, err := f.r.Records.Get(ctx, other.ID, k, first.ID, false); !errors.Is(err, domain.ErrNotFound) {
+			t.Errorf("another company's customer: %v", err)
+		}
+		list, _ := follow(t, f.r.Records, f.company, k, domain.ListQuery{Limit: 10})
+		if len(list) != 2 || list[1].ID != first.ID {
+			t.Errorf("customers feed %v", ids(list))
+		}
+		var updated ports.StoredObject
+		err = f.r.Tx.InTx(ctx, func(ctx context.Context) error {
+			updated, err = f.r.Records.Update(ctx, f.company, k, first.ID, []byte(`{"first_name":"B","svnr":null}`), time.Now())
+			return err
+		})
+		if err != nil || updated.Change <= first.Change {
+			t.Fatalf("update: %+v %v", updated, err)
+		}
+		if _, err := insert(f.company); err != nil {
+			t.Errorf("svnr free again after the update: %v", err)
+		}
+		found, err := f.r.Records.Lookup(ctx, f.company, "customers", []string{first.ID, fmt.Sprint(f.customer), "99999"})
+		if err != nil || len(found) != 2 {
+			t.Errorf("lookup: %v %v", found, err)
+		}
+	})
+}
+
+func contains(list []string, s string) bool {
+	for _, e := range list {
+		if e == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,95 @@
+package ports
+
+import (
+	"context"
+	"time"
+
+	"github.com/praxis-health/praxis/domain"
+)
+
+// StoredObject is one object of a generic section as the store keeps it.
+type StoredObject struct {
+	// ID is a UUID, or a customer number in decimal.
+	ID       string
+	Customer *domain.CustomerID
+	// Payload is the object's fields as answered, a JSON object.
+	Payload   []byte
+	Change    int64
+	CreatedAt time.Time
+	UpdatedAt time.Time
+	DeletedAt *time.Time
+}
+
+// Page is one page of a section's feed. Next is where it ended (the
+// request's own cursor when it is empty): the resume point of a sync.
+type Page struct {
+	Items   []StoredObject
+	Next    domain.Cursor
+	HasMore bool
+}
+
+// RecordStore keeps the objects of every generic section: customers in their
+// own table, the record kinds in one table. Every call names the company and
+// sees only its objects. Writes must run inside Transactor.InTx: each is
+// stamped by the change clock of that transaction.
+type RecordStore interface {
+	// Insert stores a new object. A customer without an id gets the next number.
+	Insert(ctx context.Context, company domain.CompanyID, kind *domain.Kind, obj StoredObject) (StoredObject, error)
+	// Update replaces a live object's payload; domain.ErrNotFound when there is none.
+	Update(ctx context.Context, company domain.CompanyID, kind *domain.Kind, id string, payload []byte, at time.Time) (StoredObject, error)
+	// Delete turns a live object into a tombstone.
+	Delete(ctx context.Context, company domain.CompanyID, kind *domain.Kind, id string, at time.Time) error
+	// Get returns a live object; domain.ErrNotFound for a missing, deleted or
+	// another company's one. forUpdate locks it for the rest of the transaction.
+	Get(ctx context.Context, company domain.CompanyID, kind *domain.Kind, id string, forUpdate bool) (StoredObject, error)
+	// List pages through the section's feed in change order. Only writes that
+	// can no longer be overtaken by an earlier, still open transaction are listed.
+	List(ctx context.Context, company domain.CompanyID, kind *domain.Kind, q domain.ListQuery) (Page, error)
+	// Lookup finds the live objects of section among ids, for reference checks.
+	Lookup(ctx context.Context, company domain.CompanyID, section string, ids []string) (map[string]domain.RefTarget, error)
+}
+
+// SavedResponse is the first answer to a request with an Idempotency-Key.
+type SavedResponse struct {
+	Status   int
+	Location string
+	Body     []byte
+}
+
+// IdempotencyKey identifies a request that may be retried: the client's key
+// and a fingerprint of what was asked (method, path, body).
+type IdempotencyKey struct {
+	Key         string
+	Fingerprint []byte
+}
+
+// IdempotencyStore keeps the first answer under each key, in the transaction of its effect.
+type IdempotencyStore interface {
+	// Claim takes key for this transaction. When the key is already taken it
+	// returns the saved answer; another fingerprint is domain.ErrIdempotencyKeyReused.
+	// A concurrent transaction claiming the same key waits for this one.
+	Claim(ctx context.Context, company domain.CompanyID, client domain.ClientID, key IdempotencyKey, at time.Time) (*SavedResponse, error)
+	// Save records the answer of a claimed key.
+	Save(ctx context.Context, company domain.CompanyID, client domain.ClientID, key IdempotencyKey, resp SavedResponse) error
+}
+
+// Response is a write's answer, ready to send.
+type Response struct {
+	SavedResponse
+	Replayed bool
+}
+
+// Records is the driving port of every generic section of the resource API.
+type Records interface {
+	List(ctx context.Context, grant domain.Grant, kind *domain.Kind, q domain.ListQuery) (RenderedPage, error)
+	Get(ctx context.Context, grant domain.Grant, kind *domain.Kind, id string) ([]byte, error)
+	Create(ctx context.Context, grant domain.Grant, kind *domain.Kind, body []byte, key *IdempotencyKey) (Response, error)
+	Patch(ctx context.Context, grant domain.Grant, kind *domain.Kind, id string, patch []byte) ([]byte, error)
+}
+
+// RenderedPage is a list answer's parts: each object as JSON, the next cursor, and whether more follow.
+type RenderedPage struct {
+	Items      [][]byte
+	NextCursor string
+	HasMore    bool
+}
