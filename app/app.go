@@ -59,6 +59,8 @@ var Persistence = fx.Module("persistence",
 		fx.Annotate(sqlstore.NewCustomerRepository, fx.As(new(ports.CustomerRepository))),
 		fx.Annotate(sqlstore.NewFileRepository, fx.As(new(ports.FileRepository))),
 		fx.Annotate(sqlstore.NewClientRepository, fx.As(new(ports.ClientRepository))),
+		fx.Annotate(sqlstore.NewRecordStore, fx.As(new(ports.RecordStore))),
+		fx.Annotate(sqlstore.NewIdempotencyStore, fx.As(new(ports.IdempotencyStore))),
 		asHealthCheck(func(db *bun.DB) ports.HealthCheck { return sqlstore.HealthCheck{DB: db} }),
 	),
 )
@@ -118,6 +120,7 @@ var UseCases = fx.Module("usecases",
 		},
 		fx.Annotate(usecase.NewOAuth, fx.As(new(ports.Authorizer))),
 		fx.Annotate(usecase.NewCompanies, fx.As(new(ports.CompanyProfiles))),
+		fx.Annotate(usecase.NewRecords, fx.As(new(ports.Records))),
 	),
 )
 
@@ -136,6 +139,7 @@ var HTTP = fx.Module("http",
 		asRoute(httpapi.NewOAuth),
 		asRoute(httpapi.NewResources, fx.ParamTags(``, `group:"sections"`)),
 		asSection(httpapi.NewCompanySection),
+		asSection(httpapi.NewRecords),
 		fx.Annotate(httpapi.New, fx.ParamTags(``, `group:"routes"`)),
 	),
 	fx.Invoke(serveHTTP),
@@ -146,7 +150,7 @@ func asHealthCheck(f any) any {
 }
 
 func asSection(f any) any {
-	return fx.Annotate(f, fx.As(new(httpapi.Section)), fx.ResultTags(`group:"sections"`))
+	return fx.Annotate(f, fx.As(new(httpapi.Route)), fx.ResultTags(`group:"sections"`))
 }
 
 func asRoute(f any, anns ...fx.Annotation) any {

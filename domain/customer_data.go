@@ -25,7 +25,11 @@ type Alert string
 
 func (Alert) JSONSchema() *jsonschema.Schema { return lineSchema(200) }
 
-var customersKind = newKind[CustomerData]("customers", ShapeCustomer, exampleCustomer)
+var customersKind = func() *Kind {
+	k := newKind[CustomerData]("customers", ShapeCustomer, exampleCustomer)
+	k.Patch = true // every field but the id
+	return k
+}()
 
 // CustomersKind is the customers section's kind.
 func CustomersKind() *Kind { return customersKind }

@@ -24,7 +24,7 @@ func (h *Health) Drain() { h.draining.Store(true) }
 // NewHealth asks each check on /readyz.
 func NewHealth(checks []ports.HealthCheck) *Health { return &Health{checks: checks} }
 
-func (h *Health) Register(app *fiber.App) {
+func (h *Health) Register(app fiber.Router) {
 	app.Get("/livez", func(c *fiber.Ctx) error {
 		return c.JSON(fiber.Map{"status": "ok"})
 	})

@@ -13,6 +13,6 @@ type Metrics struct{ handler http.Handler }
 // NewMetrics serves handler (the OpenTelemetry Prometheus exporter's registry).
 func NewMetrics(handler http.Handler) *Metrics { return &Metrics{handler: handler} }
 
-func (m *Metrics) Register(app *fiber.App) {
+func (m *Metrics) Register(app fiber.Router) {
 	app.Get("/metrics", adaptor.HTTPHandler(m.handler))
 }

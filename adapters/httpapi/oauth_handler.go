@@ -49,7 +49,7 @@ func NewOAuth(auth ports.Authorizer, opts OAuthOptions, tel Telemetry) *OAuth {
 	}
 }
 
-func (h *OAuth) Register(app *fiber.App) {
+func (h *OAuth) Register(app fiber.Router) {
 	app.Post(tokenPath, h.token)
 	app.Post(revokePath, h.revoke)
 	app.Post(introspectPath, h.introspect)

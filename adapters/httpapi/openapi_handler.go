@@ -17,7 +17,7 @@ var openAPIDocument []byte
 // OpenAPI serves the OpenAPI 3.1 document.
 type OpenAPI struct{}
 
-func (OpenAPI) Register(app *fiber.App) {
+func (OpenAPI) Register(app fiber.Router) {
 	app.Get(openAPIPath, func(c *fiber.Ctx) error {
 		c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSONCharsetUTF8)
 		return c.Send(openAPIDocument)

@@ -17,7 +17,7 @@ import (
 func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
 	t.Parallel()
 	app := httpapi.New(httpapi.Telemetry{}, httpapi.NewUploads(nil, httpapi.UploadOptions{}, httpapi.Telemetry{}), httpapi.NewHealth(nil), httpapi.OpenAPI{}, httpapi.NewMetrics(http.NotFoundHandler()),
-		httpapi.NewOAuth(nil, httpapi.OAuthOptions{}, httpapi.Telemetry{}), httpapi.NewResources(nil, []httpapi.Section{httpapi.NewCompanySection(nil)}))
+		httpapi.NewOAuth(nil, httpapi.OAuthOptions{}, httpapi.Telemetry{}), httpapi.NewResources(nil, []httpapi.Route{httpapi.NewCompanySection(nil)}))
 	resp, err := app.Test(httptest.NewRequest("GET", "/api/oauth/v2/openapi.json", nil))
 	if err != nil {
 		t.Fatal(err)

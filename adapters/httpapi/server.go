@@ -9,9 +9,10 @@ import (
 	"github.com/gofiber/fiber/v2"
 )
 
-// Route registers one section's handlers on the app.
+// Route is the one registration interface: a set of handlers mounted on the
+// app, or, for a section of the resource API, on the group behind the bearer guard.
 type Route interface {
-	Register(app *fiber.App)
+	Register(r fiber.Router)
 }
 
 // nonStreamingBodyLimit bounds bodies read whole into memory (everything but uploads).

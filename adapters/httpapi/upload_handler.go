@@ -57,7 +57,7 @@ func NewUploads(uploader ports.Uploader, opts UploadOptions, tel Telemetry) *Upl
 	}
 }
 
-func (h *Uploads) Register(app *fiber.App) {
+func (h *Uploads) Register(app fiber.Router) {
 	app.Post("/api/gdt/upload", h.handle(domain.SourceGDT))
 	app.Post("/api/sonogdt/upload", h.handle(domain.SourceSonoGDT))
 }

@@ -5,41 +5,11 @@ import (
 	"mime"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/praxis-health/praxis/domain"
-	"github.com/praxis-health/praxis/ports"
 )
-
-// resourcePrefix is the base of the resource API; everything under it needs a bearer token.
-const resourcePrefix = "/api/oauth/v2/resource"
-
-// Section is one part of the resource API, registered behind the bearer guard.
-type Section interface {
-	RegisterSection(r fiber.Router)
-}
-
-// Resources is the resource API: the bearer guard in front of every section.
-type Resources struct {
-	auth     ports.Authorizer
-	sections []Section
-}
-
-// NewResources guards sections with auth.
-func NewResources(auth ports.Authorizer, sections []Section) *Resources {
-	return &Resources{auth: auth, sections: sections}
-}
-
-// Register mounts the guard first, so that no section, and no unknown path
-// under the prefix, is reachable without a valid token.
-func (h *Resources) Register(app *fiber.App) {
-	g := app.Group(resourcePrefix, h.guard)
-	for _, s := range h.sections {
-		s.RegisterSection(g)
-	}
-}
 
 type grantKey struct{}
 
@@ -146,39 +116,4 @@ func bearerError(c *fiber.Ctx, status int, code, description string, scope domai
 		body["scope"] = string(scope)
 	}
 	return c.Status(status).JSON(body)
-}
-
-// CompanySection is GET resource/company: the token's company's profile.
-type CompanySection struct{ profiles ports.CompanyProfiles }
-
-// NewCompanySection serves profiles.
-func NewCompanySection(profiles ports.CompanyProfiles) *CompanySection {
-	return &CompanySection{profiles: profiles}
-}
-
-func (h *CompanySection) RegisterSection(r fiber.Router) {
-	r.Get("/company", requireScope(domain.ScopeCompanyRead), h.get)
-}
-
-type companyProfile struct {
-	ID           string    `json:"id"`
-	Name         string    `json:"name"`
-	TimeZone     string    `json:"time_zone"`
-	Plan         string    `json:"plan"`
-	StorageQuota int64     `json:"storage_quota"`
-	StorageUsed  int64     `json:"storage_used"`
-	CreatedAt    time.Time `json:"created_at"`
-	UpdatedAt    time.Time `json:"updated_at"`
-}
-
-func (h *CompanySection) get(c *fiber.Ctx) error {
-	company, err := h.profiles.Profile(c.UserContext(), grantOf(c).CompanyID)
-	if err != nil {
-		return err
-	}
-	return c.JSON(companyProfile{
-		ID: company.ID.String(), Name: company.Name, TimeZone: company.TimeZone, Plan: company.Plan.String(),
-		StorageQuota: company.StorageQuota, StorageUsed: company.StorageUsed,
-		CreatedAt: company.CreatedAt, UpdatedAt: company.UpdatedAt,
-	})
 }

@@ -1,0 +1,29 @@
+package httpapi
+
+import (
+	"crypto/sha256"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/ports"
+)
+
+// maxIdempotencyKey bounds the header: keys are UUIDs or similar tokens.
+const maxIdempotencyKey = 255
+
+// idempotencyKey reads the Idempotency-Key header of a POST and fingerprints
+// the request (method, path, body), so a reused key with another request is told apart.
+func idempotencyKey(c *fiber.Ctx, body []byte) (*ports.IdempotencyKey, error) {
+	key := c.Get("Idempotency-Key")
+	if key == "" {
+		return nil, nil
+	}
+	if len(key) > maxIdempotencyKey {
+		return nil, domain.FieldErrors{{Field: "Idempotency-Key", Message: "must have at most 255 characters"}}.Err()
+	}
+	h := sha256.New()
+	h.Write([]byte(c.Method() + " " + c.Path() + "\n"))
+	h.Write(body)
+	return &ports.IdempotencyKey{Key: key, Fingerprint: h.Sum(nil)}, nil
+}

@@ -1,0 +1,143 @@
+package httpapi
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/praxis-health/praxis/domain"
+)
+
+// ErrorHandler maps every error a handler returns to its contract's shape:
+// the upload endpoints answer {"status":"error","message":…}, everything
+// else RFC 9457 problem+json.
+func ErrorHandler(c *fiber.Ctx, err error) error {
+	var refusal *domain.UploadRefusal
+	if errors.As(err, &refusal) {
+		return uploadError(c, fiber.StatusBadRequest, refusal.Error())
+	}
+	var tooMany *domain.TooManyAttempts
+	if errors.As(err, &tooMany) {
+		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(tooMany.RetryAfterSeconds()))
+		if isUploadPath(c.Path()) {
+			return uploadError(c, fiber.StatusTooManyRequests, domain.MessageTooManyAttempts)
+		}
+		return writeProblem(c, problemDoc{Type: "too-many-attempts", Title: http.StatusText(fiber.StatusTooManyRequests),
+			Status: fiber.StatusTooManyRequests, Detail: "too many failed attempts"})
+	}
+	if isUploadPath(c.Path()) {
+		status, detail := fiber.StatusInternalServerError, "internal error"
+		var fe *fiber.Error
+		switch {
+		case errors.As(err, &fe):
+			status, detail = fe.Code, fe.Message
+		case errors.Is(err, domain.ErrNotFound):
+			status, detail = fiber.StatusNotFound, "not found"
+		}
+		logFailure(c, status, err)
+		return uploadError(c, status, detail)
+	}
+	p := problemFor(err)
+	logFailure(c, p.Status, err)
+	return writeProblem(c, p)
+}
+
+// logFailure logs a 5xx with the error text only: never headers, bodies or
+// query strings, which carry secrets and patient data.
+func logFailure(c *fiber.Ctx, status int, err error) {
+	if status >= 500 {
+		slog.ErrorContext(c.UserContext(), "request failed", "method", c.Method(), "route", routeOf(c), "error", err.Error())
+	}
+}
+
+// problemDoc is an RFC 9457 problem document.
+type problemDoc struct {
+	Type   string              `json:"type"`
+	Title  string              `json:"title"`
+	Status int                 `json:"status"`
+	Detail string              `json:"detail"`
+	Errors []domain.FieldError `json:"errors,omitempty"`
+}
+
+// problems is the one table from domain errors to answers, matched in order.
+var problems = []struct {
+	err    error
+	status int
+	typ    string
+	detail string
+}{
+	{domain.ErrIdempotencyKeyReused, fiber.StatusUnprocessableEntity, "idempotency-key-reused",
+		"this Idempotency-Key was already used for a different request"},
+	{domain.ErrInvalid, fiber.StatusUnprocessableEntity, "validation-error", "the request has invalid fields"},
+	{domain.ErrNotFound, fiber.StatusNotFound, "not-found", "no such object in this company"},
+	{domain.ErrOtherCompany, fiber.StatusNotFound, "not-found", "no such object in this company"},
+	{domain.ErrConflict, fiber.StatusConflict, "conflict", "the request conflicts with an existing object"},
+}
+
+func problemFor(err error) problemDoc {
+	for _, p := range problems {
+		if errors.Is(err, p.err) {
+			doc := problemDoc{Type: p.typ, Title: http.StatusText(p.status), Status: p.status, Detail: p.detail}
+			if p.status == fiber.StatusUnprocessableEntity {
+				doc.Errors = []domain.FieldError{}
+				var ve *domain.ValidationErrors
+				var one *domain.ValidationError
+				switch {
+				case errors.As(err, &ve):
+					doc.Errors = ve.Errors
+				case errors.As(err, &one):
+					doc.Errors, _ = domain.AsFieldErrors(one)
+				case errors.Is(err, domain.ErrIdempotencyKeyReused):
+					doc.Errors = []domain.FieldError{{Field: "Idempotency-Key", Message: "was used with another request"}}
+				}
+			}
+			return doc
+		}
+	}
+	var fe *fiber.Error
+	if errors.As(err, &fe) {
+		typ := "about:blank"
+		if fe.Code == fiber.StatusRequestEntityTooLarge {
+			typ = "payload-too-large"
+		}
+		return problemDoc{Type: typ, Title: http.StatusText(fe.Code), Status: fe.Code, Detail: fe.Message}
+	}
+	return problemDoc{Type: "internal-error", Title: http.StatusText(500), Status: 500, Detail: "internal error"}
+}
+
+func uploadError(c *fiber.Ctx, status int, message string) error {
+	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSONCharsetUTF8)
+	body, err := c.App().Config().JSONEncoder(fiber.Map{"status": "error", "message": message})
+	if err != nil {
+		return err
+	}
+	return c.Status(status).Send(body)
+}
+
+// writeProblem answers an RFC 9457 problem document.
+func writeProblem(c *fiber.Ctx, p problemDoc) error {
+	body, err := c.App().Config().JSONEncoder(p)
+	if err != nil {
+		return err
+	}
+	c.Set(fiber.HeaderContentType, "application/problem+json")
+	return c.Status(p.Status).Send(body)
+}
+
+func isUploadPath(path string) bool {
+	return strings.HasSuffix(path, "/upload") && (strings.HasPrefix(path, "/api/gdt/") || strings.HasPrefix(path, "/api/sonogdt/"))
+}
+
+// routeOf names the matched route template, never the raw path: a request
+// that only the root middleware matched (or nothing: fiber then reports the
+// raw path) is "unmatched". Below a group's guard it is the group's prefix.
+func routeOf(c *fiber.Ctx) string {
+	if r := c.Route(); r != nil && r.Path != "" && r.Path != "/" && len(r.Handlers) > 0 {
+		return r.Path
+	}
+	return "unmatched"
+}

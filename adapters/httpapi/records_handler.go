@@ -1,0 +1,93 @@
+package httpapi
+
+import (
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/ports"
+)
+
+// Records serves every generic section of the table: the routes of a kind
+// are derived from its row, never written per section.
+type Records struct{ records ports.Records }
+
+// NewRecords serves records.
+func NewRecords(records ports.Records) *Records { return &Records{records: records} }
+
+func (h *Records) Register(r fiber.Router) {
+	for _, k := range domain.Kinds() {
+		read, write := requireScope(domain.ReadScope(k.Slug)), requireScope(domain.WriteScope(k.Slug))
+		base := "/" + k.Slug
+		r.Get(base, read, h.list(k))
+		r.Post(base, write, h.create(k))
+		r.Get(base+"/:id", read, h.get(k))
+		if k.Patch {
+			r.Patch(base+"/:id", write, h.patch(k))
+		}
+	}
+}
+
+func (h *Records) list(k *domain.Kind) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		q, err := listQuery(c, k.Shape == domain.ShapeRecord)
+		if err != nil {
+			return err
+		}
+		page, err := h.records.List(c.UserContext(), grantOf(c), k, q)
+		if err != nil {
+			return err
+		}
+		return writePage(c, page.Items, page.NextCursor, page.HasMore)
+	}
+}
+
+func (h *Records) get(k *domain.Kind) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		obj, err := h.records.Get(c.UserContext(), grantOf(c), k, c.Params("id"))
+		if err != nil {
+			return err
+		}
+		return sendJSON(c, fiber.StatusOK, obj)
+	}
+}
+
+func (h *Records) create(k *domain.Kind) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		body, err := jsonBody(c)
+		if err != nil {
+			return err
+		}
+		key, err := idempotencyKey(c, body)
+		if err != nil {
+			return err
+		}
+		resp, err := h.records.Create(c.UserContext(), grantOf(c), k, body, key)
+		if err != nil {
+			return err
+		}
+		if resp.Replayed {
+			c.Set("Idempotent-Replayed", "true")
+		}
+		c.Set(fiber.HeaderLocation, resourcePrefix+"/"+resp.Location)
+		return sendJSON(c, resp.Status, resp.Body)
+	}
+}
+
+func (h *Records) patch(k *domain.Kind) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		body, err := jsonBody(c)
+		if err != nil {
+			return err
+		}
+		obj, err := h.records.Patch(c.UserContext(), grantOf(c), k, c.Params("id"), body)
+		if err != nil {
+			return err
+		}
+		return sendJSON(c, fiber.StatusOK, obj)
+	}
+}
+
+func sendJSON(c *fiber.Ctx, status int, body []byte) error {
+	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
+	return c.Status(status).Send(body)
+}

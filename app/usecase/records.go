@@ -1,0 +1,195 @@
+package usecase
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/ports"
+)
+
+// Records serves every generic section of the resource API: one use case
+// for customers and the record kinds, driven by the table of sections.
+type Records struct {
+	store     ports.RecordStore
+	keys      ports.IdempotencyStore
+	tx        ports.Transactor
+	companies ports.CompanyRepository
+	now       func() time.Time
+}
+
+var _ ports.Records = (*Records)(nil)
+
+// NewRecords wires the records use case.
+func NewRecords(store ports.RecordStore, keys ports.IdempotencyStore, tx ports.Transactor, companies ports.CompanyRepository) *Records {
+	return &Records{store: store, keys: keys, tx: tx, companies: companies, now: time.Now}
+}
+
+// List answers one page of the kind's feed.
+func (r *Records) List(ctx context.Context, grant domain.Grant, kind *domain.Kind, q domain.ListQuery) (ports.RenderedPage, error) {
+	if q.Customer != nil && kind.Shape != domain.ShapeRecord {
+		return ports.RenderedPage{}, domain.FieldErrors{{Field: "customer_id", Message: "is not a filter of this section"}}.Err()
+	}
+	page, err := r.store.List(ctx, grant.CompanyID, kind, q)
+	if err != nil {
+		return ports.RenderedPage{}, err
+	}
+	out := ports.RenderedPage{Items: make([][]byte, len(page.Items)), NextCursor: page.Next.Encode(), HasMore: page.HasMore}
+	for i, o := range page.Items {
+		out.Items[i] = render(kind, o)
+	}
+	return out, nil
+}
+
+// Get answers one live object of the company; anything else is domain.ErrNotFound.
+func (r *Records) Get(ctx context.Context, grant domain.Grant, kind *domain.Kind, id string) ([]byte, error) {
+	o, err := r.store.Get(ctx, grant.CompanyID, kind, id, false)
+	if err != nil {
+		return nil, err
+	}
+	return render(kind, o), nil
+}
+
+// Create validates body, checks its references in the company and stores it,
+// all in one transaction with the Idempotency-Key, if one came: a retry
+// replays the first answer, a concurrent twin waits for it and replays it.
+func (r *Records) Create(ctx context.Context, grant domain.Grant, kind *domain.Kind, body []byte, key *ports.IdempotencyKey) (ports.Response, error) {
+	rc, err := r.ruleContext(ctx, grant.CompanyID)
+	if err != nil {
+		return ports.Response{}, err
+	}
+	var resp ports.Response
+	err = r.tx.InTx(ctx, func(ctx context.Context) error {
+		if key != nil {
+			saved, err := r.keys.Claim(ctx, grant.CompanyID, grant.ClientID, *key, rc.Now)
+			if err != nil || saved != nil {
+				if saved != nil {
+					resp = ports.Response{SavedResponse: *saved, Replayed: true}
+				}
+				return err
+			}
+		}
+		obj, err := kind.Decode(body, rc)
+		if err != nil {
+			return err
+		}
+		if err := r.checkRefs(ctx, grant.CompanyID, obj); err != nil {
+			return err
+		}
+		stored := ports.StoredObject{Customer: obj.Customer, Payload: obj.JSON, CreatedAt: rc.Now}
+		if kind.Shape != domain.ShapeCustomer {
+			stored.ID = domain.NewObjectID()
+		}
+		stored, err = r.store.Insert(ctx, grant.CompanyID, kind, stored)
+		if err != nil {
+			return err
+		}
+		if err := r.apply(ctx, grant.CompanyID, obj.Effects(stored.ID), rc.Now); err != nil {
+			return err
+		}
+		resp.SavedResponse = ports.SavedResponse{Status: http.StatusCreated, Location: kind.Slug + "/" + stored.ID, Body: render(kind, stored)}
+		if key != nil {
+			return r.keys.Save(ctx, grant.CompanyID, grant.ClientID, *key, resp.SavedResponse)
+		}
+		return nil
+	})
+	return resp, err
+}
+
+// Patch applies a JSON merge patch and validates the result whole.
+func (r *Records) Patch(ctx context.Context, grant domain.Grant, kind *domain.Kind, id string, patch []byte) ([]byte, error) {
+	if !kind.Patch {
+		return nil, errors.New("no PATCH on " + kind.Slug) // the router offers none
+	}
+	rc, err := r.ruleContext(ctx, grant.CompanyID)
+	if err != nil {
+		return nil, err
+	}
+	var out []byte
+	err = r.tx.InTx(ctx, func(ctx context.Context) error {
+		current, err := r.store.Get(ctx, grant.CompanyID, kind, id, true)
+		if err != nil {
+			return err
+		}
+		obj, err := kind.Merge(current.Payload, patch, rc)
+		if err != nil {
+			return err
+		}
+		if err := r.checkRefs(ctx, grant.CompanyID, obj); err != nil {
+			return err
+		}
+		updated, err := r.store.Update(ctx, grant.CompanyID, kind, id, obj.JSON, rc.Now)
+		if err != nil {
+			return err
+		}
+		out = render(kind, updated)
+		return nil
+	})
+	return out, err
+}
+
+// checkRefs looks every referenced object up in the company, one query per
+// section, and judges them: a miss is a 422 on the field, whether the id is
+// unknown or another company's.
+func (r *Records) checkRefs(ctx context.Context, company domain.CompanyID, obj domain.Object) error {
+	bySection := map[string][]string{}
+	for _, ref := range obj.Refs {
+		if !slices.Contains(bySection[ref.Section], ref.ID) {
+			bySection[ref.Section] = append(bySection[ref.Section], ref.ID)
+		}
+	}
+	found := map[string]map[string]domain.RefTarget{}
+	for section, ids := range bySection {
+		targets, err := r.store.Lookup(ctx, company, section, ids)
+		if err != nil {
+			return err
+		}
+		found[section] = targets
+	}
+	return domain.CheckRefs(obj.Refs, obj.Customer, found)
+}
+
+// apply carries out a write's effects on other objects of the company.
+func (r *Records) apply(ctx context.Context, company domain.CompanyID, effects []domain.Effect, at time.Time) error {
+	for _, e := range effects {
+		kind := domain.KindOf(e.Section)
+		o, err := r.store.Get(ctx, company, kind, e.ID, true)
+		if err != nil {
+			return fmt.Errorf("effect on %s: %w", e.Section, err)
+		}
+		payload, err := domain.SetFields(o.Payload, e.Set)
+		if err != nil {
+			return err
+		}
+		if _, err := r.store.Update(ctx, company, kind, e.ID, payload, at); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ruleContext is now in the company's zone, where dates are judged.
+func (r *Records) ruleContext(ctx context.Context, company domain.CompanyID) (domain.RuleContext, error) {
+	c, err := r.companies.Get(ctx, company)
+	if err != nil {
+		return domain.RuleContext{}, err
+	}
+	zone, err := time.LoadLocation(c.TimeZone)
+	if err != nil {
+		return domain.RuleContext{}, err
+	}
+	return domain.RuleContext{Now: r.now().UTC().Truncate(time.Second), Zone: zone}, nil
+}
+
+// render is an object as answered: the payload within its envelope, or a tombstone.
+func render(kind *domain.Kind, o ports.StoredObject) []byte {
+	numeric := kind.Shape == domain.ShapeCustomer
+	if o.DeletedAt != nil {
+		return domain.RenderTombstone(o.ID, numeric, *o.DeletedAt)
+	}
+	return domain.RenderObject(o.ID, numeric, o.Payload, o.CreatedAt, o.UpdatedAt)
+}
