@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -46,7 +47,9 @@ type Payload interface {
 
 // Kind is one generic section: a payload type and its schemas.
 type Kind struct {
-	Slug  string
+	Slug string
+	// Name is the payload's name in the OpenAPI document.
+	Name  string
 	Shape Shape
 	// Patch is true where PATCH (a JSON merge patch, validated whole) is offered.
 	Patch bool
@@ -74,7 +77,8 @@ func newKind[T any, PT interface {
 	if err != nil {
 		panic(err) // the payload types are ours: a broken tag is a programming error
 	}
-	return &Kind{Slug: slug, Shape: shape, Example: example, schemas: s, newPayload: func() Payload { return PT(new(T)) }}
+	name := strings.TrimSuffix(reflect.TypeFor[T]().Name(), "Data")
+	return &Kind{Slug: slug, Name: name, Shape: shape, Example: example, schemas: s, newPayload: func() Payload { return PT(new(T)) }}
 }
 
 // Object is a validated, normalized payload ready to store.

@@ -1,25 +1,184 @@
 package httpapi
 
 import (
+	"bytes"
 	_ "embed"
+	"encoding/json"
+	"strings"
 
 	"github.com/gofiber/fiber/v2"
+
+	"github.com/praxis-health/praxis/domain"
 )
 
-// openAPIDocument describes every route; a test keeps it in step with the router.
-//
 // openAPIPath is where the document is served.
 const openAPIPath = "/api/oauth/v2/openapi.json"
 
-//go:embed openapi/openapi.json
-var openAPIDocument []byte
+// openAPIBase is the hand-written part of the document: uploads, OAuth,
+// probes, the bespoke sections and the shared components. Everything the
+// table of sections says is added to it at start-up (buildOpenAPI).
+//
+//go:embed openapi/base.json
+var openAPIBase []byte
 
 // OpenAPI serves the OpenAPI 3.1 document.
-type OpenAPI struct{}
+type OpenAPI struct{ document []byte }
 
-func (OpenAPI) Register(app fiber.Router) {
+// NewOpenAPI builds the document once.
+func NewOpenAPI() (*OpenAPI, error) {
+	doc, err := buildOpenAPI()
+	if err != nil {
+		return nil, err
+	}
+	return &OpenAPI{document: doc}, nil
+}
+
+func (o *OpenAPI) Register(app fiber.Router) {
 	app.Get(openAPIPath, func(c *fiber.Ctx) error {
 		c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSONCharsetUTF8)
-		return c.Send(openAPIDocument)
+		return c.Send(o.document)
 	})
+}
+
+type object = map[string]any
+
+func ref(kind, name string) object { return object{"$ref": "#/components/" + kind + "/" + name} }
+
+// buildOpenAPI adds to the base, from the table of sections: the scope
+// catalogue, and for every generic section its paths and its reflected schemas.
+func buildOpenAPI() ([]byte, error) {
+	var doc object
+	if err := json.Unmarshal(openAPIBase, &doc); err != nil {
+		return nil, err
+	}
+	components := doc["components"].(object)
+	schemas := components["schemas"].(object)
+	paths := doc["paths"].(object)
+	scopes := components["securitySchemes"].(object)["oauth2"].(object)["flows"].(object)["clientCredentials"].(object)["scopes"].(object)
+	for _, s := range domain.AllScopes() {
+		section, access, _ := strings.Cut(string(s), ":")
+		scopes[string(s)] = strings.ToUpper(access[:1]) + access[1:] + " " + strings.ReplaceAll(section, "-", " ")
+	}
+	components["parameters"] = listParameters()
+	for _, k := range domain.Kinds() {
+		name := k.Name
+		schemas[name] = k.Schemas().Output
+		input := k.Schemas().Input
+		var example any
+		if err := json.Unmarshal([]byte(strings.NewReplacer("$CUSTOMER", "1042", "$USER", "019bc0e2-1280-781f-a8e2-5d940ed90475",
+			"$DIAGNOSIS", "019cd6cf-68f8-70c6-a6a3-a4506513270e").Replace(k.Example)), &example); err != nil {
+			return nil, err
+		}
+		input["examples"] = []any{example}
+		schemas[name+"Input"] = input
+		schemas[name+"List"] = object{
+			"type": "object", "required": []any{"data", "next_cursor", "has_more"}, "additionalProperties": false,
+			"properties": object{
+				"data":        object{"type": "array", "items": object{"anyOf": []any{ref("schemas", name), ref("schemas", "Tombstone")}}},
+				"next_cursor": object{"type": "string", "description": "opaque; pass it as ?cursor= for the next page, or later to resume the sync"},
+				"has_more":    object{"type": "boolean"},
+			},
+		}
+		paths[resourcePrefix+"/"+k.Slug] = kindPaths(k, name)
+		paths[resourcePrefix+"/"+k.Slug+"/{id}"] = kindItemPaths(k, name)
+	}
+	var out bytes.Buffer
+	enc := json.NewEncoder(&out)
+	enc.SetEscapeHTML(false) // the upload messages show <placeholders>
+	enc.SetIndent("", "  ")
+	err := enc.Encode(doc)
+	return out.Bytes(), err
+}
+
+func listParameters() object {
+	q := func(name, desc string, schema object) object {
+		return object{"name": name, "in": "query", "required": false, "description": desc, "schema": schema}
+	}
+	return object{
+		"limit":  q("limit", "page size", object{"type": "integer", "minimum": 1, "maximum": domain.MaxPageSize, "default": domain.DefaultPageSize}),
+		"cursor": q("cursor", "next_cursor of the previous page: resumes the feed after it", object{"type": "string"}),
+		"updated_since": q("updated_since", "only objects written at or after this instant (a filter, not a position)",
+			object{"type": "string", "format": "date-time"}),
+		"include_deleted": q("include_deleted", "list deleted objects as tombstones in their place", object{"type": "boolean", "default": false}),
+		"customer_id":     q("customer_id", "only this customer's records", object{"type": "integer", "minimum": 1, "maximum": domain.MaxCustomerID}),
+		"IdempotencyKey": object{"name": "Idempotency-Key", "in": "header", "required": false,
+			"description": "a retry with the same key answers the first response (Idempotent-Replayed: true); the same key with another body is 422",
+			"schema":      object{"type": "string", "maxLength": 255}},
+		"id": object{"name": "id", "in": "path", "required": true, "schema": object{"type": "string"}},
+	}
+}
+
+func jsonContent(schema object) object {
+	return object{"application/json": object{"schema": schema}}
+}
+
+func problemResponse(desc string) object {
+	return object{"description": desc, "content": object{"application/problem+json": object{"schema": ref("schemas", "Problem")}}}
+}
+
+// guarded adds the answers every resource operation shares.
+func guarded(responses object) object {
+	responses["400"] = ref("responses", "BearerInvalidRequest")
+	responses["401"] = ref("responses", "Unauthorized")
+	responses["403"] = ref("responses", "Forbidden")
+	return responses
+}
+
+func operation(id, summary string, scope domain.Scope, responses object) object {
+	return object{
+		"operationId": id, "summary": summary, "tags": []any{"Resources"},
+		"security":  []any{object{"oauth2": []any{string(scope)}}},
+		"responses": guarded(responses),
+	}
+}
+
+func kindPaths(k *domain.Kind, name string) object {
+	params := []any{ref("parameters", "limit"), ref("parameters", "cursor"), ref("parameters", "updated_since"), ref("parameters", "include_deleted")}
+	if k.Shape == domain.ShapeRecord {
+		params = append(params, ref("parameters", "customer_id"))
+	}
+	list := operation("list"+name, "List "+strings.ReplaceAll(k.Slug, "-", " ")+" in sync order", domain.ReadScope(k.Slug), object{
+		"200": object{"description": "one page of the feed", "content": jsonContent(ref("schemas", name+"List"))},
+		"422": problemResponse("a query parameter is invalid"),
+	})
+	list["parameters"] = params
+	create := operation("create"+name, "Create one of "+strings.ReplaceAll(k.Slug, "-", " "), domain.WriteScope(k.Slug), object{
+		"201": object{"description": "created; a replay of an Idempotency-Key answers the first response again",
+			"content": jsonContent(ref("schemas", name)),
+			"headers": object{"Location": object{"schema": object{"type": "string"}}, "Idempotent-Replayed": object{"schema": object{"const": "true"}}}},
+		"409": problemResponse("conflicts with an existing object"),
+		"413": problemResponse("the body is over 1 MiB"),
+		"415": problemResponse("the body is not application/json"),
+		"422": problemResponse("invalid fields, every one listed in errors[]; or a reused Idempotency-Key"),
+	})
+	create["parameters"] = []any{ref("parameters", "IdempotencyKey")}
+	create["requestBody"] = object{"required": true, "content": jsonContent(ref("schemas", name+"Input"))}
+	return object{"get": list, "post": create}
+}
+
+func kindItemPaths(k *domain.Kind, name string) object {
+	out := object{
+		"parameters": []any{ref("parameters", "id")},
+		"get": operation("get"+name, "One of "+strings.ReplaceAll(k.Slug, "-", " "), domain.ReadScope(k.Slug), object{
+			"200": object{"description": "the object", "content": jsonContent(ref("schemas", name))},
+			"404": problemResponse("no such object in this company"),
+		}),
+	}
+	if k.Patch {
+		patch := operation("patch"+name, "Change one of "+strings.ReplaceAll(k.Slug, "-", " ")+" (JSON merge patch, validated whole)",
+			domain.WriteScope(k.Slug), object{
+				"200": object{"description": "the whole object after the change", "content": jsonContent(ref("schemas", name))},
+				"404": problemResponse("no such object in this company"),
+				"409": problemResponse("conflicts with an existing object"),
+				"413": problemResponse("the body is over 1 MiB"),
+				"415": problemResponse("the body is not JSON"),
+				"422": problemResponse("the result is invalid, or an immutable field would change"),
+			})
+		patch["requestBody"] = object{"required": true, "content": object{
+			"application/merge-patch+json": object{"schema": object{"type": "object"}},
+			"application/json":             object{"schema": object{"type": "object"}},
+		}}
+		out["patch"] = patch
+	}
+	return out
 }
