@@ -310,11 +310,12 @@ func (s *server) post(t *testing.T, path, contentType string, headers map[string
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
-	reply := uploadReply{status: resp.StatusCode, header: resp.Header}
-	if err := json.Unmarshal(raw, &reply); err != nil {
+	documentOf(t, s).check(t, http.MethodPost, path, reply{status: resp.StatusCode, header: resp.Header, body: raw})
+	up := uploadReply{status: resp.StatusCode, header: resp.Header}
+	if err := json.Unmarshal(raw, &up); err != nil {
 		t.Fatalf("POST %s: %d %q is not JSON", path, resp.StatusCode, raw)
 	}
-	return reply
+	return up
 }
 
 func gdtHeaders(c company, customer any) map[string]string {
