@@ -70,7 +70,9 @@ func documentOf(t *testing.T, s *server) *apiDocument {
 	return servedDoc
 }
 
-func pointerEscape(s string) string { return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1") }
+func pointerEscape(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
+}
 
 // operation finds the documented operation of method and path; exact paths before templates.
 func (d *apiDocument) operation(method, path string) (string, map[string]any) {
