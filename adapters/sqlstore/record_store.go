@@ -267,7 +267,7 @@ func (s *RecordStore) Lookup(ctx context.Context, company domain.CompanyID, sect
 		}
 		var live []int64
 		err := db.NewSelect().TableExpr("customers").Column("id").Where("company_id = ?", uuid.UUID(company)).
-			Where("id IN (?)", bun.In(nums)).Where("deleted_at IS NULL").Scan(ctx, &live)
+			Where("id IN (?)", bun.List(nums)).Where("deleted_at IS NULL").Scan(ctx, &live)
 		for _, id := range live {
 			found[strconv.FormatInt(id, 10)] = domain.RefTarget{}
 		}
@@ -279,7 +279,7 @@ func (s *RecordStore) Lookup(ctx context.Context, company domain.CompanyID, sect
 			ContentType string `bun:"content_type"`
 		}
 		err := db.NewSelect().TableExpr("files").ColumnExpr("CAST(id AS TEXT) AS id, customer_id, content_type").
-			Where("company_id = ?", uuid.UUID(company)).Where("id IN (?)", bun.In(validIDs(ids))).Scan(ctx, &rows)
+			Where("company_id = ?", uuid.UUID(company)).Where("id IN (?)", bun.List(validIDs(ids))).Scan(ctx, &rows)
 		for _, r := range rows {
 			c := domain.CustomerID(r.CustomerID)
 			found[r.ID] = domain.RefTarget{Customer: &c, Attrs: map[string]any{"content_type": r.ContentType}}
@@ -290,7 +290,7 @@ func (s *RecordStore) Lookup(ctx context.Context, company domain.CompanyID, sect
 	}
 	var rows []objectRow
 	err := db.NewSelect().TableExpr("records").ColumnExpr("CAST(id AS TEXT) AS id, customer_id, payload").
-		Where("company_id = ?", uuid.UUID(company)).Where("kind = ?", section).Where("id IN (?)", bun.In(validIDs(ids))).
+		Where("company_id = ?", uuid.UUID(company)).Where("kind = ?", section).Where("id IN (?)", bun.List(validIDs(ids))).
 		Where("deleted_at IS NULL").Scan(ctx, &rows)
 	if err := translate(err); err != nil {
 		return nil, err
