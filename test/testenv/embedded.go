@@ -26,6 +26,7 @@ type Embedded struct {
 	Admin     *usecase.Admin
 	Uploads   *usecase.Uploads
 	OAuth     *usecase.OAuth
+	Records   *usecase.Records
 }
 
 // fuzzLockout counts wrong secrets like production but locks for only 10 ms,
@@ -53,6 +54,7 @@ func NewEmbedded(tb testing.TB) *Embedded {
 		Admin:     usecase.NewAdmin(companies, customers, clients, tokens),
 		Uploads: usecase.NewUploads(companies, customers, sqlstore.NewFileRepository(db), sqlstore.NewTransactor(db),
 			blobstore.New(bucket), sniff.Sniffer{}, tokens, fuzzLockout),
-		OAuth: usecase.NewOAuth(clients, tokens, tokens, usecase.OAuthSettings{TokenTTL: time.Hour, Lockout: fuzzLockout}),
+		OAuth:   usecase.NewOAuth(clients, tokens, tokens, usecase.OAuthSettings{TokenTTL: time.Hour, Lockout: fuzzLockout}),
+		Records: usecase.NewRecords(sqlstore.NewRecordStore(db), sqlstore.NewIdempotencyStore(db), sqlstore.NewTransactor(db), companies),
 	}
 }
