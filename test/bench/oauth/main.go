@@ -10,9 +10,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"database/sql"
-	"encoding/hex"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -26,15 +23,14 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/uptrace/bun/driver/pgdriver"
 
 	"github.com/praxis-health/praxis/test/bench/benchserver"
 )
 
 func main() {
 	binary := flag.String("binary", "bin/praxis", "the praxis binary")
-	pgURL := flag.String("postgres", envOr("PRAXIS_TEST_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"), "PostgreSQL server (a fresh database is created on it)")
-	redisURL := flag.String("redis", envOr("PRAXIS_TEST_REDIS_URL", "redis://127.0.0.1:6379/0"), "Redis server")
+	pgURL := flag.String("postgres", benchserver.EnvOr("PRAXIS_TEST_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"), "PostgreSQL server (a fresh database is created on it)")
+	redisURL := flag.String("redis", benchserver.EnvOr("PRAXIS_TEST_REDIS_URL", "redis://127.0.0.1:6379/0"), "Redis server")
 	concurrency := flag.Int("concurrency", 32, "requests in flight at once")
 	phase := flag.Duration("phase", 2*time.Second, "length of one measured phase")
 	rounds := flag.Int("rounds", 3, "alternating rounds of /livez and GET company")
@@ -47,15 +43,8 @@ func main() {
 	}
 }
 
-func envOr(name, def string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return def
-}
-
 func run(binary, pgURL, redisURL string, concurrency int, phase time.Duration, rounds int, minRatio, maxRedis float64) error {
-	dbURL, drop, err := freshDatabase(pgURL)
+	dbURL, drop, err := benchserver.FreshDatabase(pgURL)
 	if err != nil {
 		return err
 	}
@@ -261,26 +250,4 @@ func processedCommands(rdb *redis.Client) (int64, error) {
 		}
 	}
 	return 0, fmt.Errorf("redis INFO has no total_commands_processed")
-}
-
-// freshDatabase creates an empty database on the server of base and returns
-// its URL and a function that drops it.
-func freshDatabase(base string) (string, func(), error) {
-	admin := sql.OpenDB(pgdriver.NewConnector(pgdriver.WithDSN(base)))
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	name := "praxis_bench_" + hex.EncodeToString(b)
-	if _, err := admin.Exec("CREATE DATABASE " + name); err != nil {
-		_ = admin.Close()
-		return "", nil, fmt.Errorf("PostgreSQL at %s: %w", base, err)
-	}
-	u, err := url.Parse(base)
-	if err != nil {
-		return "", nil, err
-	}
-	u.Path = "/" + name
-	return u.String(), func() {
-		_, _ = admin.Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)")
-		_ = admin.Close()
-	}, nil
 }

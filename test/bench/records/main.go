@@ -1,0 +1,243 @@
+// Command records is the sync feed's load test. It starts the built binary on
+// PostgreSQL (and Redis), loads a million notes of one company in bulk (100
+// transactions of 10,000 rows, straight into the database), and measures in
+// one run:
+//   - the latency of a 100-row page deep in the feed (row 900,000) over the
+//     same page near its start (row 1,000): a keyset must not slow down with
+//     depth (target ≤ 1.2);
+//   - a full sync of the million through the API (500-row pages, following
+//     next_cursor) in rows/s, next to `COPY … TO STDOUT` of the same rows in
+//     the same order as the floor (target ≥ 0.25 of it).
+//
+// Run it with `make bench`; it exits non-zero when a target is missed.
+package main
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
+	"github.com/uptrace/bun/driver/pgdriver"
+
+	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/test/bench/benchserver"
+)
+
+func main() {
+	binary := flag.String("binary", "bin/praxis", "the praxis binary")
+	pgURL := flag.String("postgres", benchserver.EnvOr("PRAXIS_TEST_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"), "PostgreSQL server (a fresh database is created on it)")
+	redisURL := flag.String("redis", benchserver.EnvOr("PRAXIS_TEST_REDIS_URL", "redis://127.0.0.1:6379/0"), "Redis server")
+	rows := flag.Int("rows", 1_000_000, "notes loaded")
+	samples := flag.Int("samples", 300, "page requests timed at each depth")
+	maxDepthRatio := flag.Float64("max-depth-ratio", 1.2, "target: deep page latency over shallow page latency")
+	minSyncRatio := flag.Float64("min-sync-ratio", 0.25, "target: API sync rows/s over COPY rows/s")
+	flag.Parse()
+	if err := run(*binary, *pgURL, *redisURL, *rows, *samples, *maxDepthRatio, *minSyncRatio); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(binary, pgURL, redisURL string, rows, samples int, maxDepthRatio, minSyncRatio float64) error {
+	dbURL, drop, err := benchserver.FreshDatabase(pgURL)
+	if err != nil {
+		return err
+	}
+	defer drop()
+	dir, err := os.MkdirTemp("", "praxis-bench-")
+	if err != nil {
+		return err
+	}
+	defer func() { _ = os.RemoveAll(dir) }()
+	srv, err := benchserver.Start(binary, "PRAXIS_DATABASE_URL="+dbURL, "PRAXIS_REDIS_URL="+redisURL, "PRAXIS_BLOB_URL=file://"+dir)
+	if err != nil {
+		return err
+	}
+	defer srv.Stop()
+	company, err := srv.NewCompany(1 << 30)
+	if err != nil {
+		return err
+	}
+	var customer struct {
+		ID int64 `json:"customer_id"`
+	}
+	if err := srv.Admin(&customer, "admin", "customer", "create", "--company", company.ID, "--first-name", "Anna", "--last-name", "Berger", "--json"); err != nil {
+		return err
+	}
+	var client struct {
+		ID     string `json:"client_id"`
+		Secret string `json:"client_secret"`
+	}
+	if err := srv.Admin(&client, "admin", "client", "create", "--company", company.ID, "--scopes", "notes:read", "--json"); err != nil {
+		return err
+	}
+	db := sql.OpenDB(pgdriver.NewConnector(pgdriver.WithDSN(dbURL)))
+	defer func() { _ = db.Close() }()
+
+	start := time.Now()
+	if err := load(db, company.ID, customer.ID, rows); err != nil {
+		return err
+	}
+	fmt.Printf("loaded %d notes in %.1f s\n", rows, time.Since(start).Seconds())
+
+	httpc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
+	token, err := tokenFor(httpc, srv.URL, client.ID, client.Secret)
+	if err != nil {
+		return err
+	}
+	shallow, err := cursorAt(db, company.ID, 1_000)
+	if err != nil {
+		return err
+	}
+	deep, err := cursorAt(db, company.ID, rows*9/10)
+	if err != nil {
+		return err
+	}
+	var shallowLat, deepLat []time.Duration
+	for i := range 2 * samples { // alternate, so drift of the machine hits both alike
+		c, into := shallow, &shallowLat
+		if i%2 == 1 {
+			c, into = deep, &deepLat
+		}
+		t0 := time.Now()
+		if _, err := page(httpc, srv.URL, token, "limit=100&cursor="+c); err != nil {
+			return err
+		}
+		*into = append(*into, time.Since(t0))
+	}
+	ms, md := median(shallowLat), median(deepLat)
+	depthRatio := float64(md) / float64(ms)
+	fmt.Printf("100-row page at row 1,000: median %.2f ms; at row %d: median %.2f ms; ratio %.2f (target ≤ %.1f)\n",
+		ms.Seconds()*1000, rows*9/10, md.Seconds()*1000, depthRatio, maxDepthRatio)
+
+	copyRate, err := copyFloor(db, company.ID)
+	if err != nil {
+		return err
+	}
+	t0 := time.Now()
+	synced, cursor := 0, ""
+	for {
+		p, err := page(httpc, srv.URL, token, "limit=500"+cursor)
+		if err != nil {
+			return err
+		}
+		synced += p.n
+		cursor = "&cursor=" + p.next
+		if !p.more {
+			break
+		}
+	}
+	syncRate := float64(synced) / time.Since(t0).Seconds()
+	if synced != rows {
+		return fmt.Errorf("the sync received %d of %d rows", synced, rows)
+	}
+	syncRatio := syncRate / copyRate
+	fmt.Printf("full sync through the API: %.0f rows/s; COPY TO STDOUT: %.0f rows/s; ratio %.2f (target ≥ %.2f)\n",
+		syncRate, copyRate, syncRatio, minSyncRatio)
+	if depthRatio > maxDepthRatio || syncRatio < minSyncRatio {
+		return fmt.Errorf("target missed")
+	}
+	return nil
+}
+
+// load inserts rows notes in 100 transactions, each stamped by its own
+// transaction id as the server's writes are.
+func load(db *sql.DB, company string, customer int64, rows int) error {
+	const batches = 100
+	payload := fmt.Sprintf(`{"customer_id":%d,"user_id":null,"appointment_id":null,"noted_on":"2026-03-10","title":"Phone call","text":"Patient called about the blood pressure readings; next check in two weeks."}`, customer)
+	for range batches {
+		_, err := db.Exec(`INSERT INTO records (id, company_id, kind, customer_id, payload, change, created_at, updated_at)
+			SELECT gen_random_uuid(), $1, 'notes', $2, $3::json, pg_current_xact_id()::text::bigint, now(), now()
+			FROM generate_series(1, $4)`, company, customer, payload, rows/batches)
+		if err != nil {
+			return fmt.Errorf("load: %w", err)
+		}
+	}
+	_, err := db.Exec("ANALYZE records")
+	return err
+}
+
+// cursorAt is the feed cursor after the row at offset n.
+func cursorAt(db *sql.DB, company string, n int) (string, error) {
+	var c domain.Cursor
+	err := db.QueryRow(`SELECT change, id FROM records WHERE company_id = $1 AND kind = 'notes' ORDER BY change, id OFFSET $2 LIMIT 1`,
+		company, n).Scan(&c.Change, &c.ID)
+	return c.Encode(), err
+}
+
+// copyFloor is COPY TO STDOUT of the same rows, in feed order: the database's own rate of handing them out.
+func copyFloor(db *sql.DB, company string) (float64, error) {
+	conn, err := bun.NewDB(db, pgdialect.New()).Conn(context.Background())
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = conn.Close() }()
+	t0 := time.Now()
+	res, err := pgdriver.CopyTo(context.Background(), conn, io.Discard, fmt.Sprintf(
+		`COPY (SELECT id, customer_id, payload, created_at, updated_at FROM records WHERE company_id = '%s' AND kind = 'notes' ORDER BY change, id) TO STDOUT`,
+		strings.ReplaceAll(company, "'", "")))
+	if err != nil {
+		return 0, err
+	}
+	n, _ := res.RowsAffected()
+	return float64(n) / time.Since(t0).Seconds(), nil
+}
+
+type pageResult struct {
+	n    int
+	next string
+	more bool
+}
+
+func page(c *http.Client, base, token, query string) (pageResult, error) {
+	req, _ := http.NewRequest(http.MethodGet, base+"/api/oauth/v2/resource/notes?"+query, nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := c.Do(req)
+	if err != nil {
+		return pageResult{}, err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	var body struct {
+		Data       []json.RawMessage `json:"data"`
+		NextCursor string            `json:"next_cursor"`
+		HasMore    bool              `json:"has_more"`
+	}
+	if resp.StatusCode != http.StatusOK {
+		raw, _ := io.ReadAll(resp.Body)
+		return pageResult{}, fmt.Errorf("GET notes: %d %s", resp.StatusCode, raw)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		return pageResult{}, err
+	}
+	return pageResult{n: len(body.Data), next: url.QueryEscape(body.NextCursor), more: body.HasMore}, nil
+}
+
+func tokenFor(c *http.Client, base, id, secret string) (string, error) {
+	resp, err := c.PostForm(base+"/api/oauth/v2/token", url.Values{"grant_type": {"client_credentials"}, "client_id": {id}, "client_secret": {secret}})
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	var t struct {
+		AccessToken string `json:"access_token"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&t)
+	return t.AccessToken, err
+}
+
+func median(d []time.Duration) time.Duration {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
