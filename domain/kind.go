@@ -255,16 +255,10 @@ func singular(section string) string {
 	return "object of " + section
 }
 
-// RenderObject is the answer for one object: the id, the payload's fields,
-// then the envelope's times in UTC. payload is a JSON object.
-func RenderObject(id string, numericID bool, payload []byte, created, updated time.Time) []byte {
-	b := make([]byte, 0, len(payload)+120)
-	b = append(b, `{"id":`...)
-	if numericID {
-		b = append(b, id...)
-	} else {
-		b = strconv.AppendQuote(b, id)
-	}
+// AppendObject appends the answer for one object to b: the id, the payload's
+// fields, then the envelope's times in UTC. payload is a JSON object.
+func AppendObject(b []byte, id string, numericID bool, payload []byte, created, updated time.Time) []byte {
+	b = appendID(append(b, `{"id":`...), id, numericID)
 	if inner := bytes.TrimSpace(payload); len(inner) > 2 {
 		b = append(b, ',')
 		b = append(b, inner[1:len(inner)-1]...)
@@ -276,14 +270,22 @@ func RenderObject(id string, numericID bool, payload []byte, created, updated ti
 	return append(b, `"}`...)
 }
 
-// RenderTombstone is a deleted object as include_deleted lists it.
-func RenderTombstone(id string, numericID bool, deleted time.Time) []byte {
-	b := []byte(`{"id":`)
-	if numericID {
-		b = append(b, id...)
-	} else {
-		b = strconv.AppendQuote(b, id)
+// appendID writes an id as JSON. Stored ids are canonical UUIDs or decimal
+// customer numbers, never anything JSON would escape; anything else is quoted
+// as a string, escapes and all.
+func appendID(b []byte, id string, numeric bool) []byte {
+	switch {
+	case numeric:
+		return append(b, id...)
+	case ValidObjectID(id):
+		return append(append(append(b, '"'), id...), '"')
 	}
+	return strconv.AppendQuote(b, id)
+}
+
+// AppendTombstone appends a deleted object as include_deleted lists it.
+func AppendTombstone(b []byte, id string, numericID bool, deleted time.Time) []byte {
+	b = appendID(append(b, `{"id":`...), id, numericID)
 	b = append(b, `,"deleted":true,"deleted_at":"`...)
 	b = deleted.UTC().AppendFormat(b, time.RFC3339)
 	return append(b, `"}`...)

@@ -87,9 +87,10 @@ type Records interface {
 	Patch(ctx context.Context, grant domain.Grant, kind *domain.Kind, id string, patch []byte) ([]byte, error)
 }
 
-// RenderedPage is a list answer's parts: each object as JSON, the next cursor, and whether more follow.
+// RenderedPage is a list answer's parts: the objects as one JSON array, the
+// next cursor, and whether more follow.
 type RenderedPage struct {
-	Items      [][]byte
+	Data       []byte
 	NextCursor string
 	HasMore    bool
 }

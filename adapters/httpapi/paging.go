@@ -69,21 +69,11 @@ func listQuery(c *fiber.Ctx, withCustomer bool) (domain.ListQuery, error) {
 }
 
 // writePage answers a list: {"data":[…],"next_cursor":…,"has_more":…}. The
-// objects are already JSON; they are joined, not encoded again.
-func writePage(c *fiber.Ctx, items [][]byte, next string, more bool) error {
-	n := 64 + len(next)
-	for _, it := range items {
-		n += len(it) + 1
-	}
-	b := make([]byte, 0, n)
-	b = append(b, `{"data":[`...)
-	for i, it := range items {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, it...)
-	}
-	b = append(b, `],"next_cursor":`...)
+// objects come as one JSON array, already rendered: nothing is encoded again.
+func writePage(c *fiber.Ctx, data []byte, next string, more bool) error {
+	b := make([]byte, 0, len(data)+64+len(next))
+	b = append(append(b, `{"data":`...), data...)
+	b = append(b, `,"next_cursor":`...)
 	b = strconv.AppendQuote(b, next)
 	b = append(b, `,"has_more":`...)
 	b = strconv.AppendBool(b, more)

@@ -37,7 +37,7 @@ func (h *Records) list(k *domain.Kind) fiber.Handler {
 		if err != nil {
 			return err
 		}
-		return writePage(c, page.Items, page.NextCursor, page.HasMore)
+		return writePage(c, page.Data, page.NextCursor, page.HasMore)
 	}
 }
 

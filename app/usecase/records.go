@@ -38,11 +38,18 @@ func (r *Records) List(ctx context.Context, grant domain.Grant, kind *domain.Kin
 	if err != nil {
 		return ports.RenderedPage{}, err
 	}
-	out := ports.RenderedPage{Items: make([][]byte, len(page.Items)), NextCursor: page.Next.Encode(), HasMore: page.HasMore}
-	for i, o := range page.Items {
-		out.Items[i] = render(kind, o)
+	size := 2
+	for _, o := range page.Items {
+		size += len(o.Payload) + 128
 	}
-	return out, nil
+	data := append(make([]byte, 0, size), '[')
+	for i, o := range page.Items {
+		if i > 0 {
+			data = append(data, ',')
+		}
+		data = appendRendered(data, kind, o)
+	}
+	return ports.RenderedPage{Data: append(data, ']'), NextCursor: page.Next.Encode(), HasMore: page.HasMore}, nil
 }
 
 // Get answers one live object of the company; anything else is domain.ErrNotFound.
@@ -187,9 +194,13 @@ func (r *Records) ruleContext(ctx context.Context, company domain.CompanyID) (do
 
 // render is an object as answered: the payload within its envelope, or a tombstone.
 func render(kind *domain.Kind, o ports.StoredObject) []byte {
+	return appendRendered(make([]byte, 0, len(o.Payload)+128), kind, o)
+}
+
+func appendRendered(b []byte, kind *domain.Kind, o ports.StoredObject) []byte {
 	numeric := kind.Shape == domain.ShapeCustomer
 	if o.DeletedAt != nil {
-		return domain.RenderTombstone(o.ID, numeric, *o.DeletedAt)
+		return domain.AppendTombstone(b, o.ID, numeric, *o.DeletedAt)
 	}
-	return domain.RenderObject(o.ID, numeric, o.Payload, o.CreatedAt, o.UpdatedAt)
+	return domain.AppendObject(b, o.ID, numeric, o.Payload, o.CreatedAt, o.UpdatedAt)
 }

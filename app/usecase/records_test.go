@@ -54,7 +54,11 @@ func TestRecordsUseCaseRequiredFields(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return len(page.Items)
+		var items []json.RawMessage
+		if err := json.Unmarshal(page.Data, &items); err != nil {
+			t.Fatal(err)
+		}
+		return len(items)
 	}
 	for _, k := range domain.Kinds() {
 		before := count(k)
