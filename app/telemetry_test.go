@@ -59,7 +59,7 @@ func TestTracesAndLogs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	client, clientSecret, err := admin.CreateClient(ctx, usecase.NewClientInput{Company: company.ID, Scopes: "company:read"})
+	client, clientSecret, err := admin.CreateClient(ctx, usecase.NewClientInput{Company: company.ID, Scopes: "company:read customers:write notes:write notes:read"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,6 +108,20 @@ func TestTracesAndLogs(t *testing.T) {
 		t.Errorf("the incoming traceparent was not continued: trace %s, parent %s", apiTrace.SpanContext.TraceID(), apiTrace.Parent.SpanID())
 	}
 
+	// The resource API: a patient, a note with health data, a refused body, a list.
+	const healthText, otherName, badSVNR = "Verdacht auf Zwerchfellhernie", "Ottokarline", "1234567890"
+	resource := func(method, path, body string, status int) []byte {
+		req, _ := http.NewRequest(method, base+"/api/oauth/v2/resource/"+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+token.AccessToken)
+		req.Header.Set("Content-Type", "application/json")
+		return mustStatus(t, req, status)
+	}
+	resource("POST", "customers", `{"first_name":"`+otherName+`","last_name":"`+lastName+`","birth_date":"1950-05-05"}`, http.StatusCreated)
+	resource("POST", "notes", fmt.Sprintf(`{"customer_id":%d,"text":"%s"}`, customer.ID, healthText), http.StatusCreated)
+	resource("POST", "customers", `{"first_name":"`+otherName+`","last_name":"X","birth_date":"1950-05-05","svnr":"`+badSVNR+`"}`, http.StatusUnprocessableEntity)
+	resource("GET", fmt.Sprintf("notes?customer_id=%d", customer.ID), "", http.StatusOK)
+	recordsTrace := lastServerSpan(t, exporter, "GET /api/oauth/v2/resource/notes")
+
 	// A wrong upload secret, for the refusal counter.
 	req, _ = http.NewRequest(http.MethodPost, base+"/api/gdt/upload", strings.NewReader("x"))
 	req.Header.Set("x-gdt-company", company.ID.String())
@@ -121,6 +135,7 @@ func TestTracesAndLogs(t *testing.T) {
 	}{
 		{uploadTrace, []string{"sql", "redis", "blob.write"}},
 		{apiTrace, []string{"sql", "redis"}},
+		{recordsTrace, []string{"sql", "redis"}},
 	} {
 		kinds := map[string]int{}
 		parents := map[trace.SpanID]trace.SpanID{}
@@ -149,6 +164,7 @@ func TestTracesAndLogs(t *testing.T) {
 	secrets := map[string]string{
 		"upload secret": string(uploadSecret), "client secret": string(clientSecret), "access token": token.AccessToken,
 		"token hash": hex.EncodeToString(domain.Secret(token.AccessToken).Hash()), "first name": firstName, "last name": lastName,
+		"note text": healthText, "another patient's name": otherName, "a refused svnr": badSVNR,
 	}
 	for _, s := range spans {
 		var texts []string
