@@ -226,8 +226,11 @@ func page(c *http.Client, base, token, query string) (pageResult, error) {
 	buf.Reset()
 	_, err = buf.ReadFrom(resp.Body)
 	raw := buf.Bytes()
-	if err != nil || resp.StatusCode != http.StatusOK {
-		return pageResult{}, fmt.Errorf("GET notes: %d %s %v", resp.StatusCode, raw, err)
+	if err != nil {
+		return pageResult{}, fmt.Errorf("GET notes: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return pageResult{}, fmt.Errorf("GET notes: %d %s", resp.StatusCode, raw)
 	}
 	i := bytes.LastIndex(raw, []byte(`],"next_cursor":`))
 	if i < 0 {
