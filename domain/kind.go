@@ -19,6 +19,8 @@ const (
 	ShapeCustomer Shape = iota + 1
 	// ShapeRecord belongs to one customer: listed by ?customer_id=, kept in the records table.
 	ShapeRecord
+	// ShapeMasterData is company-wide (users, locations, billing documents), in the records table.
+	ShapeMasterData
 )
 
 // RuleContext is what rules are judged against: the moment, and the
@@ -53,6 +55,8 @@ type Kind struct {
 	Shape Shape
 	// Patch is true where PATCH (a JSON merge patch, validated whole) is offered.
 	Patch bool
+	// ReadOnly sections have no write endpoint: the operator's import writes them.
+	ReadOnly bool
 	// Immutable lists fields a PATCH may not change.
 	Immutable []string
 	// Example is a valid create body; $CUSTOMER, $USER and $DIAGNOSIS stand for ids of the company.
@@ -64,6 +68,13 @@ type Kind struct {
 
 // Schemas of the kind's payload, for the OpenAPI document.
 func (k *Kind) Schemas() *Schemas { return k.schemas }
+
+// HasCustomer reports whether the kind's objects name a customer: its lists then filter by ?customer_id=.
+func (k *Kind) HasCustomer() bool {
+	props, _ := k.schemas.Input["properties"].(map[string]any)
+	_, ok := props["customer_id"]
+	return ok
+}
 
 func newKind[T any, PT interface {
 	*T
@@ -359,3 +370,20 @@ func SetFields(payload []byte, set map[string]any) ([]byte, error) {
 	b.WriteByte('}')
 	return b.Bytes(), nil
 }
+
+// ExampleIDs are the ids a kind's example refers to.
+type ExampleIDs struct {
+	Customer                           CustomerID
+	User, Diagnosis, Location, Service string
+}
+
+// ExampleWith is the kind's example body with ids of one company.
+func (k *Kind) ExampleWith(ids ExampleIDs) string {
+	return strings.NewReplacer("$CUSTOMER", strconv.FormatInt(int64(ids.Customer), 10), "$USER", ids.User,
+		"$DIAGNOSIS", ids.Diagnosis, "$LOCATION", ids.Location, "$SERVICE", ids.Service).Replace(k.Example)
+}
+
+// SampleIDs fill examples where no real objects stand behind them (documents, schemas).
+var SampleIDs = ExampleIDs{Customer: 1042, User: "019bc0e2-1280-781f-a8e2-5d940ed90475",
+	Diagnosis: "019cd6cf-68f8-70c6-a6a3-a4506513270e", Location: "019bc0e2-1668-7160-8999-50d836f675cc",
+	Service: "019bc0e2-1a50-711d-ab0d-549b6f03675a"}

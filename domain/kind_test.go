@@ -14,12 +14,7 @@ var vienna, _ = time.LoadLocation("Europe/Vienna")
 // rc is a fixed moment after every example's dates.
 var rc = domain.RuleContext{Now: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC), Zone: vienna}
 
-// ExampleBody fills a kind's example with ids.
-func exampleBody(k *domain.Kind) string {
-	r := strings.NewReplacer("$CUSTOMER", "1042", "$USER", "019bc0e2-1280-781f-a8e2-5d940ed90475",
-		"$DIAGNOSIS", "019cd6cf-68f8-70c6-a6a3-a4506513270e")
-	return r.Replace(k.Example)
-}
+func exampleBody(k *domain.Kind) string { return k.ExampleWith(domain.SampleIDs) }
 
 func fieldsOf(t *testing.T, err error) map[string]string {
 	t.Helper()

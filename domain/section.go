@@ -13,10 +13,10 @@ type Section struct {
 // section has a read and a write scope (AllScopes).
 var Sections = []Section{
 	{Slug: "booking"},
-	{Slug: "locations"},
-	{Slug: "users"},
-	{Slug: "services"},
-	{Slug: "service-assignments"},
+	{Slug: "locations", Kind: masterData[Location]("locations", exampleLocation)},
+	{Slug: "users", Kind: masterData[User]("users", exampleUser)},
+	{Slug: "services", Kind: masterData[Service]("services", exampleService)},
+	{Slug: "service-assignments", Kind: masterData[ServiceAssignment]("service-assignments", exampleServiceAssignment)},
 	{Slug: "appointments"},
 	{Slug: "customers", Kind: customersKind},
 	{Slug: "notes", Kind: record[Note]("notes", exampleNote)},
@@ -40,7 +40,7 @@ var Sections = []Section{
 	{Slug: "invoices"},
 	{Slug: "cash-revenues"},
 	{Slug: "fee-notes"},
-	{Slug: "tenants"},
+	{Slug: "tenants", Kind: masterData[Tenant]("tenants", exampleTenant)},
 	{Slug: "company"},
 }
 
@@ -49,6 +49,16 @@ func record[T any, PT interface {
 	Payload
 }](slug, example string) *Kind {
 	return newKind[T, PT](slug, ShapeRecord, example)
+}
+
+// masterData is a company-wide kind without a write endpoint: the operator's import writes it.
+func masterData[T any, PT interface {
+	*T
+	Payload
+}](slug, example string) *Kind {
+	k := newKind[T, PT](slug, ShapeMasterData, example)
+	k.ReadOnly = true
+	return k
 }
 
 // SectionBySlug finds a section of the table; nil when there is none.

@@ -14,7 +14,6 @@ import (
 
 	"github.com/praxis-health/praxis/adapters/sqlstore"
 	"github.com/praxis-health/praxis/domain"
-	"github.com/praxis-health/praxis/ports/porttest"
 )
 
 const resource = "/api/oauth/v2/resource/"
@@ -93,7 +92,7 @@ func (p practice) listed(t *testing.T, path, want string) []any {
 }
 
 func (p practice) example(k *domain.Kind, diagnosis string) string {
-	return porttest.ExampleFor(k, domain.CustomerID(p.customer), p.doctor, diagnosis)
+	return k.ExampleWith(domain.ExampleIDs{Customer: domain.CustomerID(p.customer), User: p.doctor, Diagnosis: diagnosis})
 }
 
 func fieldsOf(t *testing.T, r reply) []string {

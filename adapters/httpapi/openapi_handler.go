@@ -65,8 +65,7 @@ func buildOpenAPI() ([]byte, error) {
 		schemas[name] = k.Schemas().Output
 		input := k.Schemas().Input
 		var example any
-		if err := json.Unmarshal([]byte(strings.NewReplacer("$CUSTOMER", "1042", "$USER", "019bc0e2-1280-781f-a8e2-5d940ed90475",
-			"$DIAGNOSIS", "019cd6cf-68f8-70c6-a6a3-a4506513270e").Replace(k.Example)), &example); err != nil {
+		if err := json.Unmarshal([]byte(k.ExampleWith(domain.SampleIDs)), &example); err != nil {
 			return nil, err
 		}
 		input["examples"] = []any{example}
@@ -134,7 +133,7 @@ func operation(id, summary string, scope domain.Scope, responses object) object 
 
 func kindPaths(k *domain.Kind, name string) object {
 	params := []any{ref("parameters", "limit"), ref("parameters", "cursor"), ref("parameters", "updated_since"), ref("parameters", "include_deleted")}
-	if k.Shape == domain.ShapeRecord {
+	if k.HasCustomer() {
 		params = append(params, ref("parameters", "customer_id"))
 	}
 	list := operation("list"+name, "List "+strings.ReplaceAll(k.Slug, "-", " ")+" in sync order", domain.ReadScope(k.Slug), object{
@@ -153,6 +152,9 @@ func kindPaths(k *domain.Kind, name string) object {
 	})
 	create["parameters"] = []any{ref("parameters", "IdempotencyKey")}
 	create["requestBody"] = object{"required": true, "content": jsonContent(ref("schemas", name+"Input"))}
+	if k.ReadOnly {
+		return object{"get": list}
+	}
 	return object{"get": list, "post": create}
 }
 

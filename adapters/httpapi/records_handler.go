@@ -19,7 +19,9 @@ func (h *Records) Register(r fiber.Router) {
 		read, write := requireScope(domain.ReadScope(k.Slug)), requireScope(domain.WriteScope(k.Slug))
 		base := "/" + k.Slug
 		r.Get(base, read, h.list(k))
-		r.Post(base, write, h.create(k))
+		if !k.ReadOnly {
+			r.Post(base, write, h.create(k))
+		}
 		r.Get(base+"/:id", read, h.get(k))
 		if k.Patch {
 			r.Patch(base+"/:id", write, h.patch(k))
@@ -29,7 +31,7 @@ func (h *Records) Register(r fiber.Router) {
 
 func (h *Records) list(k *domain.Kind) fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		q, err := listQuery(c, k.Shape == domain.ShapeRecord)
+		q, err := listQuery(c, k.HasCustomer())
 		if err != nil {
 			return err
 		}

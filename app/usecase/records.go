@@ -31,7 +31,7 @@ func NewRecords(store ports.RecordStore, keys ports.IdempotencyStore, tx ports.T
 
 // List answers one page of the kind's feed.
 func (r *Records) List(ctx context.Context, grant domain.Grant, kind *domain.Kind, q domain.ListQuery) (ports.RenderedPage, error) {
-	if q.Customer != nil && kind.Shape != domain.ShapeRecord {
+	if q.Customer != nil && !kind.HasCustomer() {
 		return ports.RenderedPage{}, domain.FieldErrors{{Field: "customer_id", Message: "is not a filter of this section"}}.Err()
 	}
 	page, err := r.store.List(ctx, grant.CompanyID, kind, q)
@@ -65,6 +65,9 @@ func (r *Records) Get(ctx context.Context, grant domain.Grant, kind *domain.Kind
 // all in one transaction with the Idempotency-Key, if one came: a retry
 // replays the first answer, a concurrent twin waits for it and replays it.
 func (r *Records) Create(ctx context.Context, grant domain.Grant, kind *domain.Kind, body []byte, key *ports.IdempotencyKey) (ports.Response, error) {
+	if kind.ReadOnly {
+		return ports.Response{}, errors.New("no POST on " + kind.Slug) // the router offers none
+	}
 	rc, err := r.ruleContext(ctx, grant.CompanyID)
 	if err != nil {
 		return ports.Response{}, err

@@ -9,7 +9,6 @@ import (
 
 	"github.com/praxis-health/praxis/app/usecase"
 	"github.com/praxis-health/praxis/domain"
-	"github.com/praxis-health/praxis/ports/porttest"
 	"github.com/praxis-health/praxis/test/testenv"
 )
 
@@ -61,11 +60,15 @@ func TestRecordsUseCaseRequiredFields(t *testing.T) {
 		return len(items)
 	}
 	for _, k := range domain.Kinds() {
+		if k.ReadOnly {
+			continue // written by the import, whose tests run the same rules
+		}
 		before := count(k)
 		required, _ := k.Schemas().Input["required"].([]any)
 		for _, field := range required {
 			var doc map[string]any
-			if err := json.Unmarshal([]byte(porttest.ExampleFor(k, f.customer, domain.NewObjectID(), domain.NewObjectID())), &doc); err != nil {
+			if err := json.Unmarshal([]byte(k.ExampleWith(domain.ExampleIDs{Customer: f.customer, User: domain.NewObjectID(), Diagnosis: domain.NewObjectID(),
+				Location: domain.NewObjectID(), Service: domain.NewObjectID()})), &doc); err != nil {
 				t.Fatal(err)
 			}
 			delete(doc, field.(string))
