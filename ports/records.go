@@ -47,6 +47,12 @@ type RecordStore interface {
 	List(ctx context.Context, company domain.CompanyID, kind *domain.Kind, q domain.ListQuery) (Page, error)
 	// Lookup finds the live objects of section among ids, for reference checks.
 	Lookup(ctx context.Context, company domain.CompanyID, section string, ids []string) (map[string]domain.RefTarget, error)
+	// Existing returns the objects among ids, live or deleted, by id.
+	Existing(ctx context.Context, company domain.CompanyID, kind *domain.Kind, ids []string) (map[string]StoredObject, error)
+	// Put stores objects under their given ids in one statement: new ones
+	// are inserted, existing ones (deleted ones too) replaced and made live.
+	// An id taken by another company's object is domain.ErrConflict.
+	Put(ctx context.Context, company domain.CompanyID, kind *domain.Kind, objs []StoredObject, existing map[string]StoredObject, at time.Time) error
 }
 
 // SavedResponse is the first answer to a request with an Idempotency-Key.

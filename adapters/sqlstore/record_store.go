@@ -322,3 +322,125 @@ func validIDs(ids []string) []string {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+func (s *RecordStore) Existing(ctx context.Context, company domain.CompanyID, kind *domain.Kind, ids []string) (map[string]ports.StoredObject, error) {
+	t := tableOf(kind)
+	out := map[string]ports.StoredObject{}
+	args := make([]any, 0, len(ids))
+	for _, id := range ids {
+		if a, ok := t.idArg(id); ok {
+			args = append(args, a)
+		}
+	}
+	if len(args) == 0 {
+		return out, nil
+	}
+	var rows []objectRow
+	if err := t.scoped(conn(ctx, s.db).NewSelect(), company).Where(t.name+".id IN (?)", bun.List(args)).Scan(ctx, &rows); err != nil {
+		return nil, translate(err)
+	}
+	for _, r := range rows {
+		out[r.ID] = r.toPort()
+	}
+	return out, nil
+}
+
+// recordRow and customerRow are rows as Put writes them, many to a statement.
+type recordRow struct {
+	bun.BaseModel `bun:"table:records"`
+
+	ID         uuid.UUID  `bun:"id,pk"`
+	CompanyID  uuid.UUID  `bun:"company_id"`
+	Kind       string     `bun:"kind"`
+	CustomerID *int64     `bun:"customer_id"`
+	Payload    string     `bun:"payload"`
+	Change     int64      `bun:"change"`
+	CreatedAt  time.Time  `bun:"created_at"`
+	UpdatedAt  time.Time  `bun:"updated_at"`
+	DeletedAt  *time.Time `bun:"deleted_at"`
+}
+
+type customerRow struct {
+	bun.BaseModel `bun:"table:customers"`
+
+	ID        int64      `bun:"id,pk"`
+	CompanyID uuid.UUID  `bun:"company_id"`
+	Payload   string     `bun:"payload"`
+	SVNR      *string    `bun:"svnr"`
+	Change    int64      `bun:"change"`
+	CreatedAt time.Time  `bun:"created_at"`
+	UpdatedAt time.Time  `bun:"updated_at"`
+	DeletedAt *time.Time `bun:"deleted_at"`
+}
+
+func (s *RecordStore) Put(ctx context.Context, company domain.CompanyID, kind *domain.Kind, objs []ports.StoredObject, existing map[string]ports.StoredObject, at time.Time) error {
+	if len(objs) == 0 {
+		return nil
+	}
+	db := conn(ctx, s.db)
+	change, err := nextChange(ctx, db)
+	if err != nil {
+		return err
+	}
+	at = at.UTC()
+	var fresh []ports.StoredObject
+	for _, o := range objs {
+		if _, ok := existing[o.ID]; !ok {
+			fresh = append(fresh, o)
+			continue
+		}
+		if err := s.replace(ctx, db, company, kind, o, change, at); err != nil {
+			return err
+		}
+	}
+	if len(fresh) == 0 {
+		return nil
+	}
+	if kind.Shape == domain.ShapeCustomer {
+		rows := make([]customerRow, len(fresh))
+		var top int64
+		for i, o := range fresh {
+			id, _ := strconv.ParseInt(o.ID, 10, 64)
+			top = max(top, id)
+			rows[i] = customerRow{ID: id, CompanyID: uuid.UUID(company), Payload: string(o.Payload), SVNR: svnrOf(o.Payload),
+				Change: change, CreatedAt: at, UpdatedAt: at}
+		}
+		if _, err := db.NewInsert().Model(&rows).Exec(ctx); err != nil {
+			return translate(err)
+		}
+		if db.Dialect().Name() == dialect.PG { // chosen ids must not be handed out again
+			_, err := db.ExecContext(ctx, "SELECT setval(pg_get_serial_sequence('customers', 'id'), GREATEST(?, (SELECT last_value FROM customers_id_seq)))", top)
+			return translate(err)
+		}
+		return nil
+	}
+	rows := make([]recordRow, len(fresh))
+	for i, o := range fresh {
+		var customer *int64
+		if o.Customer != nil {
+			customer = ptr(int64(*o.Customer))
+		}
+		rows[i] = recordRow{ID: uuid.MustParse(o.ID), CompanyID: uuid.UUID(company), Kind: kind.Slug, CustomerID: customer,
+			Payload: string(o.Payload), Change: change, CreatedAt: at, UpdatedAt: at}
+	}
+	_, err = db.NewInsert().Model(&rows).Exec(ctx)
+	return translate(err)
+}
+
+// replace writes a new payload over an object of the company, live or deleted, and makes it live.
+func (s *RecordStore) replace(ctx context.Context, db bun.IDB, company domain.CompanyID, kind *domain.Kind, o ports.StoredObject, change int64, at time.Time) error {
+	t := tableOf(kind)
+	arg, _ := t.idArg(o.ID)
+	q := db.NewUpdate().TableExpr(t.name).Set("payload = ?", string(o.Payload)).Set("change = ?", change).
+		Set("updated_at = ?", at).Set("deleted_at = NULL").Where("company_id = ?", uuid.UUID(company)).Where("id = ?", arg)
+	if t.kind == "" {
+		q = q.Set("svnr = ?", svnrOf(o.Payload))
+	} else {
+		var customer *int64
+		if o.Customer != nil {
+			customer = ptr(int64(*o.Customer))
+		}
+		q = q.Set("customer_id = ?", customer).Where("kind = ?", t.kind)
+	}
+	return affectedOne(q.Exec(ctx))
+}

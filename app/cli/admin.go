@@ -21,7 +21,7 @@ func adminCmd() *cobra.Command {
 	client.AddCommand(clientCreateCmd(), clientRevokeCmd())
 	blobs := &cobra.Command{Use: "blobs", Short: "Maintain the blob store"}
 	blobs.AddCommand(blobsSweepCmd())
-	admin.AddCommand(company, customer, client, blobs)
+	admin.AddCommand(company, customer, client, blobs, importCmd(), exportCmd())
 	return admin
 }
 

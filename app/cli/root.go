@@ -4,6 +4,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -38,7 +39,9 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	if err := root.Execute(); err != nil {
-		_, _ = fmt.Fprintln(stderr, "praxis:", err)
+		if !errors.Is(err, errReported) {
+			_, _ = fmt.Fprintln(stderr, "praxis:", err)
+		}
 		return 1
 	}
 	return 0

@@ -184,15 +184,7 @@ func (r *Records) apply(ctx context.Context, company domain.CompanyID, effects [
 
 // ruleContext is now in the company's zone, where dates are judged.
 func (r *Records) ruleContext(ctx context.Context, company domain.CompanyID) (domain.RuleContext, error) {
-	c, err := r.companies.Get(ctx, company)
-	if err != nil {
-		return domain.RuleContext{}, err
-	}
-	zone, err := time.LoadLocation(c.TimeZone)
-	if err != nil {
-		return domain.RuleContext{}, err
-	}
-	return domain.RuleContext{Now: r.now().UTC().Truncate(time.Second), Zone: zone}, nil
+	return ruleContextOf(ctx, r.companies, company, r.now)
 }
 
 // render is an object as answered: the payload within its envelope, or a tombstone.

@@ -1,0 +1,549 @@
+package usecase
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/ports"
+)
+
+// Exchange is the operator's door for data without a write endpoint
+// (CONTRACT §6): NDJSON import and export of every generic section.
+type Exchange struct {
+	store     ports.RecordStore
+	tx        ports.Transactor
+	companies ports.CompanyRepository
+	now       func() time.Time
+}
+
+// NewExchange wires import and export.
+func NewExchange(store ports.RecordStore, tx ports.Transactor, companies ports.CompanyRepository) *Exchange {
+	return &Exchange{store: store, tx: tx, companies: companies, now: time.Now}
+}
+
+// ImportReport counts what an import did, by section.
+type ImportReport struct {
+	Created   map[string]int `json:"created"`
+	Updated   map[string]int `json:"updated"`
+	Deleted   map[string]int `json:"deleted"`
+	Unchanged int            `json:"unchanged"`
+}
+
+// LineError is one refused line of an import file.
+type LineError struct {
+	Line    int
+	Field   string
+	Message string
+}
+
+func (e LineError) String() string {
+	if e.Field == "" {
+		return fmt.Sprintf("line %d: %s", e.Line, e.Message)
+	}
+	return fmt.Sprintf("line %d: %s: %s", e.Line, e.Field, e.Message)
+}
+
+// ImportErrors refuses a whole import: nothing was written.
+type ImportErrors struct {
+	Lines []LineError
+	// More counts refused lines beyond those listed.
+	More int
+}
+
+func (e *ImportErrors) Error() string {
+	parts := make([]string, len(e.Lines))
+	for i, l := range e.Lines {
+		parts[i] = l.String()
+	}
+	if e.More > 0 {
+		parts = append(parts, fmt.Sprintf("… and %d more", e.More))
+	}
+	return strings.Join(parts, "\n")
+}
+
+// maxReportedLines bounds the errors kept of one import; the rest are counted.
+const maxReportedLines = 1000
+
+// importBatch is how many lines are checked, looked up and written together.
+const importBatch = 500
+
+// maxImportLine bounds one line (a request body's limit, and some room).
+const maxImportLine = 2 << 20
+
+type importLine struct {
+	Section string          `json:"section"`
+	ID      json.RawMessage `json:"id"`
+	Data    json.RawMessage `json:"data"`
+	Deleted bool            `json:"deleted"`
+}
+
+// declared is what the file says of one object, for references between its lines.
+type declared struct {
+	line     int32
+	customer int64
+	deleted  bool
+}
+
+// attrSections are the sections whose referenced objects are judged by their fields.
+var attrSections = []string{"users", "locations", "services", "illness-notifications"}
+
+// Import reads src (NDJSON, read twice: it must be seekable) and validates
+// every line with the API's rules before anything is written; then applies
+// every line in one transaction. A line that changes nothing writes nothing.
+// With dryRun the transaction is rolled back: the report says what would happen.
+func (e *Exchange) Import(ctx context.Context, company domain.CompanyID, src io.ReadSeeker, dryRun bool) (ImportReport, error) {
+	rc, err := ruleContextOf(ctx, e.companies, company, e.now)
+	if err != nil {
+		return ImportReport{}, err
+	}
+	v := &validation{store: e.store, company: company, rc: rc, declared: map[string]map[string]declared{}, attrs: map[string]map[string]map[string]any{}}
+	if err := v.declare(src); err != nil {
+		return ImportReport{}, err
+	}
+	spool, err := os.CreateTemp("", "praxis-import-")
+	if err != nil {
+		return ImportReport{}, err
+	}
+	defer func() { _ = spool.Close(); _ = os.Remove(spool.Name()) }()
+	if _, err := src.Seek(0, io.SeekStart); err != nil {
+		return ImportReport{}, err
+	}
+	if err := v.validate(ctx, src, spool); err != nil {
+		return ImportReport{}, err
+	}
+	if len(v.errs.Lines) > 0 {
+		return ImportReport{}, &v.errs
+	}
+	report := ImportReport{Created: map[string]int{}, Updated: map[string]int{}, Deleted: map[string]int{}}
+	errDryRun := errors.New("dry run")
+	err = e.tx.InTx(ctx, func(ctx context.Context) error {
+		// Customers first, then the rest in file order, deletions last: a
+		// record's customer exists before the record, whatever the order of lines.
+		for _, phase := range []func(spooled) bool{
+			func(s spooled) bool { return !s.Deleted && s.Section == "customers" },
+			func(s spooled) bool { return !s.Deleted && s.Section != "customers" },
+			func(s spooled) bool { return s.Deleted },
+		} {
+			if err := e.apply(ctx, company, spool, phase, rc.Now, &report); err != nil {
+				return err
+			}
+		}
+		if dryRun {
+			return errDryRun
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errDryRun) {
+		return ImportReport{}, err
+	}
+	return report, nil
+}
+
+// spooled is a validated line as the apply pass reads it back.
+type spooled struct {
+	Line     int             `json:"l"`
+	Section  string          `json:"s"`
+	ID       string          `json:"i"`
+	Customer *int64          `json:"c,omitempty"`
+	Payload  json.RawMessage `json:"p,omitempty"`
+	Deleted  bool            `json:"d,omitempty"`
+}
+
+type validation struct {
+	store    ports.RecordStore
+	company  domain.CompanyID
+	rc       domain.RuleContext
+	declared map[string]map[string]declared
+	attrs    map[string]map[string]map[string]any
+	errs     ImportErrors
+}
+
+func (v *validation) fail(line int, field, message string) {
+	if len(v.errs.Lines) >= maxReportedLines {
+		v.errs.More++
+		return
+	}
+	v.errs.Lines = append(v.errs.Lines, LineError{Line: line, Field: field, Message: message})
+}
+
+// failFields reports a validation error's fields under the line's data;
+// false when err is no validation error.
+func (v *validation) failFields(line int, err error) bool {
+	var ve *domain.ValidationErrors
+	if !errors.As(err, &ve) {
+		return false
+	}
+	for _, f := range ve.Errors {
+		field := "data"
+		if f.Field != "" {
+			field += "." + f.Field
+		}
+		v.fail(line, field, f.Message)
+	}
+	return true
+}
+
+func lines(r io.Reader) *bufio.Scanner {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), maxImportLine)
+	return sc
+}
+
+// declare is the first pass: which objects the file names, so that its
+// lines may reference each other in any order.
+func (v *validation) declare(src io.Reader) error {
+	sc := lines(src)
+	for n := 1; sc.Scan(); n++ {
+		raw := bytes.TrimSpace(sc.Bytes())
+		if len(raw) == 0 {
+			continue
+		}
+		var l importLine
+		if json.Unmarshal(raw, &l) != nil {
+			continue // reported by the second pass
+		}
+		k := domain.KindOf(l.Section)
+		id, ok := lineID(k, l.ID)
+		if k == nil || !ok {
+			continue
+		}
+		if v.declared[l.Section] == nil {
+			v.declared[l.Section] = map[string]declared{}
+		}
+		if first, dup := v.declared[l.Section][id]; dup {
+			v.fail(n, "id", fmt.Sprintf("is given twice (first on line %d)", first.line))
+			continue
+		}
+		d := declared{line: int32(n), deleted: l.Deleted}
+		if !l.Deleted {
+			var fields map[string]any
+			if json.Unmarshal(l.Data, &fields) == nil {
+				if c, ok := fields["customer_id"].(float64); ok {
+					d.customer = int64(c)
+				}
+				if slices.Contains(attrSections, l.Section) {
+					if v.attrs[l.Section] == nil {
+						v.attrs[l.Section] = map[string]map[string]any{}
+					}
+					v.attrs[l.Section][id] = fields
+				}
+			}
+		}
+		v.declared[l.Section][id] = d
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("read the import file: %w", err)
+	}
+	return nil
+}
+
+// lineID reads a line's id in its section's one spelling.
+func lineID(k *domain.Kind, raw json.RawMessage) (string, bool) {
+	if k == nil {
+		return "", false
+	}
+	if k.Shape == domain.ShapeCustomer {
+		var n int64
+		if json.Unmarshal(raw, &n) != nil || n < 1 || n > domain.MaxCustomerID {
+			return "", false
+		}
+		return strconv.FormatInt(n, 10), true
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil || !domain.ValidObjectID(s) {
+		return "", false
+	}
+	return s, true
+}
+
+type pending struct {
+	line int
+	obj  domain.Object
+}
+
+// validate is the second pass: every line with the API's rules, references
+// checked against the file and the database batch by batch; valid lines are
+// spooled normalized.
+func (v *validation) validate(ctx context.Context, src io.Reader, spool io.Writer) error {
+	out := bufio.NewWriter(spool)
+	enc := json.NewEncoder(out)
+	var batch []pending
+	flush := func() error {
+		err := v.checkRefs(ctx, batch)
+		batch = batch[:0]
+		return err
+	}
+	sc := lines(src)
+	for n := 1; sc.Scan(); n++ {
+		raw := bytes.TrimSpace(sc.Bytes())
+		if len(raw) == 0 {
+			continue
+		}
+		var l importLine
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&l); err != nil {
+			v.fail(n, "", "is not one JSON object of section, id and data (or deleted)")
+			continue
+		}
+		k := domain.KindOf(l.Section)
+		if k == nil {
+			v.fail(n, "section", "names no section that can be imported")
+			continue
+		}
+		id, ok := lineID(k, l.ID)
+		if !ok {
+			want := "a UUID in canonical lower-case form"
+			if k.Shape == domain.ShapeCustomer {
+				want = "a customer number from 1 to 9999999999"
+			}
+			v.fail(n, "id", "must be "+want)
+			continue
+		}
+		if l.Deleted {
+			if len(l.Data) > 0 {
+				v.fail(n, "data", "a deletion carries no data")
+				continue
+			}
+			if err := enc.Encode(spooled{Line: n, Section: l.Section, ID: id, Deleted: true}); err != nil {
+				return err
+			}
+			continue
+		}
+		obj, err := k.Decode(l.Data, v.rc)
+		if err != nil {
+			if !v.failFields(n, err) {
+				return err
+			}
+			continue
+		}
+		batch = append(batch, pending{line: n, obj: obj})
+		s := spooled{Line: n, Section: l.Section, ID: id, Payload: obj.JSON}
+		if obj.Customer != nil {
+			s.Customer = ptrTo(int64(*obj.Customer))
+		}
+		if err := enc.Encode(s); err != nil {
+			return err
+		}
+		if len(batch) == importBatch {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("read the import file: %w", err)
+	}
+	if err := flush(); err != nil {
+		return err
+	}
+	return out.Flush()
+}
+
+// checkRefs resolves the batch's references: objects the file declares
+// live count as found (with the customer and fields the file gives them),
+// objects it deletes as missing, the rest are looked up in the company.
+func (v *validation) checkRefs(ctx context.Context, batch []pending) error {
+	lookup := map[string][]string{}
+	for _, p := range batch {
+		for _, r := range p.obj.Refs {
+			if _, inFile := v.declared[r.Section][r.ID]; !inFile && !slices.Contains(lookup[r.Section], r.ID) {
+				lookup[r.Section] = append(lookup[r.Section], r.ID)
+			}
+		}
+	}
+	found := map[string]map[string]domain.RefTarget{}
+	for section, ids := range lookup {
+		targets, err := v.store.Lookup(ctx, v.company, section, ids)
+		if err != nil {
+			return err
+		}
+		found[section] = targets
+	}
+	for section, objs := range v.declared {
+		if found[section] == nil {
+			found[section] = map[string]domain.RefTarget{}
+		}
+		for _, p := range batch {
+			for _, r := range p.obj.Refs {
+				d, ok := objs[r.ID]
+				if r.Section != section || !ok || d.deleted {
+					continue
+				}
+				t := domain.RefTarget{Attrs: v.attrs[section][r.ID]}
+				if d.customer != 0 {
+					c := domain.CustomerID(d.customer)
+					t.Customer = &c
+				}
+				found[section][r.ID] = t
+			}
+		}
+	}
+	for _, p := range batch {
+		if err := domain.CheckRefs(p.obj.Refs, p.obj.Customer, found); err != nil && !v.failFields(p.line, err) {
+			return err
+		}
+	}
+	return nil
+}
+
+// apply is the third pass over the spool, for the lines phase selects: in
+// batches of one section, unchanged objects are left alone (no updated_at,
+// no change stamp), the others put, deletions made tombstones.
+func (e *Exchange) apply(ctx context.Context, company domain.CompanyID, spool *os.File, phase func(spooled) bool, at time.Time, report *ImportReport) error {
+	if _, err := spool.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	var batch []spooled
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		err := e.applyBatch(ctx, company, batch, at, report)
+		batch = batch[:0]
+		return err
+	}
+	dec := json.NewDecoder(bufio.NewReader(spool))
+	for {
+		var s spooled
+		if err := dec.Decode(&s); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			return err
+		}
+		if !phase(s) {
+			continue
+		}
+		if len(batch) > 0 && (batch[0].Section != s.Section || len(batch) == importBatch) {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+		batch = append(batch, s)
+	}
+	return flush()
+}
+
+func (e *Exchange) applyBatch(ctx context.Context, company domain.CompanyID, batch []spooled, at time.Time, report *ImportReport) error {
+	kind := domain.KindOf(batch[0].Section)
+	ids := make([]string, len(batch))
+	for i, s := range batch {
+		ids[i] = s.ID
+	}
+	existing, err := e.store.Existing(ctx, company, kind, ids)
+	if err != nil {
+		return err
+	}
+	var put []ports.StoredObject
+	for _, s := range batch {
+		old, exists := existing[s.ID]
+		if s.Deleted {
+			if !exists || old.DeletedAt != nil {
+				report.Unchanged++
+				continue
+			}
+			if err := e.store.Delete(ctx, company, kind, s.ID, at); err != nil {
+				return fmt.Errorf("line %d: %w", s.Line, err)
+			}
+			report.Deleted[s.Section]++
+			continue
+		}
+		obj := ports.StoredObject{ID: s.ID, Payload: s.Payload}
+		if s.Customer != nil {
+			c := domain.CustomerID(*s.Customer)
+			obj.Customer = &c
+		}
+		switch {
+		case exists && old.DeletedAt == nil && bytes.Equal(old.Payload, s.Payload) && sameCustomer(old.Customer, obj.Customer):
+			report.Unchanged++
+			continue
+		case exists:
+			report.Updated[s.Section]++
+		default:
+			report.Created[s.Section]++
+		}
+		put = append(put, obj)
+	}
+	if err := e.store.Put(ctx, company, kind, put, existing, at); err != nil {
+		if errors.Is(err, domain.ErrConflict) {
+			return &ImportErrors{Lines: []LineError{{Line: batch[0].Line, Field: "id",
+				Message: fmt.Sprintf("a %s line of lines %d–%d names an id taken outside this company, or a value that must be unique", batch[0].Section, batch[0].Line, batch[len(batch)-1].Line)}}}
+		}
+		return err
+	}
+	return nil
+}
+
+func sameCustomer(a, b *domain.CustomerID) bool {
+	return (a == nil) == (b == nil) && (a == nil || *a == *b)
+}
+
+// Export writes the live objects of the named sections (every generic one
+// when none are named) in the import format, section by section in table
+// order, each in feed order.
+func (e *Exchange) Export(ctx context.Context, company domain.CompanyID, sections []string, w io.Writer) error {
+	if _, err := e.companies.Get(ctx, company); err != nil {
+		return err
+	}
+	kinds := domain.Kinds()
+	if len(sections) > 0 {
+		kinds = nil
+		for _, s := range sections {
+			k := domain.KindOf(s)
+			if k == nil {
+				return domain.FieldErrors{{Field: "sections", Message: "names no section that can be exported"}}.Err()
+			}
+			kinds = append(kinds, k)
+		}
+	}
+	out := bufio.NewWriter(w)
+	for _, k := range kinds {
+		q := domain.ListQuery{Limit: domain.MaxPageSize}
+		for {
+			page, err := e.store.List(ctx, company, k, q)
+			if err != nil {
+				return err
+			}
+			for _, o := range page.Items {
+				id := strconv.Quote(o.ID)
+				if k.Shape == domain.ShapeCustomer {
+					id = o.ID
+				}
+				if _, err := fmt.Fprintf(out, `{"section":%q,"id":%s,"data":%s}`+"\n", k.Slug, id, o.Payload); err != nil {
+					return err
+				}
+			}
+			q.After = &page.Next
+			if !page.HasMore {
+				break
+			}
+		}
+	}
+	return out.Flush()
+}
+
+// ruleContextOf is now in the company's zone, where dates are judged.
+func ruleContextOf(ctx context.Context, companies ports.CompanyRepository, company domain.CompanyID, now func() time.Time) (domain.RuleContext, error) {
+	c, err := companies.Get(ctx, company)
+	if err != nil {
+		return domain.RuleContext{}, err
+	}
+	zone, err := time.LoadLocation(c.TimeZone)
+	if err != nil {
+		return domain.RuleContext{}, err
+	}
+	return domain.RuleContext{Now: now().UTC().Truncate(time.Second), Zone: zone}, nil
+}
+
+func ptrTo[T any](v T) *T { return &v }
