@@ -103,9 +103,16 @@ type Object struct {
 
 // Decode validates a create body and normalizes it. Every failing field is
 // reported at once, as *ValidationErrors.
-func (k *Kind) Decode(body []byte, rc RuleContext) (Object, error) {
+func (k *Kind) Decode(body []byte, rc RuleContext) (Object, error) { return k.decode(body, rc, false) }
+
+// DecodeImport is Decode for the operator's import: the fields only the
+// server sets through the API (a fee service's status, an illness
+// notification's end) come with the data; computed ones are computed again.
+func (k *Kind) DecodeImport(body []byte, rc RuleContext) (Object, error) { return k.decode(body, rc, true) }
+
+func (k *Kind) decode(body []byte, rc RuleContext, withServer bool) (Object, error) {
 	p := k.newPayload()
-	if err := k.schemas.decodeInput(body, p); err != nil {
+	if err := k.schemas.decodeInput(body, p, withServer); err != nil {
 		return Object{}, err
 	}
 	localize(reflect.ValueOf(p), rc.Zone)
@@ -135,6 +142,12 @@ func (k *Kind) Merge(stored, patch []byte, rc RuleContext) (Object, error) {
 	if err := json.Unmarshal(stored, &base); err != nil {
 		return Object{}, err
 	}
+	var carry map[string]any
+	if pp, ok := k.newPayload().(patcher); ok {
+		if carry, err = pp.patchable(base, p); err != nil {
+			return Object{}, err
+		}
+	}
 	var errs FieldErrors
 	for _, f := range append(append([]string{"id", "created_at", "updated_at"}, k.schemas.server...), k.Immutable...) {
 		if _, touched := p[f]; touched && !equalJSON(p[f], base[f]) {
@@ -152,7 +165,18 @@ func (k *Kind) Merge(stored, patch []byte, rc RuleContext) (Object, error) {
 	if err != nil {
 		return Object{}, err
 	}
-	return k.Decode(merged, rc)
+	obj, err := k.Decode(merged, rc)
+	if err != nil || carry == nil {
+		return obj, err
+	}
+	obj.JSON, err = SetFields(obj.JSON, carry)
+	return obj, err
+}
+
+// patcher is a payload whose PATCH depends on its stored state: it may refuse
+// the change, and it carries server fields a PATCH may set.
+type patcher interface {
+	patchable(stored, patch map[string]any) (carry map[string]any, err error)
 }
 
 // mergePatch is RFC 7386: objects merge member by member, null removes, anything else replaces.

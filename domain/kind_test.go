@@ -2,6 +2,7 @@ package domain_test
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -126,6 +127,15 @@ func TestKindRules(t *testing.T) {
 		{"lab-results", `{"customer_id":1,"reported_at":"2026-03-10T16:30:00Z","results":[{"name":"X","value":"1","value_text":"one"}]}`, "results[0].value"},
 		{"lab-results", `{"customer_id":1,"reported_at":"2026-03-10T16:30:00Z","collected_at":"2026-03-11T16:30:00Z","results":[{"name":"X","value":"1"}]}`, "collected_at"},
 		{"illness-notifications", `{"customer_id":1,"user_id":"019bc0e2-1280-781f-a8e2-5d940ed90475","issued_on":"2026-03-09","incapable_from":"2026-03-05","cause":"illness"}`, "incapable_from"},
+		{"invoices", strings.Replace(exampleBody(domain.KindOf("invoices")), `"net_amount":"76.50"},`, `"net_amount":"76.49"},`, 1), "items[0].net_amount"},
+		{"invoices", strings.Replace(exampleBody(domain.KindOf("invoices")), `"tax_amount":"4.00"`, `"tax_amount":"3.99"`, 1), "taxes[1].tax_amount"},
+		{"invoices", strings.Replace(exampleBody(domain.KindOf("invoices")), `"gross_total":"100.50"`, `"gross_total":"100.00"`, 1), "gross_total"},
+		{"invoices", strings.Replace(exampleBody(domain.KindOf("invoices")), `,"paid_at":"2026-03-10T10:00:00+01:00"`, ``, 1), "paid_at"},
+		{"invoices", strings.Replace(exampleBody(domain.KindOf("invoices")), `{"tax_rate":"0","net_amount":"76.50","tax_amount":"0.00"},`, ``, 1), "taxes"},
+		{"fee-notes", strings.Replace(exampleBody(domain.KindOf("fee-notes")), `"svnr":"1237010180",`, ``, 1), "submission_status"},
+		{"fee-notes", strings.Replace(exampleBody(domain.KindOf("fee-notes")), `"tax_note":"Medical treatment, exempt from VAT (§ 6 Abs. 1 Z 19 UStG)",`, ``, 1), "tax_note"},
+		{"cash-revenues", strings.Replace(exampleBody(domain.KindOf("cash-revenues")), `"kind":"sale"`, `"kind":"withdrawal"`, 1), "gross_total"},
+		{"cash-revenues", strings.Replace(exampleBody(domain.KindOf("cash-revenues")), `"reference":"2026/0042",`, `"customer_id":1,`, 1), "customer_id"},
 		{"illness-notifications", `{"customer_id":1,"user_id":"019bc0e2-1280-781f-a8e2-5d940ed90475","issued_on":"2026-03-09","incapable_from":"2026-03-06","cause":"illness","ended_by_id":"019cd6cf-68f8-70c6-a6a3-a4506513270e"}`, "ended_by_id"},
 	}
 	for _, c := range cases {
@@ -210,5 +220,37 @@ func TestChecksums(t *testing.T) {
 				t.Errorf("%s %s accepted", c.name, b)
 			}
 		}
+	}
+}
+
+func TestMedicalFeeServiceTotalAndPatchRules(t *testing.T) {
+	t.Parallel()
+	k := domain.KindOf("medical-fee-services")
+	obj, err := k.Decode([]byte(exampleBody(k)), rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := string(obj.JSON); !strings.Contains(s, `"total":"76.50"`) || !strings.Contains(s, `"status":"open"`) || !strings.Contains(s, `"invoice_id":null`) {
+		t.Fatalf("the spec's worked example: %s", s)
+	}
+	if _, err := k.Decode([]byte(strings.Replace(exampleBody(k), `"quantity":"1"`, `"quantity":"1","total":"1.00"`, 1)), rc); fieldsOf(t, err)["total"] != "is set by the server" {
+		t.Errorf("a client's total: %v", err)
+	}
+	changed, err := k.Merge(obj.JSON, []byte(`{"quantity":"2.5","unit_price":"10.01","discount_percent":"0"}`), rc)
+	if err != nil || !strings.Contains(string(changed.JSON), `"total":"25.03"`) { // 25.025 half up
+		t.Fatalf("patched total: %s %v", changed.JSON, err)
+	}
+	cancelled, err := k.Merge(obj.JSON, []byte(`{"status":"cancelled"}`), rc)
+	if err != nil || !strings.Contains(string(cancelled.JSON), `"status":"cancelled"`) {
+		t.Fatalf("cancel: %s %v", cancelled.JSON, err)
+	}
+	if _, err := k.Merge(cancelled.JSON, []byte(`{"name":"X"}`), rc); !errors.Is(err, domain.ErrConflict) {
+		t.Errorf("a PATCH of a cancelled service: %v, want a conflict", err)
+	}
+	if _, err := k.Merge(obj.JSON, []byte(`{"status":"billed"}`), rc); fieldsOf(t, err)["status"] == "" {
+		t.Errorf("setting billed: %v", err)
+	}
+	if _, err := k.Merge(obj.JSON, []byte(`{"customer_id":99}`), rc); fieldsOf(t, err)["customer_id"] != "cannot be changed" {
+		t.Errorf("changing the customer: %v", err)
 	}
 }

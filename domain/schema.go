@@ -28,6 +28,8 @@ type Schemas struct {
 	Output map[string]any
 	server []string
 	valid  *jsonschema.Schema
+	// full is the schema with the server fields: the operator's import carries them.
+	full *jsonschema.Schema
 }
 
 var reflect_ = reflector.Reflector{RequiredFromJSONSchemaTags: true, DoNotReference: true, ExpandedStruct: true}
@@ -45,6 +47,7 @@ func reflectSchemas(t reflect.Type, idSchema map[string]any) (*Schemas, error) {
 	}
 	delete(input, "$schema")
 	server := serverFields(t)
+	full := deepCopy(input)
 	output := deepCopy(input)
 	props, _ := input["properties"].(map[string]any)
 	for _, f := range server {
@@ -73,11 +76,18 @@ func reflectSchemas(t reflect.Type, idSchema map[string]any) (*Schemas, error) {
 	if err := c.AddResource("mem:///input.json", deepCopy(input)); err != nil {
 		return nil, err
 	}
+	if err := c.AddResource("mem:///full.json", full); err != nil {
+		return nil, err
+	}
 	valid, err := c.Compile("mem:///input.json")
 	if err != nil {
 		return nil, fmt.Errorf("compile schema of %s: %w", t, err)
 	}
-	return &Schemas{Input: input, Output: output, server: server, valid: valid}, nil
+	fullValid, err := c.Compile("mem:///full.json")
+	if err != nil {
+		return nil, fmt.Errorf("compile schema of %s: %w", t, err)
+	}
+	return &Schemas{Input: input, Output: output, server: server, valid: valid, full: fullValid}, nil
 }
 
 // nullableOptional makes every property that is not required nullable, and
@@ -163,7 +173,7 @@ func deepCopy(v map[string]any) map[string]any {
 // decodeInput validates body against the schemas and decodes it into dst.
 // A body that is not one JSON object, a server field, and every schema
 // failure are reported together as field errors.
-func (s *Schemas) decodeInput(body []byte, dst any) error {
+func (s *Schemas) decodeInput(body []byte, dst any, withServer bool) error {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
 	if err != nil {
 		return FieldErrors{{"", "the body must be one JSON object"}}.Err()
@@ -173,14 +183,18 @@ func (s *Schemas) decodeInput(body []byte, dst any) error {
 		return FieldErrors{{"", "the body must be one JSON object"}}.Err()
 	}
 	var errs FieldErrors
-	for _, f := range s.server {
-		if v, ok := obj[f]; ok && v != nil {
-			errs.Add(f, "is set by the server")
+	schema := s.full
+	if !withServer {
+		schema = s.valid
+		for _, f := range append([]string{"id", "created_at", "updated_at"}, s.server...) {
+			if v, ok := obj[f]; ok && v != nil {
+				errs.Add(f, "is set by the server")
+			}
+			delete(obj, f)
 		}
-		delete(obj, f)
 	}
 	stripNulls(obj)
-	if err := s.valid.Validate(obj); err != nil {
+	if err := schema.Validate(obj); err != nil {
 		var ve *jsonschema.ValidationError
 		if !errors.As(err, &ve) {
 			return err

@@ -20,7 +20,7 @@ var Sections = []Section{
 	{Slug: "appointments"},
 	{Slug: "customers", Kind: customersKind},
 	{Slug: "notes", Kind: record[Note]("notes", exampleNote)},
-	{Slug: "medical-fee-services"},
+	{Slug: "medical-fee-services", Kind: withPatch(record[MedicalFeeService]("medical-fee-services", exampleMedicalFeeService), "customer_id")},
 	{Slug: "diagnoses", Kind: record[Diagnosis]("diagnoses", exampleDiagnosis)},
 	{Slug: "files"},
 	{Slug: "anamneses", Kind: record[Anamnesis]("anamneses", exampleAnamnesis)},
@@ -37,9 +37,9 @@ var Sections = []Section{
 	{Slug: "lab-results", Kind: record[LabResult]("lab-results", exampleLabResult)},
 	{Slug: "illness-notifications", Kind: record[IllnessNotification]("illness-notifications", exampleIllnessNotification)},
 	{Slug: "health-notifications", Kind: record[HealthNotification]("health-notifications", exampleHealthNotification)},
-	{Slug: "invoices"},
-	{Slug: "cash-revenues"},
-	{Slug: "fee-notes"},
+	{Slug: "invoices", Kind: masterData[Invoice]("invoices", exampleInvoice)},
+	{Slug: "cash-revenues", Kind: masterData[CashRevenue]("cash-revenues", exampleCashRevenue)},
+	{Slug: "fee-notes", Kind: masterData[FeeNote]("fee-notes", exampleFeeNote)},
 	{Slug: "tenants", Kind: masterData[Tenant]("tenants", exampleTenant)},
 	{Slug: "company"},
 }
@@ -49,6 +49,12 @@ func record[T any, PT interface {
 	Payload
 }](slug, example string) *Kind {
 	return newKind[T, PT](slug, ShapeRecord, example)
+}
+
+// withPatch offers PATCH on k; immutable fields may not change.
+func withPatch(k *Kind, immutable ...string) *Kind {
+	k.Patch, k.Immutable = true, immutable
+	return k
 }
 
 // masterData is a company-wide kind without a write endpoint: the operator's import writes it.

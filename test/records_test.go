@@ -306,3 +306,31 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+// TestMedicalFeeServicePatch: PATCH recomputes the total, may cancel, and is 409 once the service is not open.
+func TestMedicalFeeServicePatch(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, b backend) {
+		s := startServer(t, b)
+		p := newPractice(t, s)
+		body := fmt.Sprintf(`{"customer_id":%d,"user_id":%q,"performed_on":"2026-03-10","code":"RR24","name":"24 h blood pressure","unit_price":"85.00","discount_percent":"10"}`, p.customer, p.doctor)
+		created := p.post(t, "medical-fee-services", body)
+		if created.status != http.StatusCreated || created.decode(t)["total"] != "76.50" || created.decode(t)["status"] != "open" {
+			t.Fatalf("create: %d %s", created.status, created.body)
+		}
+		path := resource + "medical-fee-services/" + created.decode(t)["id"].(string)
+		patch := func(body string) reply { return s.request(t, http.MethodPatch, path, "application/merge-patch+json", body, p.auth) }
+		if r := patch(`{"quantity":"2"}`); r.status != http.StatusOK || r.decode(t)["total"] != "153.00" {
+			t.Errorf("patch quantity: %d %s", r.status, r.body)
+		}
+		if r := patch(`{"total":"1.00"}`); r.status != http.StatusUnprocessableEntity {
+			t.Errorf("patch the total: %d %s", r.status, r.body)
+		}
+		if r := patch(`{"status":"cancelled"}`); r.status != http.StatusOK || r.decode(t)["status"] != "cancelled" {
+			t.Errorf("cancel: %d %s", r.status, r.body)
+		}
+		if r := patch(`{"name":"X"}`); r.status != http.StatusConflict {
+			t.Errorf("patch a cancelled service: %d %s", r.status, r.body)
+		}
+	})
+}

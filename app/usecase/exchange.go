@@ -321,7 +321,7 @@ func (v *validation) validate(ctx context.Context, src io.Reader, spool io.Write
 			}
 			continue
 		}
-		obj, err := k.Decode(l.Data, v.rc)
+		obj, err := k.DecodeImport(l.Data, v.rc)
 		if err != nil {
 			if !v.failFields(n, err) {
 				return err
