@@ -108,7 +108,9 @@ func (k *Kind) Decode(body []byte, rc RuleContext) (Object, error) { return k.de
 // DecodeImport is Decode for the operator's import: the fields only the
 // server sets through the API (a fee service's status, an illness
 // notification's end) come with the data; computed ones are computed again.
-func (k *Kind) DecodeImport(body []byte, rc RuleContext) (Object, error) { return k.decode(body, rc, true) }
+func (k *Kind) DecodeImport(body []byte, rc RuleContext) (Object, error) {
+	return k.decode(body, rc, true)
+}
 
 func (k *Kind) decode(body []byte, rc RuleContext, withServer bool) (Object, error) {
 	p := k.newPayload()

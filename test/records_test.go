@@ -319,7 +319,9 @@ func TestMedicalFeeServicePatch(t *testing.T) {
 			t.Fatalf("create: %d %s", created.status, created.body)
 		}
 		path := resource + "medical-fee-services/" + created.decode(t)["id"].(string)
-		patch := func(body string) reply { return s.request(t, http.MethodPatch, path, "application/merge-patch+json", body, p.auth) }
+		patch := func(body string) reply {
+			return s.request(t, http.MethodPatch, path, "application/merge-patch+json", body, p.auth)
+		}
 		if r := patch(`{"quantity":"2"}`); r.status != http.StatusOK || r.decode(t)["total"] != "153.00" {
 			t.Errorf("patch quantity: %d %s", r.status, r.body)
 		}

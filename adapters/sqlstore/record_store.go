@@ -232,7 +232,7 @@ func (s *RecordStore) List(ctx context.Context, company domain.CompanyID, kind *
 	}
 	var rows []objectRow
 	// Order by the table's own id column, not the text alias of the select list: the index serves that order.
-	if err := settledChanges(q).OrderExpr(t.name + ".change, " + t.name + ".id").Limit(int64(lq.Limit+1)).Scan(ctx, &rows); err != nil {
+	if err := settledChanges(q).OrderExpr(t.name+".change, "+t.name+".id").Limit(int64(lq.Limit+1)).Scan(ctx, &rows); err != nil {
 		return ports.Page{}, translate(err)
 	}
 	if len(rows) > lq.Limit {
