@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"encoding/hex"
 	"path"
 	"strings"
 	"time"
@@ -59,8 +60,35 @@ type File struct {
 	SHA256      []byte
 	StorageKey  string
 	Source      Source
+	Category    string
+	Description *string
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
+}
+
+// FileCategories are the categories a file may be filed under; "other" by default.
+var FileCategories = []string{"report", "image", "lab", "letter", "other"}
+
+// FileView is a file as the Files section answers it (spec/sections.md §11).
+type FileView struct {
+	ID          string  `json:"id"`
+	CustomerID  int64   `json:"customer_id"`
+	Name        string  `json:"name"`
+	ContentType string  `json:"content_type"`
+	Size        int64   `json:"size"`
+	SHA256      string  `json:"sha256"`
+	Source      string  `json:"source"`
+	Category    string  `json:"category"`
+	Description *string `json:"description"`
+	CreatedAt   string  `json:"created_at"`
+	UpdatedAt   string  `json:"updated_at"`
+}
+
+// View is the file's answer.
+func (f File) View() FileView {
+	return FileView{ID: f.ID.String(), CustomerID: int64(f.CustomerID), Name: f.Name, ContentType: f.ContentType, Size: f.Size,
+		SHA256: hex.EncodeToString(f.SHA256), Source: f.Source.String(), Category: f.Category, Description: f.Description,
+		CreatedAt: f.CreatedAt.UTC().Format(time.RFC3339), UpdatedAt: f.UpdatedAt.UTC().Format(time.RFC3339)}
 }
 
 // StorageKeyFor places a file's bytes under its company, so that one company's

@@ -13,8 +13,10 @@ import (
 type BlobStore interface {
 	// NewWriter starts an object; nothing is visible until Commit.
 	NewWriter(ctx context.Context, company domain.CompanyID, name, contentType string) (BlobWriter, error)
-	// Open returns domain.ErrNotFound for a missing object.
-	Open(ctx context.Context, company domain.CompanyID, name string) (io.ReadCloser, error)
+	// Open reads length bytes of an object from offset (length -1: to its
+	// end); domain.ErrNotFound for a missing object. Nothing is read whole
+	// into memory: downloads stream from it.
+	Open(ctx context.Context, company domain.CompanyID, name string, offset, length int64) (io.ReadCloser, error)
 	// Delete removes an object; a missing one is not an error.
 	Delete(ctx context.Context, company domain.CompanyID, name string) error
 	// Walk calls fn for every object of the company, unfinished writes included.

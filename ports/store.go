@@ -36,11 +36,21 @@ type CustomerRepository interface {
 	Get(ctx context.Context, company domain.CompanyID, id domain.CustomerID) (domain.Customer, error)
 }
 
-// FileRepository keeps the records of stored files.
+// FilePage is one page of the files feed; Next is where it ended.
+type FilePage struct {
+	Files   []domain.File
+	Next    domain.Cursor
+	HasMore bool
+}
+
+// FileRepository keeps the records of stored files. Create must run in a
+// transaction: it stamps the files with the feed's change clock.
 type FileRepository interface {
 	Create(ctx context.Context, files ...domain.File) error
 	Get(ctx context.Context, company domain.CompanyID, id domain.FileID) (domain.File, error)
 	ListByCustomer(ctx context.Context, company domain.CompanyID, customer domain.CustomerID) ([]domain.File, error)
+	// List pages through the company's files in feed order, like every list.
+	List(ctx context.Context, company domain.CompanyID, q domain.ListQuery) (FilePage, error)
 	// KnownStorageKeys returns which of keys a file of the company is stored under.
 	KnownStorageKeys(ctx context.Context, company domain.CompanyID, keys []string) (map[string]bool, error)
 }

@@ -197,13 +197,13 @@ func (w *writer) abort() {
 	_ = w.w.Close() // with the context cancelled, Close discards the object
 }
 
-func (s *Store) Open(ctx context.Context, company domain.CompanyID, name string) (io.ReadCloser, error) {
+func (s *Store) Open(ctx context.Context, company domain.CompanyID, name string, offset, length int64) (io.ReadCloser, error) {
 	k, err := key(company, name)
 	if err != nil {
 		return nil, err
 	}
 	ctx, span := s.span(ctx, "blob.open", company)
-	r, err := s.bucket.NewReader(ctx, k, nil)
+	r, err := s.bucket.NewRangeReader(ctx, k, offset, length, nil)
 	if gcerrors.Code(err) == gcerrors.NotFound {
 		span.End()
 		return nil, domain.ErrNotFound

@@ -12,7 +12,7 @@ import (
 )
 
 type fileRow struct {
-	bun.BaseModel `bun:"table:files"`
+	bun.BaseModel `bun:"table:files,alias:files"`
 
 	ID          uuid.UUID `bun:"id,pk"`
 	CompanyID   uuid.UUID `bun:"company_id"`
@@ -21,10 +21,14 @@ type fileRow struct {
 	ContentType string    `bun:"content_type"`
 	Size        int64     `bun:"size"`
 	SHA256      []byte    `bun:"sha256"`
-	StorageKey  string    `bun:"storage_key"`
-	Source      string    `bun:"source"`
-	CreatedAt   time.Time `bun:"created_at"`
-	UpdatedAt   time.Time `bun:"updated_at"`
+	StorageKey  string     `bun:"storage_key"`
+	Source      string     `bun:"source"`
+	Category    string     `bun:"category"`
+	Description *string    `bun:"description"`
+	Change      int64      `bun:"change"`
+	CreatedAt   time.Time  `bun:"created_at"`
+	UpdatedAt   time.Time  `bun:"updated_at"`
+	DeletedAt   *time.Time `bun:"deleted_at"`
 }
 
 func (r fileRow) toDomain() (domain.File, error) {
@@ -35,7 +39,7 @@ func (r fileRow) toDomain() (domain.File, error) {
 	return domain.File{
 		ID: domain.FileID(r.ID), CompanyID: domain.CompanyID(r.CompanyID), CustomerID: domain.CustomerID(r.CustomerID),
 		Name: r.Name, ContentType: r.ContentType, Size: r.Size, SHA256: r.SHA256, StorageKey: r.StorageKey,
-		Source: src, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
+		Source: src, Category: r.Category, Description: r.Description, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
 	}, nil
 }
 
@@ -51,22 +55,32 @@ func (r *FileRepository) Create(ctx context.Context, files ...domain.File) error
 	if len(files) == 0 {
 		return nil
 	}
+	db := conn(ctx, r.db)
+	change, err := nextChange(ctx, db)
+	if err != nil {
+		return err
+	}
 	rows := make([]fileRow, len(files))
 	for i, f := range files {
+		category := f.Category
+		if category == "" {
+			category = "other"
+		}
 		rows[i] = fileRow{
 			ID: uuid.UUID(f.ID), CompanyID: uuid.UUID(f.CompanyID), CustomerID: int64(f.CustomerID),
 			Name: f.Name, ContentType: f.ContentType, Size: f.Size, SHA256: f.SHA256, StorageKey: f.StorageKey,
-			Source: f.Source.String(), CreatedAt: f.CreatedAt, UpdatedAt: f.UpdatedAt,
+			Source: f.Source.String(), Category: category, Description: f.Description, Change: change,
+			CreatedAt: f.CreatedAt, UpdatedAt: f.UpdatedAt,
 		}
 	}
-	_, err := conn(ctx, r.db).NewInsert().Model(&rows).Exec(ctx)
+	_, err = db.NewInsert().Model(&rows).Exec(ctx)
 	return translate(err)
 }
 
 func (r *FileRepository) Get(ctx context.Context, company domain.CompanyID, id domain.FileID) (domain.File, error) {
 	var row fileRow
 	err := conn(ctx, r.db).NewSelect().Model(&row).
-		Where("id = ?", uuid.UUID(id)).Where("company_id = ?", uuid.UUID(company)).Scan(ctx)
+		Where("id = ?", uuid.UUID(id)).Where("company_id = ?", uuid.UUID(company)).Where("deleted_at IS NULL").Scan(ctx)
 	if err != nil {
 		return domain.File{}, translate(err)
 	}
@@ -90,6 +104,28 @@ func (r *FileRepository) ListByCustomer(ctx context.Context, company domain.Comp
 		files = append(files, f)
 	}
 	return files, nil
+}
+
+func (r *FileRepository) List(ctx context.Context, company domain.CompanyID, lq domain.ListQuery) (ports.FilePage, error) {
+	q := conn(ctx, r.db).NewSelect().Model((*fileRow)(nil)).Where("company_id = ?", uuid.UUID(company))
+	q, err := feedQuery(q, "files", lq, func(id string) (any, bool) { return id, domain.ValidObjectID(id) })
+	if err != nil {
+		return ports.FilePage{}, err
+	}
+	var rows []fileRow
+	if err := q.Scan(ctx, &rows); err != nil {
+		return ports.FilePage{}, translate(err)
+	}
+	rows, next, more := trimPage(rows, lq, func(f fileRow) domain.Cursor { return domain.Cursor{Change: f.Change, ID: f.ID.String()} })
+	page := ports.FilePage{Files: make([]domain.File, 0, len(rows)), Next: next, HasMore: more}
+	for _, row := range rows {
+		f, err := row.toDomain()
+		if err != nil {
+			return ports.FilePage{}, err
+		}
+		page.Files = append(page.Files, f)
+	}
+	return page, nil
 }
 
 func (r *FileRepository) KnownStorageKeys(ctx context.Context, company domain.CompanyID, keys []string) (map[string]bool, error) {

@@ -207,44 +207,18 @@ func (s *RecordStore) Get(ctx context.Context, company domain.CompanyID, kind *d
 
 func (s *RecordStore) List(ctx context.Context, company domain.CompanyID, kind *domain.Kind, lq domain.ListQuery) (ports.Page, error) {
 	t := tableOf(kind)
-	q := t.scoped(conn(ctx, s.db).NewSelect(), company)
-	if lq.Customer != nil {
-		q = q.Where("customer_id = ?", int64(*lq.Customer))
-	}
-	if !lq.IncludeDeleted {
-		q = q.Where("deleted_at IS NULL")
-	}
-	if lq.UpdatedSince != nil {
-		q = q.Where("updated_at >= ?", lq.UpdatedSince.UTC())
-	}
-	page := ports.Page{}
-	if lq.After != nil {
-		page.Next = *lq.After
-		arg, ok := t.idArg(lq.After.ID)
-		if !ok && lq.After.ID != "" {
-			return ports.Page{}, domain.FieldErrors{{Field: "cursor", Message: "is not a cursor of this section"}}.Err()
-		}
-		if lq.After.ID == "" {
-			q = q.Where("change > ?", lq.After.Change)
-		} else {
-			q = q.Where("(change, id) > (?, ?)", lq.After.Change, arg)
-		}
+	q, err := feedQuery(t.scoped(conn(ctx, s.db).NewSelect(), company), t.name, lq, t.idArg)
+	if err != nil {
+		return ports.Page{}, err
 	}
 	var rows []objectRow
-	// Order by the table's own id column, not the text alias of the select list: the index serves that order.
-	if err := settledChanges(q).OrderExpr(t.name+".change, "+t.name+".id").Limit(int64(lq.Limit+1)).Scan(ctx, &rows); err != nil {
+	if err := q.Scan(ctx, &rows); err != nil {
 		return ports.Page{}, translate(err)
 	}
-	if len(rows) > lq.Limit {
-		page.HasMore, rows = true, rows[:lq.Limit]
-	}
-	page.Items = make([]ports.StoredObject, len(rows))
+	rows, next, more := trimPage(rows, lq, func(r objectRow) domain.Cursor { return domain.Cursor{Change: r.Change, ID: r.ID} })
+	page := ports.Page{Items: make([]ports.StoredObject, len(rows)), Next: next, HasMore: more}
 	for i, r := range rows {
 		page.Items[i] = r.toPort()
-	}
-	if len(rows) > 0 {
-		last := rows[len(rows)-1]
-		page.Next = domain.Cursor{Change: last.Change, ID: last.ID}
 	}
 	return page, nil
 }

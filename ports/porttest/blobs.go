@@ -27,10 +27,30 @@ func RunBlobSuite(t *testing.T, newStore func(t *testing.T) ports.BlobStore) {
 		}
 	})
 
+	t.Run("ranges read exactly their bytes", func(t *testing.T) {
+		s := newStore(t)
+		put(t, s, a, "ranged", payload)
+		for _, r := range []struct{ offset, length int64 }{{0, 10}, {12345, 777}, {int64(len(payload)) - 5, -1}, {0, -1}} {
+			rc, err := s.Open(ctx, a, "ranged", r.offset, r.length)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := io.ReadAll(rc)
+			_ = rc.Close()
+			end := int64(len(payload))
+			if r.length >= 0 {
+				end = r.offset + r.length
+			}
+			if err != nil || !bytes.Equal(got, payload[r.offset:end]) {
+				t.Errorf("range %d+%d: %d bytes, %v", r.offset, r.length, len(got), err)
+			}
+		}
+	})
+
 	t.Run("another company cannot read or delete it", func(t *testing.T) {
 		s := newStore(t)
 		put(t, s, a, "shared-name", payload)
-		if _, err := s.Open(ctx, b, "shared-name"); !errors.Is(err, domain.ErrNotFound) {
+		if _, err := s.Open(ctx, b, "shared-name", 0, -1); !errors.Is(err, domain.ErrNotFound) {
 			t.Errorf("open through company B: %v, want ErrNotFound", err)
 		}
 		if err := s.Delete(ctx, b, "shared-name"); err != nil {
@@ -51,7 +71,7 @@ func RunBlobSuite(t *testing.T, newStore func(t *testing.T) ports.BlobStore) {
 			t.Fatal(err)
 		}
 		w.Abort()
-		if _, err := s.Open(ctx, a, "aborted"); !errors.Is(err, domain.ErrNotFound) {
+		if _, err := s.Open(ctx, a, "aborted", 0, -1); !errors.Is(err, domain.ErrNotFound) {
 			t.Errorf("open after abort: %v, want ErrNotFound", err)
 		}
 	})
@@ -65,7 +85,7 @@ func RunBlobSuite(t *testing.T, newStore func(t *testing.T) ports.BlobStore) {
 		if _, err := w.Write(payload); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Open(ctx, a, "pending"); !errors.Is(err, domain.ErrNotFound) {
+		if _, err := s.Open(ctx, a, "pending", 0, -1); !errors.Is(err, domain.ErrNotFound) {
 			t.Errorf("open before commit: %v, want ErrNotFound", err)
 		}
 		if err := w.Commit(); err != nil {
@@ -91,7 +111,7 @@ func RunBlobSuite(t *testing.T, newStore func(t *testing.T) ports.BlobStore) {
 			t.Fatal(err)
 		}
 		w.Abort()
-		if _, err := s.Open(ctx, a, "large-aborted"); !errors.Is(err, domain.ErrNotFound) {
+		if _, err := s.Open(ctx, a, "large-aborted", 0, -1); !errors.Is(err, domain.ErrNotFound) {
 			t.Errorf("open after aborting a large write: %v, want ErrNotFound", err)
 		}
 	})
@@ -127,7 +147,7 @@ func RunBlobSuite(t *testing.T, newStore func(t *testing.T) ports.BlobStore) {
 				t.Fatalf("delete: %v", err)
 			}
 		}
-		if _, err := s.Open(ctx, a, "gone"); !errors.Is(err, domain.ErrNotFound) {
+		if _, err := s.Open(ctx, a, "gone", 0, -1); !errors.Is(err, domain.ErrNotFound) {
 			t.Errorf("open after delete: %v, want ErrNotFound", err)
 		}
 	})
@@ -161,7 +181,7 @@ func put(t *testing.T, s ports.BlobStore, company domain.CompanyID, name string,
 
 func read(t *testing.T, s ports.BlobStore, company domain.CompanyID, name string) []byte {
 	t.Helper()
-	r, err := s.Open(context.Background(), company, name)
+	r, err := s.Open(context.Background(), company, name, 0, -1)
 	if err != nil {
 		t.Fatal(err)
 	}

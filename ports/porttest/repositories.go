@@ -232,11 +232,31 @@ func RunRepositorySuite(t *testing.T, newRepos func(t *testing.T) Repositories) 
 		ca := newCustomer(t, r, a.ID, 0)
 		cb := newCustomer(t, r, b.ID, 0)
 		f1, f2 := newFile(a.ID, ca.ID, 11), newFile(a.ID, ca.ID, 22)
-		if err := r.Files.Create(ctx, f1, f2); err != nil {
+		f2.Category, f2.Description = "lab", ptrTo("Blutbild")
+		if err := r.Tx.InTx(ctx, func(ctx context.Context) error { return r.Files.Create(ctx, f1, f2) }); err != nil {
 			t.Fatal(err)
 		}
-		if err := r.Files.Create(ctx, newFile(b.ID, cb.ID, 33)); err != nil {
+		if err := r.Tx.InTx(ctx, func(ctx context.Context) error { return r.Files.Create(ctx, newFile(b.ID, cb.ID, 33)) }); err != nil {
 			t.Fatal(err)
+		}
+		// The files feed: both of A's, in one change, nothing of B's; by customer; resumable.
+		var page ports.FilePage
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			if page, _ = r.Files.List(ctx, a.ID, domain.ListQuery{Limit: 10}); len(page.Files) == 2 {
+				break
+			}
+		}
+		if len(page.Files) != 2 || page.HasMore || page.Files[1].Category != "lab" && page.Files[0].Category != "lab" {
+			t.Errorf("A's files feed: %+v", page)
+		}
+		if p, err := r.Files.List(ctx, a.ID, domain.ListQuery{Limit: 10, After: &page.Next}); err != nil || len(p.Files) != 0 {
+			t.Errorf("resume: %+v %v", p, err)
+		}
+		if p, _ := r.Files.List(ctx, b.ID, domain.ListQuery{Limit: 10, Customer: &ca.ID}); len(p.Files) != 0 {
+			t.Errorf("company B lists A's customer's files: %+v", p)
+		}
+		if p, _ := r.Files.List(ctx, a.ID, domain.ListQuery{Limit: 1}); len(p.Files) != 1 || !p.HasMore {
+			t.Errorf("a page of one: %+v", p)
 		}
 		got, err := r.Files.Get(ctx, a.ID, f1.ID)
 		if err != nil {
@@ -316,3 +336,5 @@ func newFile(company domain.CompanyID, customer domain.CustomerID, size int64) d
 		Source: domain.SourceGDT, CreatedAt: now, UpdatedAt: now,
 	}
 }
+
+func ptrTo[T any](v T) *T { return &v }
