@@ -114,7 +114,9 @@ func openTokenStore(lc fx.Lifecycle, cfg Config, tel *telemetry.Telemetry) (toke
 var UseCases = fx.Module("usecases",
 	fx.Provide(
 		func() ports.Sniffer { return sniff.Sniffer{} },
-		fx.Annotate(usecase.NewUploads, fx.As(new(ports.Uploader))),
+		usecase.NewUploads,
+		func(u *usecase.Uploads) ports.Uploader { return u },
+		fx.Annotate(usecase.NewFiles, fx.As(new(ports.Files))),
 		func(cfg Config) usecase.OAuthSettings {
 			return usecase.OAuthSettings{TokenTTL: cfg.TokenTTL, Lockout: cfg.Lockout()}
 		},
@@ -141,6 +143,7 @@ var HTTP = fx.Module("http",
 		asRoute(httpapi.NewResources, fx.ParamTags(``, `group:"sections"`)),
 		asSection(httpapi.NewCompanySection),
 		asSection(httpapi.NewRecords),
+		asSection(httpapi.NewFilesSection),
 		fx.Annotate(httpapi.New, fx.ParamTags(``, `group:"routes"`)),
 	),
 	fx.Invoke(serveHTTP),

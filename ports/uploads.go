@@ -28,10 +28,13 @@ type UploadCredentials struct {
 	Company, Customer, Secret Header
 }
 
-// UploadTarget is where an authorised upload goes.
+// UploadTarget is where an authorised upload goes, and how its files are filed.
 type UploadTarget struct {
 	Company  domain.Company
 	Customer domain.CustomerID
+	// Category and Description come from POST files; the device endpoints file under "other".
+	Category    string
+	Description *string
 }
 
 // Part is one `file` part of the request body.

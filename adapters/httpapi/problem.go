@@ -16,6 +16,10 @@ import (
 // the upload endpoints answer {"status":"error","message":…}, everything
 // else RFC 9457 problem+json.
 func ErrorHandler(c *fiber.Ctx, err error) error {
+	var answered *problemError
+	if errors.As(err, &answered) {
+		return writeProblem(c, answered.doc)
+	}
 	var refusal *domain.UploadRefusal
 	if errors.As(err, &refusal) {
 		return uploadError(c, fiber.StatusBadRequest, refusal.Error())
@@ -53,6 +57,13 @@ func logFailure(c *fiber.Ctx, status int, err error) {
 		slog.ErrorContext(c.UserContext(), "request failed", "method", c.Method(), "route", routeOf(c), "error", err.Error())
 	}
 }
+
+// problemError is an error its handler already turned into a problem
+// document (the Files section's upload refusals, which would otherwise be
+// answered in the device endpoints' shape).
+type problemError struct{ doc problemDoc }
+
+func (e *problemError) Error() string { return e.doc.Detail }
 
 // problemDoc is an RFC 9457 problem document.
 type problemDoc struct {

@@ -214,11 +214,44 @@ func (r *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// maxFormField bounds one form field of POST files.
+const maxFormField = 4 << 10
+
+// formFields reads the form fields that precede the first file part (POST
+// files sends customer_id, category, description first), keeping that part
+// for Next: the body is read once, as a stream.
+func (s *multipartSource) formFields() (map[string]string, error) {
+	fields := map[string]string{}
+	for {
+		p, err := s.reader.NextPart()
+		if errors.Is(err, io.EOF) || err != nil && s.body.n == 0 {
+			return fields, nil
+		}
+		if err != nil {
+			return nil, domain.Refuse(domain.ErrMalformedUpload)
+		}
+		name := p.FormName()
+		if name == "file" || name == "file[]" {
+			s.pending = p
+			return fields, nil
+		}
+		value, err := io.ReadAll(io.LimitReader(p, maxFormField+1))
+		if err != nil || len(value) > maxFormField {
+			return nil, domain.Refuse(domain.ErrMalformedUpload)
+		}
+		if _, dup := fields[name]; dup {
+			return nil, domain.FieldErrors{{Field: name, Message: "is given more than once"}}.Err()
+		}
+		fields[name] = string(value)
+	}
+}
+
 // multipartSource yields the `file` (or `file[]`) parts of a multipart body;
 // other form fields are skipped.
 type multipartSource struct {
-	body   *countingReader
-	reader *multipart.Reader
+	body    *countingReader
+	reader  *multipart.Reader
+	pending *multipart.Part // a file part read ahead by formFields
 }
 
 func newMultipartSource(contentType string, body *countingReader) (*multipartSource, error) {
@@ -234,6 +267,10 @@ func newMultipartSource(contentType string, body *countingReader) (*multipartSou
 }
 
 func (s *multipartSource) Next() (ports.Part, error) {
+	if p := s.pending; p != nil {
+		s.pending = nil
+		return ports.Part{FileName: p.FileName(), Body: p}, nil
+	}
 	for {
 		p, err := s.reader.NextPart()
 		if err != nil {

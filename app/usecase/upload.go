@@ -218,7 +218,8 @@ func (up *upload) take(part ports.Part) (empty bool, err error) {
 	up.kept = append(up.kept, domain.File{
 		ID: id, CompanyID: up.target.Company.ID, CustomerID: up.target.Customer,
 		Name: name, ContentType: contentType, Size: size, SHA256: hash.Sum(nil),
-		StorageKey: id.String(), Source: up.source, CreatedAt: now, UpdatedAt: now,
+		StorageKey: id.String(), Source: up.source, Category: up.target.Category, Description: up.target.Description,
+		CreatedAt: now, UpdatedAt: now,
 	})
 	return false, nil
 }
