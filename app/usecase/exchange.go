@@ -22,14 +22,15 @@ import (
 // (CONTRACT §6): NDJSON import and export of every generic section.
 type Exchange struct {
 	store     ports.RecordStore
+	files     ports.FileRepository
 	tx        ports.Transactor
 	companies ports.CompanyRepository
 	now       func() time.Time
 }
 
 // NewExchange wires import and export.
-func NewExchange(store ports.RecordStore, tx ports.Transactor, companies ports.CompanyRepository) *Exchange {
-	return &Exchange{store: store, tx: tx, companies: companies, now: time.Now}
+func NewExchange(store ports.RecordStore, files ports.FileRepository, tx ports.Transactor, companies ports.CompanyRepository) *Exchange {
+	return &Exchange{store: store, files: files, tx: tx, companies: companies, now: time.Now}
 }
 
 // ImportReport counts what an import did, by section.
@@ -38,6 +39,9 @@ type ImportReport struct {
 	Updated   map[string]int `json:"updated"`
 	Deleted   map[string]int `json:"deleted"`
 	Unchanged int            `json:"unchanged"`
+	// SkippedFiles counts files lines: an export lists files as metadata,
+	// their bytes travel with the blob store, so the import passes over them.
+	SkippedFiles int `json:"skipped_files,omitempty"`
 }
 
 // LineError is one refused line of an import file.
@@ -125,7 +129,7 @@ func (e *Exchange) Import(ctx context.Context, company domain.CompanyID, src io.
 	if len(v.errs.Lines) > 0 {
 		return ImportReport{}, &v.errs
 	}
-	report := ImportReport{Created: map[string]int{}, Updated: map[string]int{}, Deleted: map[string]int{}}
+	report := ImportReport{Created: map[string]int{}, Updated: map[string]int{}, Deleted: map[string]int{}, SkippedFiles: v.skippedFiles}
 	errDryRun := errors.New("dry run")
 	err = e.tx.InTx(ctx, func(ctx context.Context) error {
 		// Customers first, then the rest in file order, deletions last: a
@@ -167,6 +171,8 @@ type validation struct {
 	declared map[string]map[string]declared
 	attrs    map[string]map[string]map[string]any
 	errs     ImportErrors
+	// skippedFiles counts the files lines passed over.
+	skippedFiles int
 }
 
 func (v *validation) fail(line int, field, message string) {
@@ -295,6 +301,10 @@ func (v *validation) validate(ctx context.Context, src io.Reader, spool io.Write
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&l); err != nil {
 			v.fail(n, "", "is not one JSON object of section, id and data (or deleted)")
+			continue
+		}
+		if l.Section == "files" {
+			v.skippedFiles++
 			continue
 		}
 		k := domain.KindOf(l.Section)
@@ -489,17 +499,21 @@ func sameCustomer(a, b *domain.CustomerID) bool {
 	return (a == nil) == (b == nil) && (a == nil || *a == *b)
 }
 
-// Export writes the live objects of the named sections (every generic one
-// when none are named) in the import format, section by section in table
-// order, each in feed order.
+// Export writes the live objects of the named sections (every one but the
+// company when none are named) in the import format, section by section in
+// table order, each in feed order; files as their metadata.
 func (e *Exchange) Export(ctx context.Context, company domain.CompanyID, sections []string, w io.Writer) error {
 	if _, err := e.companies.Get(ctx, company); err != nil {
 		return err
 	}
-	kinds := domain.Kinds()
+	kinds, withFiles := domain.Kinds(), len(sections) == 0
 	if len(sections) > 0 {
 		kinds = nil
 		for _, s := range sections {
+			if s == "files" {
+				withFiles = true
+				continue
+			}
 			k := domain.KindOf(s)
 			if k == nil {
 				return domain.FieldErrors{{Field: "sections", Message: "names no section that can be exported"}}.Err()
@@ -530,7 +544,35 @@ func (e *Exchange) Export(ctx context.Context, company domain.CompanyID, section
 			}
 		}
 	}
+	if withFiles {
+		if err := e.exportFiles(ctx, company, out); err != nil {
+			return err
+		}
+	}
 	return out.Flush()
+}
+
+func (e *Exchange) exportFiles(ctx context.Context, company domain.CompanyID, out io.Writer) error {
+	q := domain.ListQuery{Limit: domain.MaxPageSize}
+	for {
+		page, err := e.files.List(ctx, company, q)
+		if err != nil {
+			return err
+		}
+		for _, f := range page.Files {
+			data, err := json.Marshal(f.View())
+			if err != nil {
+				return err
+			}
+			if _, err := fmt.Fprintf(out, `{"section":"files","id":%q,"data":%s}`+"\n", f.ID.String(), data); err != nil {
+				return err
+			}
+		}
+		q.After = &page.Next
+		if !page.HasMore {
+			return nil
+		}
+	}
 }
 
 // ruleContextOf is now in the company's zone, where dates are judged.
