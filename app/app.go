@@ -46,7 +46,8 @@ func AdminOptions(cfg Config) fx.Option {
 		Persistence,
 		Blobs,
 		Tokens,
-		fx.Provide(usecase.NewAdmin, usecase.NewMaintenance, usecase.NewExchange),
+		fx.Provide(usecase.NewAdmin, usecase.NewMaintenance, usecase.NewExchange, usecase.NewUploads,
+			func() ports.Sniffer { return sniff.Sniffer{} }),
 	)
 }
 

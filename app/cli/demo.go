@@ -1,19 +1,25 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
+	"go.uber.org/fx"
 
 	"github.com/praxis-health/praxis/app"
 	"github.com/praxis-health/praxis/app/usecase"
+	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/ports"
 )
 
 func demoCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "demo",
-		Short: "Seed a demo company with customers and an OAuth client, and print its credentials",
+		Short: "Seed a demo practice with every section (through the import) and print its credentials",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := app.LoadConfig()
 			if err != nil {
@@ -32,12 +38,22 @@ type demoOutput struct {
 	ClientSecret string  `json:"client_secret"`
 }
 
-// runDemo seeds what exists so far: a company, its patients and an OAuth
-// client with every scope. Users,
-// locations, services, records and invoices join as their sections land.
+// demoSeed is what the demo needs of the admin graph.
+type demoSeed struct {
+	fx.In
+	Admin    *usecase.Admin
+	Exchange *usecase.Exchange
+	Uploads  *usecase.Uploads
+}
+
+// runDemo seeds a practice: the company, its patients and an OAuth client
+// with every scope through the admin use case (the store numbers the
+// patients, so the demo runs twice on one database), every other section
+// through the import, and a file through the upload use case.
 func runDemo(cmd *cobra.Command, cfg app.Config) error {
-	return runUseCase(cmd.Context(), cfg, func(ctx context.Context, admin *usecase.Admin) error {
-		company, secret, err := admin.CreateCompany(ctx, usecase.NewCompanyInput{Name: "Demo-Praxis Dr. Muster", Plan: "pro"})
+	return runUseCase(cmd.Context(), cfg, func(ctx context.Context, seed demoSeed) error {
+		admin := seed.Admin
+		company, secret, err := admin.CreateCompany(ctx, usecase.NewCompanyInput{Name: "Demo-Praxis Dr. Muster", Plan: "pro", StorageQuota: domain.DefaultStorageQuota})
 		if err != nil {
 			return err
 		}
@@ -52,6 +68,18 @@ func runDemo(cmd *cobra.Command, cfg app.Config) error {
 				return err
 			}
 			out.CustomerIDs = append(out.CustomerIDs, int64(c.ID))
+		}
+		customers := make([]domain.CustomerID, len(out.CustomerIDs))
+		for i, c := range out.CustomerIDs {
+			customers[i] = domain.CustomerID(c)
+		}
+		if _, err := seed.Exchange.Import(ctx, company.ID, strings.NewReader(demoLines(customers)), false); err != nil {
+			return fmt.Errorf("demo import: %w", err)
+		}
+		report := []byte("%PDF-1.4\n% Demo-Befund\n")
+		if _, err := seed.Uploads.Store(ctx, ports.UploadTarget{Company: company, Customer: customers[0], Category: "report"},
+			domain.SourceGDT, &singlePart{name: "befund.pdf", body: report}); err != nil {
+			return fmt.Errorf("demo file: %w", err)
 		}
 		client, clientSecret, err := admin.CreateClient(ctx, usecase.NewClientInput{Company: company.ID, Name: "Demo integrator"})
 		if err != nil {
@@ -69,4 +97,19 @@ func runDemo(cmd *cobra.Command, cfg app.Config) error {
 		}
 		return printJSON(cmd.OutOrStdout(), out)
 	})
+}
+
+// singlePart is a PartSource of one file.
+type singlePart struct {
+	name string
+	body []byte
+	done bool
+}
+
+func (p *singlePart) Next() (ports.Part, error) {
+	if p.done {
+		return ports.Part{}, io.EOF
+	}
+	p.done = true
+	return ports.Part{FileName: p.name, Body: bytes.NewReader(p.body)}, nil
 }
