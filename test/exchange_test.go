@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/praxis-health/praxis/domain"
 )
@@ -182,4 +183,38 @@ func sortedLines(s string) string {
 	}
 	sort.Strings(out)
 	return strings.Join(out, "\n")
+}
+
+// TestDemoSeedsEverySection: the demo's credentials work as the README shows, and every seeded section answers.
+func TestDemoSeedsEverySection(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, b backend) {
+		s := startServer(t, b)
+		var demo struct {
+			CompanyID    string  `json:"company_id"`
+			CustomerIDs  []int64 `json:"customer_ids"`
+			ClientID     string  `json:"client_id"`
+			ClientSecret string  `json:"client_secret"`
+		}
+		s.praxis(t, &demo, "demo")
+		p := practice{s: s, auth: "Authorization: Bearer " + s.tokenFor(t, oauthClient{ID: demo.ClientID, Secret: demo.ClientSecret})}
+		for _, section := range []string{"locations", "users", "services", "service-assignments", "tenants", "customers", "notes", "diagnoses",
+			"invoices", "fee-notes", "cash-revenues", "medical-fee-services", "lab-results", "files"} {
+			deadline := time.Now().Add(10 * time.Second)
+			for {
+				if data := p.get(t, section).decode(t)["data"].([]any); len(data) > 0 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Errorf("the demo's %s list is empty", section)
+					break
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+		}
+		users := p.get(t, "users").decode(t)["data"].([]any)
+		if len(users) != 4 {
+			t.Errorf("%d users, want 4", len(users))
+		}
+	})
 }
