@@ -209,8 +209,28 @@ func (s *Store) Open(ctx context.Context, company domain.CompanyID, name string,
 		return nil, domain.ErrNotFound
 	}
 	end(span, err)
-	return r, err
+	if err != nil {
+		return nil, err
+	}
+	var inner io.Reader
+	if r.As(&inner) {
+		switch inner.(type) {
+		case *os.File, *io.LimitedReader:
+			return localReader{Reader: r, file: inner}, nil
+		}
+	}
+	return r, nil
 }
+
+// localReader is a file:// object. Its WriteTo hands the local file (or a
+// limited reader over it) to the writer, so that a TCP connection sends it
+// with sendfile instead of copying it through user space.
+type localReader struct {
+	*blob.Reader
+	file io.Reader
+}
+
+func (l localReader) WriteTo(w io.Writer) (int64, error) { return io.Copy(w, l.file) }
 
 func (s *Store) Delete(ctx context.Context, company domain.CompanyID, name string) error {
 	k, err := key(company, name)

@@ -14,13 +14,13 @@ import (
 type fileRow struct {
 	bun.BaseModel `bun:"table:files,alias:files"`
 
-	ID          uuid.UUID `bun:"id,pk"`
-	CompanyID   uuid.UUID `bun:"company_id"`
-	CustomerID  int64     `bun:"customer_id"`
-	Name        string    `bun:"name"`
-	ContentType string    `bun:"content_type"`
-	Size        int64     `bun:"size"`
-	SHA256      []byte    `bun:"sha256"`
+	ID          uuid.UUID  `bun:"id,pk"`
+	CompanyID   uuid.UUID  `bun:"company_id"`
+	CustomerID  int64      `bun:"customer_id"`
+	Name        string     `bun:"name"`
+	ContentType string     `bun:"content_type"`
+	Size        int64      `bun:"size"`
+	SHA256      []byte     `bun:"sha256"`
 	StorageKey  string     `bun:"storage_key"`
 	Source      string     `bun:"source"`
 	Category    string     `bun:"category"`

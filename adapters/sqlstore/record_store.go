@@ -309,8 +309,17 @@ func (s *RecordStore) Existing(ctx context.Context, company domain.CompanyID, ki
 	if len(args) == 0 {
 		return out, nil
 	}
+	// The company is compared as text, so that the primary key is the only
+	// index the planner can use: inside an import's one transaction the table
+	// grows far past its statistics, and an index led by the company would be
+	// scanned whole for every batch (quadratic: 160 ms a batch at 200,000 rows).
+	q := conn(ctx, s.db).NewSelect().TableExpr(t.name).ColumnExpr(t.columns).
+		Where("CAST("+t.name+".company_id AS TEXT) = ?", company.String()).Where(t.name+".id IN (?)", bun.List(args))
+	if t.kind != "" {
+		q = q.Where("kind = ?", t.kind)
+	}
 	var rows []objectRow
-	if err := t.scoped(conn(ctx, s.db).NewSelect(), company).Where(t.name+".id IN (?)", bun.List(args)).Scan(ctx, &rows); err != nil {
+	if err := q.Scan(ctx, &rows); err != nil {
 		return nil, translate(err)
 	}
 	for _, r := range rows {

@@ -1,0 +1,311 @@
+// Command exchange measures the operator's import and the Files download on
+// the built binary, PostgreSQL and Redis, in one run:
+//   - `praxis admin import` of a million NDJSON lines (notes of one patient):
+//     lines/s and the importer's peak RSS (targets ≥ 10,000 lines/s, < 200 MB);
+//   - GET files/{id}/download of a 15 MiB file in MB/s next to reading the
+//     same blob straight from disk (target ≥ 0.5 of it), and the server's RSS
+//     while 16 downloads run at once (it must stay flat: bytes stream).
+//
+// Run it with `make bench`; it exits non-zero when a target is missed.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"mime/multipart"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/test/bench/benchserver"
+)
+
+func main() {
+	binary := flag.String("binary", "bin/praxis", "the praxis binary")
+	pgURL := flag.String("postgres", benchserver.EnvOr("PRAXIS_TEST_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"), "PostgreSQL server (a fresh database is created on it)")
+	redisURL := flag.String("redis", benchserver.EnvOr("PRAXIS_TEST_REDIS_URL", "redis://127.0.0.1:6379/0"), "Redis server")
+	lines := flag.Int("lines", 1_000_000, "import lines")
+	minLines := flag.Float64("min-lines-per-second", 10_000, "target: import lines/s")
+	maxRSS := flag.Float64("max-import-rss-mb", 200, "target: the importer's peak RSS")
+	minRatio := flag.Float64("min-download-ratio", 0.5, "target: download MB/s over reading the blob from disk")
+	maxGrowth := flag.Float64("max-rss-growth-mb", 64, "target: server RSS growth under 16 parallel 15 MiB downloads")
+	flag.Parse()
+	if err := run(*binary, *pgURL, *redisURL, *lines, *minLines, *maxRSS, *minRatio, *maxGrowth); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(binary, pgURL, redisURL string, lines int, minLines, maxRSS, minRatio, maxGrowth float64) error {
+	dbURL, drop, err := benchserver.FreshDatabase(pgURL)
+	if err != nil {
+		return err
+	}
+	defer drop()
+	dir, err := os.MkdirTemp("", "praxis-bench-")
+	if err != nil {
+		return err
+	}
+	defer func() { _ = os.RemoveAll(dir) }()
+	blobs := filepath.Join(dir, "files")
+	srv, err := benchserver.Start(binary, "PRAXIS_DATABASE_URL="+dbURL, "PRAXIS_REDIS_URL="+redisURL, "PRAXIS_BLOB_URL=file://"+blobs)
+	if err != nil {
+		return err
+	}
+	defer srv.Stop()
+	company, err := srv.NewCompany(1 << 30)
+	if err != nil {
+		return err
+	}
+	var customer struct {
+		ID int64 `json:"customer_id"`
+	}
+	if err := srv.Admin(&customer, "admin", "customer", "create", "--company", company.ID, "--first-name", "Anna", "--last-name", "Berger", "--json"); err != nil {
+		return err
+	}
+
+	rate, rss := 0.0, 0.0
+	if lines > 0 {
+		if rate, rss, err = importRun(binary, srv, company.ID, customer.ID, dir, lines); err != nil {
+			return err
+		}
+		fmt.Printf("import of %d lines: %.0f lines/s (target ≥ %.0f); importer peak RSS %.0f MB (target < %.0f)\n", lines, rate, minLines, rss, maxRSS)
+	}
+	// The download.
+	var client struct {
+		ID     string `json:"client_id"`
+		Secret string `json:"client_secret"`
+	}
+	if err := srv.Admin(&client, "admin", "client", "create", "--company", company.ID, "--scopes", "files:read", "--json"); err != nil {
+		return err
+	}
+	token, err := tokenFor(srv.URL, client.ID, client.Secret)
+	if err != nil {
+		return err
+	}
+	id, err := upload(srv.URL, company, customer.ID)
+	if err != nil {
+		return err
+	}
+	blobPath := filepath.Join(blobs, company.ID, id)
+	const size = 15 << 20
+	rounds := 20
+	diskRate, err := measure(rounds, size, func() (int64, error) {
+		f, err := os.Open(blobPath)
+		if err != nil {
+			return 0, err
+		}
+		defer func() { _ = f.Close() }()
+		return io.Copy(io.Discard, f)
+	})
+	if err != nil {
+		return err
+	}
+	httpc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16, DisableCompression: true}}
+	get := func() (int64, error) {
+		req, _ := http.NewRequest(http.MethodGet, srv.URL+"/api/oauth/v2/resource/files/"+id+"/download", nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := httpc.Do(req)
+		if err != nil {
+			return 0, err
+		}
+		defer func() { _ = resp.Body.Close() }()
+		if resp.StatusCode != http.StatusOK {
+			return 0, fmt.Errorf("download: %d", resp.StatusCode)
+		}
+		return io.Copy(io.Discard, resp.Body)
+	}
+	downRate, err := measure(rounds, size, get)
+	if err != nil {
+		return err
+	}
+	tcpRate, err := rawTCPRate(blobPath, rounds, size)
+	if err != nil {
+		return err
+	}
+	ratio := downRate / diskRate
+	fmt.Printf("15 MiB download: %.0f MB/s; reading the blob from disk (page cache): %.0f MB/s; ratio %.2f (target ≥ %.1f)\n", downRate, diskRate, ratio, minRatio)
+	fmt.Printf("  the same file sent raw over loopback TCP (sendfile, no HTTP): %.0f MB/s; download / raw TCP %.2f\n", tcpRate, downRate/tcpRate)
+
+	before := srv.VM("VmRSS")
+	peak := before
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	stop := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(5 * time.Millisecond):
+				peak = max(peak, srv.VM("VmRSS"))
+			}
+		}
+	}()
+	for range 16 {
+		wg.Go(func() {
+			for range 4 {
+				if _, err := get(); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(stop)
+	close(errs)
+	if err := <-errs; err != nil {
+		return err
+	}
+	growth := peak - before
+	fmt.Printf("server RSS under 16 parallel downloads (64 × 15 MiB): %.0f MB before, %.0f MB peak, growth %.0f MB (target < %.0f)\n",
+		before, peak, growth, maxGrowth)
+	if lines > 0 && (rate < minLines || rss >= maxRSS) || ratio < minRatio || growth >= maxGrowth {
+		return fmt.Errorf("target missed")
+	}
+	return nil
+}
+
+// importRun imports lines notes of one patient with the built binary: lines/s and its peak RSS in MB.
+func importRun(binary string, srv *benchserver.Server, company string, customer int64, dir string, lines int) (float64, float64, error) {
+	path := filepath.Join(dir, "import.ndjson")
+	if err := writeImport(path, customer, lines); err != nil {
+		return 0, 0, err
+	}
+	cmd := exec.Command(binary, "admin", "import", "--company", company, "--json", path)
+	cmd.Env = srv.Env
+	cmd.Stderr = os.Stderr
+	t0 := time.Now()
+	out, err := cmd.Output()
+	if err != nil {
+		return 0, 0, fmt.Errorf("import: %w", err)
+	}
+	elapsed := time.Since(t0)
+	var report struct {
+		Created map[string]int `json:"created"`
+	}
+	if err := json.Unmarshal(out, &report); err != nil || report.Created["notes"] != lines {
+		return 0, 0, fmt.Errorf("import report %s: %v", out, err)
+	}
+	rss := float64(cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss) * 1024 / 1e6
+	return float64(lines) / elapsed.Seconds(), rss, nil
+}
+
+// rawTCPRate is the network floor of a download: the file sent with sendfile
+// over a loopback connection to a client that discards it, rounds times.
+func rawTCPRate(path string, rounds int, size int64) (float64, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = ln.Close() }()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			f, err := os.Open(path) //nolint:gosec // the bench's own blob
+			if err == nil {
+				_, _ = c.(*net.TCPConn).ReadFrom(f) // sendfile
+				_ = f.Close()
+			}
+			_ = c.Close()
+		}
+	}()
+	return measure(rounds, size, func() (int64, error) {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			return 0, err
+		}
+		defer func() { _ = c.Close() }()
+		return io.Copy(io.Discard, c)
+	})
+}
+
+func writeImport(path string, customer int64, lines int) error {
+	f, err := os.Create(path) //nolint:gosec // the bench's own temporary file
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	for i := range lines {
+		_, err := fmt.Fprintf(w, `{"section":"notes","id":%q,"data":{"customer_id":%d,"noted_on":"2026-03-10","title":"Phone call","text":"Patient called about the blood pressure readings (%d)."}}`+"\n",
+			domain.NewObjectID(), customer, i)
+		if err != nil {
+			return err
+		}
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+// measure runs fn rounds times and returns MB/s.
+func measure(rounds int, size int64, fn func() (int64, error)) (float64, error) {
+	t0 := time.Now()
+	for range rounds {
+		n, err := fn()
+		if err != nil {
+			return 0, err
+		}
+		if n != size {
+			return 0, fmt.Errorf("read %d bytes, want %d", n, size)
+		}
+	}
+	return float64(rounds) * float64(size) / 1e6 / time.Since(t0).Seconds(), nil
+}
+
+func upload(base string, c benchserver.Company, customer int64) (string, error) {
+	var body bytes.Buffer
+	w := multipart.NewWriter(&body)
+	fw, _ := w.CreateFormFile("file", "befund.pdf")
+	data := bytes.Repeat([]byte("0"), 15<<20)
+	copy(data, "%PDF-1.4\n")
+	_, _ = fw.Write(data)
+	_ = w.Close()
+	req, _ := http.NewRequest(http.MethodPost, base+"/api/gdt/upload", &body)
+	req.Header.Set("Content-Type", w.FormDataContentType())
+	req.Header.Set("x-gdt-company", c.ID)
+	req.Header.Set("x-gdt-customer", fmt.Sprint(customer))
+	req.Header.Set("x-gdt-secret", c.Secret)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	var out struct {
+		Files []struct {
+			ID string `json:"id"`
+		} `json:"files"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || len(out.Files) != 1 {
+		return "", fmt.Errorf("upload: %d %v", resp.StatusCode, err)
+	}
+	return out.Files[0].ID, nil
+}
+
+func tokenFor(base, id, secret string) (string, error) {
+	resp, err := http.PostForm(base+"/api/oauth/v2/token", url.Values{"grant_type": {"client_credentials"}, "client_id": {id}, "client_secret": {secret}})
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	var t struct {
+		AccessToken string `json:"access_token"`
+	}
+	return t.AccessToken, json.NewDecoder(resp.Body).Decode(&t)
+}
