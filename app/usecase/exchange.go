@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/praxis-health/praxis/domain"
 	"github.com/praxis-health/praxis/ports"
@@ -95,8 +98,22 @@ type importLine struct {
 // declared is what the file says of one object, for references between its lines.
 type declared struct {
 	line     int32
-	customer int64
 	deleted  bool
+	customer int64
+}
+
+// declKey is an id in 16 bytes (a UUID's, or a customer number's): a
+// million declared objects stay a few dozen MB.
+type declKey [16]byte
+
+func keyOf(id string) declKey {
+	var k declKey
+	if u, err := uuid.Parse(id); err == nil {
+		return declKey(u)
+	}
+	n, _ := strconv.ParseInt(id, 10, 64)
+	binary.BigEndian.PutUint64(k[8:], uint64(n))
+	return k
 }
 
 // attrSections are the sections whose referenced objects are judged by their fields.
@@ -111,7 +128,7 @@ func (e *Exchange) Import(ctx context.Context, company domain.CompanyID, src io.
 	if err != nil {
 		return ImportReport{}, err
 	}
-	v := &validation{store: e.store, company: company, rc: rc, declared: map[string]map[string]declared{}, attrs: map[string]map[string]map[string]any{}}
+	v := &validation{store: e.store, company: company, rc: rc, declared: map[string]map[declKey]declared{}, attrs: map[string]map[string]map[string]any{}}
 	if err := v.declare(src); err != nil {
 		return ImportReport{}, err
 	}
@@ -168,7 +185,7 @@ type validation struct {
 	store    ports.RecordStore
 	company  domain.CompanyID
 	rc       domain.RuleContext
-	declared map[string]map[string]declared
+	declared map[string]map[declKey]declared
 	attrs    map[string]map[string]map[string]any
 	errs     ImportErrors
 	// skippedFiles counts the files lines passed over.
@@ -225,9 +242,9 @@ func (v *validation) declare(src io.Reader) error {
 			continue
 		}
 		if v.declared[l.Section] == nil {
-			v.declared[l.Section] = map[string]declared{}
+			v.declared[l.Section] = map[declKey]declared{}
 		}
-		if first, dup := v.declared[l.Section][id]; dup {
+		if first, dup := v.declared[l.Section][keyOf(id)]; dup {
 			v.fail(n, "id", fmt.Sprintf("is given twice (first on line %d)", first.line))
 			continue
 		}
@@ -246,7 +263,7 @@ func (v *validation) declare(src io.Reader) error {
 				}
 			}
 		}
-		v.declared[l.Section][id] = d
+		v.declared[l.Section][keyOf(id)] = d
 	}
 	if err := sc.Err(); err != nil {
 		return fmt.Errorf("read the import file: %w", err)
@@ -368,7 +385,7 @@ func (v *validation) checkRefs(ctx context.Context, batch []pending) error {
 	lookup := map[string][]string{}
 	for _, p := range batch {
 		for _, r := range p.obj.Refs {
-			if _, inFile := v.declared[r.Section][r.ID]; !inFile && !slices.Contains(lookup[r.Section], r.ID) {
+			if _, inFile := v.declared[r.Section][keyOf(r.ID)]; !inFile && !slices.Contains(lookup[r.Section], r.ID) {
 				lookup[r.Section] = append(lookup[r.Section], r.ID)
 			}
 		}
@@ -387,8 +404,11 @@ func (v *validation) checkRefs(ctx context.Context, batch []pending) error {
 		}
 		for _, p := range batch {
 			for _, r := range p.obj.Refs {
-				d, ok := objs[r.ID]
-				if r.Section != section || !ok || d.deleted {
+				if r.Section != section {
+					continue
+				}
+				d, ok := objs[keyOf(r.ID)]
+				if !ok || d.deleted {
 					continue
 				}
 				t := domain.RefTarget{Attrs: v.attrs[section][r.ID]}
