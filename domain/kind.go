@@ -338,6 +338,12 @@ type Effect struct {
 
 type effector interface{ effects(id string) []Effect }
 
+// HasEffects reports whether writing the kind's objects changes others.
+func (k *Kind) HasEffects() bool {
+	_, ok := k.newPayload().(effector)
+	return ok
+}
+
 // Effects are the changes creating the object under id makes elsewhere.
 func (o Object) Effects(id string) []Effect {
 	if e, ok := o.payload.(effector); ok {

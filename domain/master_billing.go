@@ -197,6 +197,38 @@ func (b *BillingBase) baseRefs() []Ref {
 	return out
 }
 
+// billedServices are the references of a document's items to the medical fee
+// services they bill, and the effect on them: billed by the document, or
+// open again once it is cancelled. A cancelled service cannot be billed.
+func billedServices(items []BillingItem, customer *CustomerID, status, docField string) ([]Ref, func(id string) []Effect) {
+	var refs []Ref
+	var ids []string
+	for i, it := range items {
+		if it.MedicalFeeServiceID == nil {
+			continue
+		}
+		ids = append(ids, string(*it.MedicalFeeServiceID))
+		refs = append(refs, Ref{Field: "items[" + itoa(i) + "].medical_fee_service_id", Section: "medical-fee-services",
+			ID: string(*it.MedicalFeeServiceID), SameCustomer: customer != nil, Rule: func(t RefTarget) string {
+				if t.Attrs["status"] == "cancelled" {
+					return "names a cancelled medical fee service"
+				}
+				return ""
+			}})
+	}
+	return refs, func(doc string) []Effect {
+		set := map[string]any{"status": "billed", docField: doc}
+		if status == "cancelled" {
+			set = map[string]any{"status": "open", docField: nil}
+		}
+		out := make([]Effect, len(ids))
+		for i, id := range ids {
+			out[i] = Effect{Section: "medical-fee-services", ID: id, Set: set}
+		}
+		return out
+	}
+}
+
 func billingLines(items []BillingItem) []lineAmount {
 	out := make([]lineAmount, len(items))
 	for i, it := range items {
@@ -231,7 +263,13 @@ func (v *Invoice) refs() []Ref {
 	if v.CustomerID != nil {
 		out = append(out, customerRef(*v.CustomerID))
 	}
-	return out
+	billed, _ := billedServices(v.Items, v.CustomerID, v.Status, "invoice_id")
+	return append(out, billed...)
+}
+
+func (v *Invoice) effects(id string) []Effect {
+	_, effects := billedServices(v.Items, v.CustomerID, v.Status, "invoice_id")
+	return effects(id)
 }
 
 // FeeNote is a private doctor's invoice, claimed back from the insurer (spec/sections.md §28).
@@ -268,11 +306,7 @@ func (f *FeeNote) normalize(RuleContext) {
 }
 
 func (f *FeeNote) check(_ RuleContext, errs *FieldErrors) {
-	items := make([]BillingItem, len(f.Items))
-	for i, it := range f.Items {
-		items[i] = it.BillingItem
-	}
-	f.checkBase(billingLines(items), errs)
+	f.checkBase(billingLines(f.items()), errs)
 	if f.SubmissionStatus != "not_submitted" {
 		if f.SVNR == nil || f.Insurer == nil || len(f.Diagnoses) == 0 || f.Status != "paid" {
 			errs.Add("submission_status", "a claim needs svnr, insurer, at least one diagnosis and the status paid")
@@ -284,7 +318,24 @@ func (f *FeeNote) check(_ RuleContext, errs *FieldErrors) {
 }
 
 func (f *FeeNote) customer() *CustomerID { return &f.CustomerID }
-func (f *FeeNote) refs() []Ref           { return append(f.baseRefs(), customerRef(f.CustomerID)) }
+
+func (f *FeeNote) items() []BillingItem {
+	items := make([]BillingItem, len(f.Items))
+	for i, it := range f.Items {
+		items[i] = it.BillingItem
+	}
+	return items
+}
+
+func (f *FeeNote) refs() []Ref {
+	billed, _ := billedServices(f.items(), &f.CustomerID, f.Status, "fee_note_id")
+	return append(append(f.baseRefs(), customerRef(f.CustomerID)), billed...)
+}
+
+func (f *FeeNote) effects(id string) []Effect {
+	_, effects := billedServices(f.items(), &f.CustomerID, f.Status, "fee_note_id")
+	return effects(id)
+}
 
 // CashRevenue is a register receipt; it carries no patient data, ever (spec/sections.md §27).
 type CashRevenue struct {

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -102,7 +101,7 @@ type declared struct {
 	customer int64
 }
 
-// declKey is an id in 16 bytes (a UUID's, or a customer number's): a
+// declKey is an id in 16 bytes (a UUID's, or a customer number's text): a
 // million declared objects stay a few dozen MB.
 type declKey [16]byte
 
@@ -111,8 +110,7 @@ func keyOf(id string) declKey {
 	if u, err := uuid.Parse(id); err == nil {
 		return declKey(u)
 	}
-	n, _ := strconv.ParseInt(id, 10, 64)
-	binary.BigEndian.PutUint64(k[8:], uint64(n))
+	copy(k[:], id) // a customer number: at most 10 digits
 	return k
 }
 
@@ -149,16 +147,24 @@ func (e *Exchange) Import(ctx context.Context, company domain.CompanyID, src io.
 	report := ImportReport{Created: map[string]int{}, Updated: map[string]int{}, Deleted: map[string]int{}, SkippedFiles: v.skippedFiles}
 	errDryRun := errors.New("dry run")
 	err = e.tx.InTx(ctx, func(ctx context.Context) error {
-		// Customers first, then the rest in file order, deletions last: a
-		// record's customer exists before the record, whatever the order of lines.
+		// Customers first, then the rest in file order, then what the written
+		// objects do to others (a health notification ends its illness
+		// notification, an invoice bills its fee services), deletions last:
+		// a record's customer exists before the record, whatever the order of lines.
+		var effects []domain.Effect
 		for _, phase := range []func(spooled) bool{
 			func(s spooled) bool { return !s.Deleted && s.Section == "customers" },
 			func(s spooled) bool { return !s.Deleted && s.Section != "customers" },
-			func(s spooled) bool { return s.Deleted },
 		} {
-			if err := e.apply(ctx, company, spool, phase, rc.Now, &report); err != nil {
+			if err := e.apply(ctx, company, spool, phase, rc, &report, &effects); err != nil {
 				return err
 			}
+		}
+		if err := applyEffects(ctx, e.store, company, effects, rc.Now); err != nil {
+			return err
+		}
+		if err := e.apply(ctx, company, spool, func(s spooled) bool { return s.Deleted }, rc, &report, nil); err != nil {
+			return err
 		}
 		if dryRun {
 			return errDryRun
@@ -431,7 +437,8 @@ func (v *validation) checkRefs(ctx context.Context, batch []pending) error {
 // apply is the third pass over the spool, for the lines phase selects: in
 // batches of one section, unchanged objects are left alone (no updated_at,
 // no change stamp), the others put, deletions made tombstones.
-func (e *Exchange) apply(ctx context.Context, company domain.CompanyID, spool *os.File, phase func(spooled) bool, at time.Time, report *ImportReport) error {
+func (e *Exchange) apply(ctx context.Context, company domain.CompanyID, spool *os.File, phase func(spooled) bool, rc domain.RuleContext,
+	report *ImportReport, effects *[]domain.Effect) error {
 	if _, err := spool.Seek(0, io.SeekStart); err != nil {
 		return err
 	}
@@ -440,7 +447,7 @@ func (e *Exchange) apply(ctx context.Context, company domain.CompanyID, spool *o
 		if len(batch) == 0 {
 			return nil
 		}
-		err := e.applyBatch(ctx, company, batch, at, report)
+		err := e.applyBatch(ctx, company, batch, rc, report, effects)
 		batch = batch[:0]
 		return err
 	}
@@ -465,7 +472,9 @@ func (e *Exchange) apply(ctx context.Context, company domain.CompanyID, spool *o
 	return flush()
 }
 
-func (e *Exchange) applyBatch(ctx context.Context, company domain.CompanyID, batch []spooled, at time.Time, report *ImportReport) error {
+func (e *Exchange) applyBatch(ctx context.Context, company domain.CompanyID, batch []spooled, rc domain.RuleContext,
+	report *ImportReport, effects *[]domain.Effect) error {
+	at := rc.Now
 	kind := domain.KindOf(batch[0].Section)
 	ids := make([]string, len(batch))
 	for i, s := range batch {
@@ -504,6 +513,13 @@ func (e *Exchange) applyBatch(ctx context.Context, company domain.CompanyID, bat
 			report.Created[s.Section]++
 		}
 		put = append(put, obj)
+		if effects != nil && kind.HasEffects() {
+			decoded, err := kind.DecodeImport(s.Payload, rc)
+			if err != nil {
+				return fmt.Errorf("line %d: %w", s.Line, err)
+			}
+			*effects = append(*effects, decoded.Effects(s.ID)...)
+		}
 	}
 	if err := e.store.Put(ctx, company, kind, put, existing, at); err != nil {
 		if errors.Is(err, domain.ErrConflict) {

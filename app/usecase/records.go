@@ -1,6 +1,7 @@
 package usecase
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -98,7 +99,7 @@ func (r *Records) Create(ctx context.Context, grant domain.Grant, kind *domain.K
 		if err != nil {
 			return err
 		}
-		if err := r.apply(ctx, grant.CompanyID, obj.Effects(stored.ID), rc.Now); err != nil {
+		if err := applyEffects(ctx, r.store, grant.CompanyID, obj.Effects(stored.ID), rc.Now); err != nil {
 			return err
 		}
 		resp.SavedResponse = ports.SavedResponse{Status: http.StatusCreated, Location: kind.Slug + "/" + stored.ID, Body: render(kind, stored)}
@@ -163,11 +164,11 @@ func (r *Records) checkRefs(ctx context.Context, company domain.CompanyID, obj d
 	return domain.CheckRefs(obj.Refs, obj.Customer, found)
 }
 
-// apply carries out a write's effects on other objects of the company.
-func (r *Records) apply(ctx context.Context, company domain.CompanyID, effects []domain.Effect, at time.Time) error {
+// applyEffects carries out a write's effects on other objects of the company.
+func applyEffects(ctx context.Context, store ports.RecordStore, company domain.CompanyID, effects []domain.Effect, at time.Time) error {
 	for _, e := range effects {
 		kind := domain.KindOf(e.Section)
-		o, err := r.store.Get(ctx, company, kind, e.ID, true)
+		o, err := store.Get(ctx, company, kind, e.ID, true)
 		if err != nil {
 			return fmt.Errorf("effect on %s: %w", e.Section, err)
 		}
@@ -175,7 +176,10 @@ func (r *Records) apply(ctx context.Context, company domain.CompanyID, effects [
 		if err != nil {
 			return err
 		}
-		if _, err := r.store.Update(ctx, company, kind, e.ID, payload, at); err != nil {
+		if bytes.Equal(payload, o.Payload) {
+			continue // already so: no write, no change stamp
+		}
+		if _, err := store.Update(ctx, company, kind, e.ID, payload, at); err != nil {
 			return err
 		}
 	}

@@ -27,6 +27,7 @@ type Embedded struct {
 	Uploads   *usecase.Uploads
 	OAuth     *usecase.OAuth
 	Records   *usecase.Records
+	Exchange  *usecase.Exchange
 }
 
 // fuzzLockout counts wrong secrets like production but locks for only 10 ms,
@@ -54,7 +55,8 @@ func NewEmbedded(tb testing.TB) *Embedded {
 		Admin:     usecase.NewAdmin(companies, customers, clients, tokens),
 		Uploads: usecase.NewUploads(companies, customers, sqlstore.NewFileRepository(db), sqlstore.NewTransactor(db),
 			blobstore.New(bucket), sniff.Sniffer{}, tokens, fuzzLockout),
-		OAuth:   usecase.NewOAuth(clients, tokens, tokens, usecase.OAuthSettings{TokenTTL: time.Hour, Lockout: fuzzLockout}),
-		Records: usecase.NewRecords(sqlstore.NewRecordStore(db), sqlstore.NewIdempotencyStore(db), sqlstore.NewTransactor(db), companies),
+		OAuth:    usecase.NewOAuth(clients, tokens, tokens, usecase.OAuthSettings{TokenTTL: time.Hour, Lockout: fuzzLockout}),
+		Records:  usecase.NewRecords(sqlstore.NewRecordStore(db), sqlstore.NewIdempotencyStore(db), sqlstore.NewTransactor(db), companies),
+		Exchange: usecase.NewExchange(sqlstore.NewRecordStore(db), sqlstore.NewFileRepository(db), sqlstore.NewTransactor(db), companies),
 	}
 }

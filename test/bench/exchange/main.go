@@ -196,8 +196,11 @@ func importRun(binary string, srv *benchserver.Server, company string, customer 
 	var report struct {
 		Created map[string]int `json:"created"`
 	}
-	if err := json.Unmarshal(out, &report); err != nil || report.Created["notes"] != lines {
-		return 0, 0, fmt.Errorf("import report %s: %v", out, err)
+	if err := json.Unmarshal(out, &report); err != nil {
+		return 0, 0, fmt.Errorf("import report %s: %w", out, err)
+	}
+	if report.Created["notes"] != lines {
+		return 0, 0, fmt.Errorf("import report %s: want %d notes created", out, lines)
 	}
 	rss := float64(cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss) * 1024 / 1e6
 	return float64(lines) / elapsed.Seconds(), rss, nil
@@ -292,8 +295,11 @@ func upload(base string, c benchserver.Company, customer int64) (string, error) 
 			ID string `json:"id"`
 		} `json:"files"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || len(out.Files) != 1 {
-		return "", fmt.Errorf("upload: %d %v", resp.StatusCode, err)
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		return "", fmt.Errorf("upload: %d: %w", resp.StatusCode, err)
+	}
+	if len(out.Files) != 1 {
+		return "", fmt.Errorf("upload: %d, %d files stored", resp.StatusCode, len(out.Files))
 	}
 	return out.Files[0].ID, nil
 }

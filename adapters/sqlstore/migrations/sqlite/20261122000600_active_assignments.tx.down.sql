@@ -1,0 +1,1 @@
+DROP INDEX records_active_assignment_idx;

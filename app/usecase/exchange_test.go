@@ -1,0 +1,96 @@
+package usecase_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/praxis-health/praxis/app/usecase"
+	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/test/testenv"
+)
+
+func importLines(t *testing.T, env *testenv.Embedded, company domain.CompanyID, lines ...string) (usecase.ImportReport, error) {
+	t.Helper()
+	return env.Exchange.Import(context.Background(), company, strings.NewReader(strings.Join(lines, "\n")+"\n"), false)
+}
+
+// TestImportBillsFeeServicesAndFreesThemOnCancel: an invoice's items bill the
+// fee services they name; cancelling the invoice puts them back to open.
+func TestImportBillsFeeServicesAndFreesThemOnCancel(t *testing.T) {
+	t.Parallel()
+	env := testenv.NewEmbedded(t)
+	f := newPracticeFixture(t, env)
+	user, mfs, invoice := domain.NewObjectID(), domain.NewObjectID(), domain.NewObjectID()
+	ids := domain.ExampleIDs{Customer: f.customer, User: user}
+	line := func(section, id, data string) string {
+		return fmt.Sprintf(`{"section":%q,"id":%q,"data":%s}`, section, id, strings.Join(strings.Fields(data), " "))
+	}
+	invoiceLine := func(status string) string {
+		data := strings.Replace(domain.KindOf("invoices").ExampleWith(ids), `"code":"RR24",`, `"code":"RR24","medical_fee_service_id":"`+mfs+`",`, 1)
+		if status == "cancelled" {
+			data = strings.Replace(data, `"payment_method":"card"`, `"payment_method":"card","cancelled_at":"2026-03-12T10:00:00+01:00"`, 1)
+			data = strings.Replace(data, `"status":"paid"`, `"status":"cancelled","paid_total":"0.00"`, 1)
+			data = strings.Replace(data, `,"paid_total":"100.50"`, ``, 1)
+		}
+		return line("invoices", invoice, data)
+	}
+	base := []string{
+		line("users", user, `{"first_name":"Eva","last_name":"Huber","role":"doctor"}`),
+		line("medical-fee-services", mfs, fmt.Sprintf(`{"customer_id":%d,"user_id":%q,"performed_on":"2026-03-10","code":"RR24","name":"24 h","unit_price":"85.00","discount_percent":"10"}`, f.customer, user)),
+	}
+	if _, err := importLines(t, env, f.grant.CompanyID, append(base, invoiceLine("paid"))...); err != nil {
+		t.Fatal(err)
+	}
+	state := func() map[string]any {
+		raw, err := env.Records.Get(context.Background(), f.grant, domain.KindOf("medical-fee-services"), mfs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		_ = json.Unmarshal(raw, &m)
+		return m
+	}
+	if m := state(); m["status"] != "billed" || m["invoice_id"] != invoice {
+		t.Fatalf("after the invoice: %v", m)
+	}
+	// The same file again: nothing changes, the billed service included.
+	if r, err := importLines(t, env, f.grant.CompanyID, append(base[:1], invoiceLine("paid"))...); err != nil || len(r.Updated) != 0 {
+		t.Fatalf("re-import: %+v %v", r, err)
+	}
+	if _, err := importLines(t, env, f.grant.CompanyID, invoiceLine("cancelled")); err != nil {
+		t.Fatal(err)
+	}
+	if m := state(); m["status"] != "open" || m["invoice_id"] != nil {
+		t.Fatalf("after the cancellation: %v", m)
+	}
+}
+
+// TestImportRefusesASecondActiveAssignment: one active assignment per user, service and location.
+func TestImportRefusesASecondActiveAssignment(t *testing.T) {
+	t.Parallel()
+	env := testenv.NewEmbedded(t)
+	f := newPracticeFixture(t, env)
+	user, service, location := domain.NewObjectID(), domain.NewObjectID(), domain.NewObjectID()
+	lines := []string{
+		fmt.Sprintf(`{"section":"locations","id":%q,"data":{"name":"W","address":{"street":"S","postal_code":"1010","city":"Wien"}}}`, location),
+		fmt.Sprintf(`{"section":"users","id":%q,"data":{"first_name":"E","last_name":"H","role":"doctor"}}`, user),
+		fmt.Sprintf(`{"section":"services","id":%q,"data":{"name":"Check","duration_minutes":20}}`, service),
+		fmt.Sprintf(`{"section":"service-assignments","id":%q,"data":{"user_id":%q,"service_id":%q,"location_id":%q}}`, domain.NewObjectID(), user, service, location),
+	}
+	if _, err := importLines(t, env, f.grant.CompanyID, lines...); err != nil {
+		t.Fatal(err)
+	}
+	second := fmt.Sprintf(`{"section":"service-assignments","id":%q,"data":{"user_id":%q,"service_id":%q,"location_id":%q}}`, domain.NewObjectID(), user, service, location)
+	var bad *usecase.ImportErrors
+	if _, err := importLines(t, env, f.grant.CompanyID, second); !errors.As(err, &bad) {
+		t.Fatalf("a second active assignment: %v", err)
+	}
+	inactive := fmt.Sprintf(`{"section":"service-assignments","id":%q,"data":{"user_id":%q,"service_id":%q,"location_id":%q,"active":false}}`, domain.NewObjectID(), user, service, location)
+	if _, err := importLines(t, env, f.grant.CompanyID, inactive); err != nil {
+		t.Errorf("an inactive one beside it: %v", err)
+	}
+}
