@@ -254,3 +254,21 @@ func TestMedicalFeeServiceTotalAndPatchRules(t *testing.T) {
 		t.Errorf("changing the customer: %v", err)
 	}
 }
+
+func TestReceiptCounters(t *testing.T) {
+	t.Parallel()
+	if p, n, ok := domain.ReceiptCounter("R1-2026-000123"); !ok || p != "R1-2026-" || n != 123 {
+		t.Errorf("counter: %q %d %v", p, n, ok)
+	}
+	if _, _, ok := domain.ReceiptCounter("R1-X"); ok {
+		t.Error("a number without a counter")
+	}
+	if err := domain.CheckGapless("K", []string{"A-3", "A-1", "A-2"}); err != nil {
+		t.Errorf("1, 2, 3 in any order: %v", err)
+	}
+	for _, numbers := range [][]string{{"A-1", "A-3"}, {"A-1", "B-2"}, {"A-1", "A-1"}} {
+		if domain.CheckGapless("K", numbers) == nil {
+			t.Errorf("%v accepted", numbers)
+		}
+	}
+}

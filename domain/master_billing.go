@@ -1,8 +1,10 @@
 package domain
 
 import (
+	"fmt"
 	"math/big"
 	"slices"
+	"strconv"
 )
 
 // Billing documents: invoices and fee notes share a base; cash receipts
@@ -442,3 +444,40 @@ const exampleCashRevenue = `{"number":"R1-2026-000123","register_id":"KASSE-1","
 "items":[{"position":1,"description":"Certificate","quantity":"1","unit_price":"20.00","tax_rate":"20","net_amount":"20.00"}],
 "taxes":[{"tax_rate":"20","net_amount":"20.00","tax_amount":"4.00"}],"net_total":"20.00","tax_total":"4.00","gross_total":"24.00",
 "payment_method":"cash","reference":"2026/0042","user_id":"$USER","signature":"eyJhbGciOiJFUzI1NiJ9.eyJ4IjoxfQ.c2lnbmF0dXJl"}`
+
+// ReceiptCounter splits a receipt number into its prefix and the counter its
+// trailing digits form ("R1-2026-000123" → "R1-2026-", 123).
+func ReceiptCounter(number string) (string, int64, bool) {
+	i := len(number)
+	for i > 0 && number[i-1] >= '0' && number[i-1] <= '9' {
+		i--
+	}
+	if i == len(number) || len(number)-i > 18 {
+		return "", 0, false
+	}
+	n, err := strconv.ParseInt(number[i:], 10, 64)
+	return number[:i], n, err == nil
+}
+
+// CheckGapless states the register rule: its receipt numbers share a prefix
+// and count up without a gap (from the first one the practice holds).
+func CheckGapless(register string, numbers []string) error {
+	var counters []int64
+	prefix := ""
+	for i, n := range numbers {
+		p, c, ok := ReceiptCounter(n)
+		if !ok || i > 0 && p != prefix {
+			return FieldErrors{{Field: "number", Message: "receipt numbers of register " + register + " must share a prefix and end in a counter"}}.Err()
+		}
+		prefix = p
+		counters = append(counters, c)
+	}
+	slices.Sort(counters)
+	for i := 1; i < len(counters); i++ {
+		if counters[i] != counters[i-1]+1 {
+			return FieldErrors{{Field: "number", Message: fmt.Sprintf("receipt numbers of register %s must be gapless: %d follows %d",
+				register, counters[i], counters[i-1])}}.Err()
+		}
+	}
+	return nil
+}

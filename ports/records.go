@@ -47,6 +47,9 @@ type RecordStore interface {
 	List(ctx context.Context, company domain.CompanyID, kind *domain.Kind, q domain.ListQuery) (Page, error)
 	// Lookup finds the live objects of section among ids, for reference checks.
 	Lookup(ctx context.Context, company domain.CompanyID, section string, ids []string) (map[string]domain.RefTarget, error)
+	// Values lists a top-level field of the kind's live objects whose field
+	// match equals value (e.g. the receipt numbers of one register).
+	Values(ctx context.Context, company domain.CompanyID, kind *domain.Kind, match, value, field string) ([]string, error)
 	// Existing returns the objects among ids, live or deleted, by id.
 	Existing(ctx context.Context, company domain.CompanyID, kind *domain.Kind, ids []string) (map[string]StoredObject, error)
 	// Put stores objects under their given ids in one statement: new ones

@@ -427,3 +427,19 @@ func (s *RecordStore) replace(ctx context.Context, db bun.IDB, company domain.Co
 	}
 	return affectedOne(q.Exec(ctx))
 }
+
+// jsonField is a top-level payload field as text; name is ours, never a client's.
+func jsonField(db bun.IDB, name string) string {
+	if db.Dialect().Name() == dialect.PG {
+		return "payload->>'" + name + "'"
+	}
+	return "json_extract(payload, '$." + name + "')"
+}
+
+func (s *RecordStore) Values(ctx context.Context, company domain.CompanyID, kind *domain.Kind, match, value, field string) ([]string, error) {
+	db := conn(ctx, s.db)
+	var out []string
+	err := db.NewSelect().TableExpr("records").ColumnExpr(jsonField(db, field)).Where("company_id = ?", uuid.UUID(company)).
+		Where("kind = ?", kind.Slug).Where("deleted_at IS NULL").Where(jsonField(db, match)+" = ?", value).Scan(ctx, &out)
+	return out, translate(err)
+}

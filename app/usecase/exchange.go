@@ -152,18 +152,22 @@ func (e *Exchange) Import(ctx context.Context, company domain.CompanyID, src io.
 		// notification, an invoice bills its fee services), deletions last:
 		// a record's customer exists before the record, whatever the order of lines.
 		var effects []domain.Effect
+		registers := map[string]int{} // register → a line that wrote one of its receipts
 		for _, phase := range []func(spooled) bool{
 			func(s spooled) bool { return !s.Deleted && s.Section == "customers" },
 			func(s spooled) bool { return !s.Deleted && s.Section != "customers" },
 		} {
-			if err := e.apply(ctx, company, spool, phase, rc, &report, &effects); err != nil {
+			if err := e.apply(ctx, company, spool, phase, rc, &report, &effects, registers); err != nil {
 				return err
 			}
 		}
 		if err := applyEffects(ctx, e.store, company, effects, rc.Now); err != nil {
 			return err
 		}
-		if err := e.apply(ctx, company, spool, func(s spooled) bool { return s.Deleted }, rc, &report, nil); err != nil {
+		if err := e.apply(ctx, company, spool, func(s spooled) bool { return s.Deleted }, rc, &report, nil, registers); err != nil {
+			return err
+		}
+		if err := e.checkRegisters(ctx, company, registers); err != nil {
 			return err
 		}
 		if dryRun {
@@ -438,7 +442,7 @@ func (v *validation) checkRefs(ctx context.Context, batch []pending) error {
 // batches of one section, unchanged objects are left alone (no updated_at,
 // no change stamp), the others put, deletions made tombstones.
 func (e *Exchange) apply(ctx context.Context, company domain.CompanyID, spool *os.File, phase func(spooled) bool, rc domain.RuleContext,
-	report *ImportReport, effects *[]domain.Effect) error {
+	report *ImportReport, effects *[]domain.Effect, registers map[string]int) error {
 	if _, err := spool.Seek(0, io.SeekStart); err != nil {
 		return err
 	}
@@ -447,7 +451,7 @@ func (e *Exchange) apply(ctx context.Context, company domain.CompanyID, spool *o
 		if len(batch) == 0 {
 			return nil
 		}
-		err := e.applyBatch(ctx, company, batch, rc, report, effects)
+		err := e.applyBatch(ctx, company, batch, rc, report, effects, registers)
 		batch = batch[:0]
 		return err
 	}
@@ -473,7 +477,7 @@ func (e *Exchange) apply(ctx context.Context, company domain.CompanyID, spool *o
 }
 
 func (e *Exchange) applyBatch(ctx context.Context, company domain.CompanyID, batch []spooled, rc domain.RuleContext,
-	report *ImportReport, effects *[]domain.Effect) error {
+	report *ImportReport, effects *[]domain.Effect, registers map[string]int) error {
 	at := rc.Now
 	kind := domain.KindOf(batch[0].Section)
 	ids := make([]string, len(batch))
@@ -495,6 +499,7 @@ func (e *Exchange) applyBatch(ctx context.Context, company domain.CompanyID, bat
 			if err := e.store.Delete(ctx, company, kind, s.ID, at); err != nil {
 				return fmt.Errorf("line %d: %w", s.Line, err)
 			}
+			noteRegister(registers, s.Section, old.Payload, s.Line)
 			report.Deleted[s.Section]++
 			continue
 		}
@@ -513,6 +518,7 @@ func (e *Exchange) applyBatch(ctx context.Context, company domain.CompanyID, bat
 			report.Created[s.Section]++
 		}
 		put = append(put, obj)
+		noteRegister(registers, s.Section, s.Payload, s.Line)
 		if effects != nil && kind.HasEffects() {
 			decoded, err := kind.DecodeImport(s.Payload, rc)
 			if err != nil {
@@ -527,6 +533,36 @@ func (e *Exchange) applyBatch(ctx context.Context, company domain.CompanyID, bat
 				Message: fmt.Sprintf("a %s line of lines %d–%d names an id taken outside this company, or a value that must be unique", batch[0].Section, batch[0].Line, batch[len(batch)-1].Line)}}}
 		}
 		return err
+	}
+	return nil
+}
+
+// noteRegister remembers the register of a receipt the import writes or deletes.
+func noteRegister(registers map[string]int, section string, payload []byte, line int) {
+	if section != "cash-revenues" {
+		return
+	}
+	var r struct {
+		RegisterID string `json:"register_id"`
+	}
+	_ = json.Unmarshal(payload, &r)
+	registers[r.RegisterID] = line
+}
+
+// checkRegisters states, after the writes, that every register the import
+// wrote receipts of still counts without a gap.
+func (e *Exchange) checkRegisters(ctx context.Context, company domain.CompanyID, registers map[string]int) error {
+	kind := domain.KindOf("cash-revenues")
+	for register, line := range registers {
+		numbers, err := e.store.Values(ctx, company, kind, "register_id", register, "number")
+		if err != nil {
+			return err
+		}
+		if err := domain.CheckGapless(register, numbers); err != nil {
+			var ve *domain.ValidationErrors
+			errors.As(err, &ve)
+			return &ImportErrors{Lines: []LineError{{Line: line, Field: "data.number", Message: ve.Errors[0].Message}}}
+		}
 	}
 	return nil
 }

@@ -94,3 +94,29 @@ func TestImportRefusesASecondActiveAssignment(t *testing.T) {
 		t.Errorf("an inactive one beside it: %v", err)
 	}
 }
+
+// TestImportKeepsReceiptNumbersGapless: per register, receipt numbers count up without a gap.
+func TestImportKeepsReceiptNumbersGapless(t *testing.T) {
+	t.Parallel()
+	env := testenv.NewEmbedded(t)
+	f := newPracticeFixture(t, env)
+	receipt := func(id, number string) string {
+		data := strings.Replace(domain.KindOf("cash-revenues").Example, `"R1-2026-000123"`, `"`+number+`"`, 1)
+		data = strings.Replace(data, `,"user_id":"$USER"`, ``, 1)
+		return fmt.Sprintf(`{"section":"cash-revenues","id":%q,"data":%s}`, id, strings.Join(strings.Fields(data), " "))
+	}
+	one, two, three := domain.NewObjectID(), domain.NewObjectID(), domain.NewObjectID()
+	if _, err := importLines(t, env, f.grant.CompanyID, receipt(one, "R1-000007"), receipt(two, "R1-000008")); err != nil {
+		t.Fatal(err)
+	}
+	var bad *usecase.ImportErrors
+	if _, err := importLines(t, env, f.grant.CompanyID, receipt(three, "R1-000010")); !errors.As(err, &bad) || !strings.Contains(bad.Error(), "gapless") {
+		t.Errorf("a gap: %v", err)
+	}
+	if _, err := importLines(t, env, f.grant.CompanyID, receipt(three, "R1-000009")); err != nil {
+		t.Errorf("the next number: %v", err)
+	}
+	if _, err := importLines(t, env, f.grant.CompanyID, fmt.Sprintf(`{"section":"cash-revenues","id":%q,"deleted":true}`, two)); !errors.As(err, &bad) {
+		t.Errorf("deleting a receipt in the middle: %v", err)
+	}
+}
