@@ -91,7 +91,7 @@ type tokenStores struct {
 func openTokenStore(lc fx.Lifecycle, cfg Config, tel *telemetry.Telemetry) (tokenStores, error) {
 	if cfg.RedisURL == "" {
 		s := memstore.New(memstore.DefaultLimits)
-		return tokenStores{Tokens: s, Attempts: s, Health: memstore.HealthCheck{}}, nil
+		return tokenStores{Tokens: s, Attempts: observedAttempts(s, tel), Health: memstore.HealthCheck{}}, nil
 	}
 	rdb, err := redisstore.Open(cfg.RedisURL)
 	if err != nil {
@@ -108,7 +108,7 @@ func openTokenStore(lc fx.Lifecycle, cfg Config, tel *telemetry.Telemetry) (toke
 		return tokenStores{}, err
 	}
 	s := redisstore.New(rdb, "praxis:")
-	return tokenStores{Tokens: s, Attempts: s, Health: redisstore.HealthCheck{RDB: rdb}}, nil
+	return tokenStores{Tokens: s, Attempts: observedAttempts(s, tel), Health: redisstore.HealthCheck{RDB: rdb}}, nil
 }
 
 // UseCases provides the application's use cases behind their driving ports.
@@ -131,7 +131,7 @@ var UseCases = fx.Module("usecases",
 var HTTP = fx.Module("http",
 	fx.Provide(
 		func(cfg Config) httpapi.UploadOptions {
-			return httpapi.UploadOptions{IdleTimeout: cfg.UploadIdleTimeout}
+			return httpapi.UploadOptions{IdleTimeout: cfg.UploadIdleTimeout, TrustedProxies: cfg.Proxies()}
 		},
 		asRoute(httpapi.NewUploads),
 		fx.Annotate(httpapi.NewHealth, fx.ParamTags(`group:"health"`)),
@@ -139,7 +139,9 @@ var HTTP = fx.Module("http",
 		asRoute(func(t *telemetry.Telemetry) *httpapi.Metrics { return httpapi.NewMetrics(t.Metrics) }),
 		asRoute(httpapi.NewOpenAPI),
 		asRoute(httpapi.NewDocs),
-		func(cfg Config) httpapi.OAuthOptions { return httpapi.OAuthOptions{PublicURL: cfg.PublicURL} },
+		func(cfg Config) httpapi.OAuthOptions {
+			return httpapi.OAuthOptions{PublicURL: cfg.PublicURL, TrustedProxies: cfg.Proxies()}
+		},
 		asRoute(httpapi.NewOAuth),
 		asRoute(httpapi.NewResources, fx.ParamTags(``, `group:"sections"`)),
 		asSection(httpapi.NewCompanySection),

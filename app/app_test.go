@@ -1,6 +1,7 @@
 package app
 
 import (
+	"strings"
 	"testing"
 
 	"go.uber.org/fx"
@@ -31,5 +32,21 @@ func TestNormalizeBlobURL(t *testing.T) {
 	}
 	if got, _ := normalizeBlobURL("s3://bucket?region=eu-central-1"); got != "s3://bucket?region=eu-central-1" {
 		t.Errorf("non-file URLs pass unchanged, got %q", got)
+	}
+}
+
+func TestTrustedProxies(t *testing.T) {
+	t.Setenv("PRAXIS_TRUSTED_PROXIES", "10.0.0.0/8, 192.168.1.7,fd00::/8")
+	cfg, err := LoadConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := cfg.Proxies()
+	if len(got) != 3 || got[0].String() != "10.0.0.0/8" || got[1].String() != "192.168.1.7/32" || got[2].String() != "fd00::/8" {
+		t.Errorf("proxies %v", got)
+	}
+	t.Setenv("PRAXIS_TRUSTED_PROXIES", "10.0.0.0/8, ingress")
+	if _, err := LoadConfig(); err == nil || !strings.Contains(err.Error(), "PRAXIS_TRUSTED_PROXIES") {
+		t.Errorf("a name instead of an address: %v", err)
 	}
 }

@@ -5,6 +5,7 @@ package app
 import (
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"net/url"
 	"path/filepath"
 	"strings"
@@ -34,6 +35,9 @@ type Config struct {
 	AuthMaxFailures   int           `env:"PRAXIS_AUTH_MAX_FAILURES" envDefault:"10"`
 	AuthFailureWindow time.Duration `env:"PRAXIS_AUTH_FAILURE_WINDOW" envDefault:"15m"`
 	AuthLockout       time.Duration `env:"PRAXIS_AUTH_LOCKOUT" envDefault:"1m"`
+	// TrustedProxies are the addresses (CIDR ranges or single addresses,
+	// comma-separated) whose X-Forwarded-For names the client: the ingress.
+	TrustedProxies string `env:"PRAXIS_TRUSTED_PROXIES"`
 	// LogLevel: debug, info, warn or error.
 	LogLevel slog.Level `env:"PRAXIS_LOG_LEVEL" envDefault:"info"`
 	// ShutdownGrace is how long in-flight requests get after SIGTERM.
@@ -49,6 +53,28 @@ func (c Config) Lockout() domain.LockoutPolicy {
 	return domain.LockoutPolicy{MaxFailures: c.AuthMaxFailures, Window: c.AuthFailureWindow, Lockout: c.AuthLockout}
 }
 
+// Proxies parses PRAXIS_TRUSTED_PROXIES; LoadConfig has checked it.
+func (c Config) Proxies() []netip.Prefix {
+	out, _ := parseProxies(c.TrustedProxies)
+	return out
+}
+
+func parseProxies(list string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, f := range strings.FieldsFunc(list, func(r rune) bool { return r == ',' || r == ' ' }) {
+		if p, err := netip.ParsePrefix(f); err == nil {
+			out = append(out, p.Masked())
+			continue
+		}
+		a, err := netip.ParseAddr(f)
+		if err != nil {
+			return nil, fmt.Errorf("PRAXIS_TRUSTED_PROXIES: %q is no address or CIDR range", f)
+		}
+		out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+	}
+	return out, nil
+}
+
 // LoadConfig reads the environment.
 func LoadConfig() (Config, error) {
 	cfg, err := env.ParseAs[Config]()
@@ -57,6 +83,9 @@ func LoadConfig() (Config, error) {
 	}
 	cfg.BlobURL, err = normalizeBlobURL(cfg.BlobURL)
 	if err != nil {
+		return Config{}, err
+	}
+	if _, err := parseProxies(cfg.TrustedProxies); err != nil {
 		return Config{}, err
 	}
 	switch {

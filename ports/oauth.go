@@ -12,6 +12,8 @@ import (
 type ClientCredentials struct {
 	ID     domain.ClientID
 	Secret string
+	// Source is the client's network address, which wrong secrets are counted against.
+	Source string
 }
 
 // TokenRequest is a client-credentials grant (RFC 6749 §4.4.2). Scope is the

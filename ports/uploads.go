@@ -26,6 +26,8 @@ type Header struct {
 // UploadCredentials are the three headers of a GDT/SonoGdt upload.
 type UploadCredentials struct {
 	Company, Customer, Secret Header
+	// Source is the device's network address, which wrong secrets are counted against.
+	Source string
 }
 
 // UploadTarget is where an authorised upload goes, and how its files are filed.

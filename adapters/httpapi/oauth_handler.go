@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -30,6 +31,8 @@ const (
 // scheme and host the request came in on.
 type OAuthOptions struct {
 	PublicURL string
+	// TrustedProxies may tell the client's address in X-Forwarded-For.
+	TrustedProxies []netip.Prefix
 }
 
 // OAuth serves the token, revocation, introspection and metadata endpoints.
@@ -66,7 +69,7 @@ type tokenResponse struct {
 // token is the client-credentials grant (RFC 6749 §4.4).
 func (h *OAuth) token(c *fiber.Ctx) error {
 	noStore(c)
-	req, err := readClientRequest(c)
+	req, err := readClientRequest(c, h.opts.TrustedProxies)
 	if err != nil {
 		return h.refuse(c, req, err)
 	}
@@ -97,7 +100,7 @@ func (h *OAuth) token(c *fiber.Ctx) error {
 // live, so that the endpoint tells nothing about other clients' tokens.
 func (h *OAuth) revoke(c *fiber.Ctx) error {
 	noStore(c)
-	req, err := readClientRequest(c)
+	req, err := readClientRequest(c, h.opts.TrustedProxies)
 	if err == nil {
 		err = h.auth.Revoke(c.UserContext(), req.client, req.params.Get("token"))
 	}
@@ -122,7 +125,7 @@ type introspection struct {
 // introspect is RFC 7662, limited to the requesting client's own tokens.
 func (h *OAuth) introspect(c *fiber.Ctx) error {
 	noStore(c)
-	req, err := readClientRequest(c)
+	req, err := readClientRequest(c, h.opts.TrustedProxies)
 	var got ports.Introspection
 	if err == nil {
 		got, err = h.auth.Introspect(c.UserContext(), req.client, req.params.Get("token"))
@@ -172,7 +175,7 @@ type clientRequest struct {
 
 // readClientRequest reads the body parameters and the client's credentials,
 // from HTTP Basic or from the body, never both (RFC 6749 §2.3).
-func readClientRequest(c *fiber.Ctx) (clientRequest, error) {
+func readClientRequest(c *fiber.Ctx, trusted []netip.Prefix) (clientRequest, error) {
 	var req clientRequest
 	authorization := c.Get(fiber.HeaderAuthorization)
 	req.basic = authorization != ""
@@ -185,7 +188,8 @@ func readClientRequest(c *fiber.Ctx) (clientRequest, error) {
 	}
 	req.params = params
 	if !req.basic {
-		req.client = ports.ClientCredentials{ID: domain.ClientID(params.Get("client_id")), Secret: params.Get("client_secret")}
+		req.client = ports.ClientCredentials{ID: domain.ClientID(params.Get("client_id")), Secret: params.Get("client_secret"),
+			Source: clientAddress(c, trusted)}
 		return req, nil
 	}
 	if params.Has("client_secret") {
@@ -198,7 +202,7 @@ func readClientRequest(c *fiber.Ctx) (clientRequest, error) {
 	if params.Has("client_id") && params.Get("client_id") != id {
 		return req, domain.OAuthErrorf(domain.OAuthInvalidRequest, "client_id in the body differs from the one in the Authorization header")
 	}
-	req.client = ports.ClientCredentials{ID: domain.ClientID(id), Secret: secret}
+	req.client = ports.ClientCredentials{ID: domain.ClientID(id), Secret: secret, Source: clientAddress(c, trusted)}
 	return req, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"mime"
 	"mime/multipart"
 	"net"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -33,6 +34,8 @@ type UploadOptions struct {
 	// IdleTimeout ends an upload whose client sends nothing for this long
 	// (zero: only the server's read timeout applies).
 	IdleTimeout time.Duration
+	// TrustedProxies may tell the client's address in X-Forwarded-For.
+	TrustedProxies []netip.Prefix
 }
 
 // Uploads serves POST /api/gdt/upload and POST /api/sonogdt/upload.
@@ -109,6 +112,7 @@ func (h *Uploads) upload(c *fiber.Ctx, source domain.Source) error {
 		Company:  uploadHeader(c, "company"),
 		Customer: uploadHeader(c, "customer"),
 		Secret:   uploadHeader(c, "secret"),
+		Source:   clientAddress(c, h.opts.TrustedProxies),
 	})
 	if err != nil {
 		return err

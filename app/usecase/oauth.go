@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/praxis-health/praxis/domain"
@@ -150,13 +151,13 @@ func (o *OAuth) liveGrant(ctx context.Context, token string) ([]byte, domain.Gra
 var clientAuthFailed = domain.OAuthErrorf(domain.OAuthInvalidClient, "client authentication failed")
 
 // authenticateClient checks the client's secret in constant time, refusing
-// while the client id is locked out after repeated wrong secrets.
+// while the source is locked out after repeated wrong secrets.
 func (o *OAuth) authenticateClient(ctx context.Context, cred ports.ClientCredentials) (domain.Client, error) {
 	if !cred.ID.Plausible() || cred.Secret == "" {
 		return domain.Client{}, clientAuthFailed
 	}
 	subject := "client:" + string(cred.ID)
-	if err := o.lockout.check(ctx, subject); err != nil {
+	if err := o.lockout.check(ctx, subject, cred.Source); err != nil {
 		return domain.Client{}, err
 	}
 	client, err := o.clients.Get(ctx, cred.ID)
@@ -164,39 +165,65 @@ func (o *OAuth) authenticateClient(ctx context.Context, cred ports.ClientCredent
 		return domain.Client{}, fmt.Errorf("load client: %w", err)
 	}
 	if err != nil || !client.Active() || !domain.Secret(cred.Secret).Matches(client.SecretHash) {
-		if err := o.lockout.fail(ctx, subject); err != nil {
-			return domain.Client{}, err
-		}
+		o.lockout.fail(ctx, subject, cred.Source)
 		return domain.Client{}, clientAuthFailed
 	}
 	return client, nil
 }
 
-// lockout applies a domain.LockoutPolicy through the shared attempt counter.
+// lockout slows down guessing secrets. Wrong secrets are counted per source
+// address and per subject and source, never per subject alone: a source that
+// guesses is refused for a while, the subject's owner elsewhere never is.
+// A locked source is refused without its secret being checked (RFC 6749
+// §2.3.1's brute-force protection). When the counter store cannot be
+// reached, the check fails open for that request: throttling is a defence
+// against guessing 256-bit secrets, not the door itself.
 type lockout struct {
 	attempts ports.AttemptCounter
 	policy   domain.LockoutPolicy
 }
 
-// check refuses with *domain.TooManyAttempts while subject is locked out.
-func (l lockout) check(ctx context.Context, subject string) error {
-	wait, err := l.attempts.Lockout(ctx, subject)
-	if err != nil {
-		return fmt.Errorf("read lockout: %w", err)
-	}
-	if wait > 0 {
-		return &domain.TooManyAttempts{RetryAfter: wait}
+// sourceFactor widens the per-source limit: one address may be a practice's
+// NAT with several devices and clients behind it.
+const sourceFactor = 5
+
+func (l lockout) keys(subject, source string) []struct {
+	key    string
+	policy domain.LockoutPolicy
+} {
+	wide := l.policy
+	wide.MaxFailures *= sourceFactor
+	return []struct {
+		key    string
+		policy domain.LockoutPolicy
+	}{{"source:" + source, wide}, {subject + "@" + source, l.policy}}
+}
+
+// check refuses with *domain.TooManyAttempts while the source, or the
+// subject from this source, is locked out.
+func (l lockout) check(ctx context.Context, subject, source string) error {
+	for _, k := range l.keys(subject, source) {
+		wait, err := l.attempts.Lockout(ctx, k.key)
+		if err != nil {
+			slog.WarnContext(ctx, "throttling unavailable, failing open", "error", err.Error())
+			return nil
+		}
+		if wait > 0 {
+			return &domain.TooManyAttempts{RetryAfter: wait}
+		}
 	}
 	return nil
 }
 
-// fail counts a wrong secret for subject; the request that fails is still
-// answered on its merits, the lockout applies to the requests after it.
-func (l lockout) fail(ctx context.Context, subject string) error {
-	if _, err := l.attempts.Fail(ctx, subject, l.policy); err != nil {
-		return fmt.Errorf("count failed attempt: %w", err)
+// fail counts a wrong secret; the request that fails is still answered on
+// its merits, the lockout applies to the requests after it.
+func (l lockout) fail(ctx context.Context, subject, source string) {
+	for _, k := range l.keys(subject, source) {
+		if _, err := l.attempts.Fail(ctx, k.key, k.policy); err != nil {
+			slog.WarnContext(ctx, "throttling unavailable, failing open", "error", err.Error())
+			return
+		}
 	}
-	return nil
 }
 
 // validationMessage is the message of a *domain.ValidationError, else the error text.

@@ -56,16 +56,14 @@ func (u *Uploads) Authorize(ctx context.Context, cred ports.UploadCredentials) (
 		return ports.UploadTarget{}, fmt.Errorf("load company: %w", err)
 	}
 
-	// Wrong secrets lock the company's upload door for a while (shared by
-	// every replica); during the lockout even the right secret is refused.
+	// Wrong secrets slow down their source (counted by every replica
+	// together); the company's devices elsewhere keep uploading.
 	subject := "upload:" + company.ID.String()
-	if err := u.lockout.check(ctx, subject); err != nil {
+	if err := u.lockout.check(ctx, subject, cred.Source); err != nil {
 		return ports.UploadTarget{}, err
 	}
 	if cred.Secret.Ambiguous || !company.AcceptsUploadSecret(cred.Secret.Value) {
-		if err := u.lockout.fail(ctx, subject); err != nil {
-			return ports.UploadTarget{}, err
-		}
+		u.lockout.fail(ctx, subject, cred.Source)
 		return ports.UploadTarget{}, domain.Refuse(domain.ErrSecretInvalid)
 	}
 

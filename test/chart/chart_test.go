@@ -219,6 +219,9 @@ func TestManifests(t *testing.T) {
 				if config.str("data", "PRAXIS_AUTO_MIGRATE") != "false" {
 					t.Errorf("serve migrates too: PRAXIS_AUTO_MIGRATE %q", config.str("data", "PRAXIS_AUTO_MIGRATE"))
 				}
+				if config.str("data", "PRAXIS_TRUSTED_PROXIES") != "10.0.0.0/8, fd00::/8" {
+					t.Errorf("trusted proxies %q", config.str("data", "PRAXIS_TRUSTED_PROXIES"))
+				}
 				if config.str("data", "OTEL_EXPORTER_OTLP_ENDPOINT") != "http://otel-collector.observability:4318" {
 					t.Errorf("OTLP endpoint %q", config.str("data", "OTEL_EXPORTER_OTLP_ENDPOINT"))
 				}
