@@ -71,7 +71,9 @@ var Blobs = fx.Module("blobs",
 	fx.Provide(
 		openBlobStore,
 		func(s *blobstore.Store) ports.BlobStore { return s },
-		asHealthCheck(func(s *blobstore.Store) ports.HealthCheck { return blobstore.HealthCheck{Store: s} }),
+		asHealthCheck(func(s *blobstore.Store, cfg Config) ports.HealthCheck {
+			return blobstore.HealthCheck{Store: s, MinFree: cfg.BlobMinFree}
+		}),
 	),
 )
 

@@ -35,6 +35,9 @@ type Config struct {
 	AuthMaxFailures   int           `env:"PRAXIS_AUTH_MAX_FAILURES" envDefault:"10"`
 	AuthFailureWindow time.Duration `env:"PRAXIS_AUTH_FAILURE_WINDOW" envDefault:"15m"`
 	AuthLockout       time.Duration `env:"PRAXIS_AUTH_LOCKOUT" envDefault:"1m"`
+	// BlobMinFree is the free space a file:// blob store needs for /readyz to
+	// answer 200 (default 256 MiB: a little more than the largest request).
+	BlobMinFree int64 `env:"PRAXIS_BLOB_MIN_FREE" envDefault:"268435456"`
 	// TrustedProxies are the addresses (CIDR ranges or single addresses,
 	// comma-separated) whose X-Forwarded-For names the client: the ingress.
 	TrustedProxies string `env:"PRAXIS_TRUSTED_PROXIES"`

@@ -1,7 +1,10 @@
 // Package domain holds praxis's types and rules. It imports nothing of ours but itself.
 package domain
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Sentinel errors. Adapters translate their drivers' errors into these once;
 // the HTTP layer maps them to status codes in one place.
@@ -30,3 +33,24 @@ var ErrOtherCompany = errors.New("belongs to another company")
 
 // ErrIdempotencyKeyReused: an Idempotency-Key came back with another request than its first.
 var ErrIdempotencyKeyReused = errors.New("the Idempotency-Key was used for another request")
+
+// ErrUnavailable: a dependency (the database, the token store, the blob
+// store) did not answer in time or at all. Nothing was written; the client
+// should try again later (503 with Retry-After), unlike a bug (500).
+var ErrUnavailable = errors.New("a dependency is unavailable")
+
+// ErrStorageFull: the blob store has no room left (the disk, not the
+// company's quota). Nothing was kept; 507, try again later.
+var ErrStorageFull = errors.New("the blob store is full")
+
+// RetryAfterUnavailable is what a client is told to wait after ErrUnavailable or ErrStorageFull.
+const RetryAfterUnavailable = 5
+
+// Messages of the upload endpoints for failures that are not the request's fault.
+const (
+	MessageUnavailable = "Der Dienst ist vorübergehend nicht erreichbar. Bitte später erneut versuchen."
+	MessageStorageFull = "Der Speicher ist vorübergehend voll. Bitte später erneut versuchen."
+)
+
+// Unavailable marks err as a dependency failure, keeping its text for the log.
+func Unavailable(err error) error { return fmt.Errorf("%w: %w", ErrUnavailable, err) }

@@ -2,6 +2,7 @@ package ports
 
 import (
 	"context"
+	"errors"
 	"io"
 	"time"
 
@@ -43,6 +44,9 @@ type BlobWriter interface {
 type Sniffer interface {
 	Sniff(head []byte) string
 }
+
+// ErrLowDisk is a health check failing because the store's disk is (nearly) full.
+var ErrLowDisk = errors.New("low disk")
 
 // HealthCheck is one dependency that /readyz asks.
 type HealthCheck interface {

@@ -8,9 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -116,7 +118,7 @@ func (s *Store) NewWriter(ctx context.Context, company domain.CompanyID, name, c
 	if err != nil {
 		cancel()
 		end(span, err)
-		return nil, err
+		return nil, classify(err)
 	}
 	w.w = bw
 	w.buf = bufio.NewWriterSize(bw, writeBuffer)
@@ -138,9 +140,9 @@ func (w *writer) Write(p []byte) (int, error) {
 	n, err := w.buf.Write(p)
 	w.size += int64(n)
 	if err != nil {
-		w.failed = err
+		w.failed = classify(err)
 	}
-	return n, err
+	return n, w.failed
 }
 
 // Commit makes the object durable: on local disk the bytes reach the device
@@ -152,7 +154,7 @@ func (w *writer) Commit() (err error) {
 		end(w.span, err)
 	}()
 	if w.failed == nil {
-		w.failed = w.buf.Flush()
+		w.failed = classify(w.buf.Flush())
 	}
 	if w.failed != nil {
 		w.abort()
@@ -161,11 +163,11 @@ func (w *writer) Commit() (err error) {
 	if w.file != nil {
 		if err := w.file.Sync(); err != nil {
 			w.abort()
-			return fmt.Errorf("sync blob: %w", err)
+			return classify(fmt.Errorf("sync blob: %w", err))
 		}
 	}
 	if err := w.w.Close(); err != nil {
-		return err
+		return classify(err)
 	}
 	// The rename lives in the directory: without syncing it, a crash could
 	// lose a file the client was already told is stored.
@@ -175,6 +177,36 @@ func (w *writer) Commit() (err error) {
 		}
 	}
 	return nil
+}
+
+// freeBytes is what the file system of dir still has for unprivileged writes.
+func freeBytes(dir string) (int64, error) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return 0, err
+	}
+	return int64(st.Bavail) * st.Bsize, nil //nolint:gosec // block counts of a real file system fit int64
+}
+
+// classify translates a blob store failure once: a full disk is
+// domain.ErrStorageFull (507), a store that cannot be reached or answers
+// "later" is domain.ErrUnavailable (503).
+func classify(err error) error {
+	switch {
+	case err == nil, errors.Is(err, domain.ErrStorageFull), errors.Is(err, domain.ErrUnavailable):
+		return err
+	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
+		return fmt.Errorf("%w: %w", domain.ErrStorageFull, err)
+	}
+	switch gcerrors.Code(err) {
+	case gcerrors.DeadlineExceeded, gcerrors.ResourceExhausted:
+		return domain.Unavailable(err)
+	}
+	var netErr net.Error
+	if errors.As(err, &netErr) {
+		return domain.Unavailable(err)
+	}
+	return err
 }
 
 func syncDir(dir string) error {
@@ -210,7 +242,7 @@ func (s *Store) Open(ctx context.Context, company domain.CompanyID, name string,
 	}
 	end(span, err)
 	if err != nil {
-		return nil, err
+		return nil, classify(err)
 	}
 	var inner io.Reader
 	if r.As(&inner) {
@@ -270,7 +302,12 @@ func (s *Store) Walk(ctx context.Context, company domain.CompanyID, fn func(port
 }
 
 // HealthCheck asks the bucket for /readyz.
-type HealthCheck struct{ Store *Store }
+type HealthCheck struct {
+	Store *Store
+	// MinFree is the free space a file:// store needs to take uploads (15 MiB
+	// a file, 20 a request): below it the replica reports itself not ready.
+	MinFree int64
+}
 
 func (HealthCheck) Name() string { return "blob_store" }
 
@@ -281,6 +318,16 @@ func (h HealthCheck) Check(ctx context.Context) error {
 	}
 	if !ok {
 		return errors.New("bucket not accessible")
+	}
+	if h.Store.root == "" || h.MinFree <= 0 {
+		return nil
+	}
+	free, err := freeBytes(h.Store.root)
+	if err != nil {
+		return err
+	}
+	if free < h.MinFree {
+		return fmt.Errorf("%w: %d bytes free, %d needed", ports.ErrLowDisk, free, h.MinFree)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"log/slog"
 	"net/netip"
 	"net/url"
 	"strconv"
@@ -256,6 +257,11 @@ func oauthError(c *fiber.Ctx, req clientRequest, err error) (string, error) {
 		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(tooMany.RetryAfterSeconds()))
 		status, oe = fiber.StatusTooManyRequests, domain.OAuthErrorf("slow_down",
 			"too many failed client authentications; retry after %d seconds", tooMany.RetryAfterSeconds())
+	case errors.Is(err, domain.ErrUnavailable):
+		// RFC 6749 §4.1.2.1's code for "try again later", answered with the token endpoint's status 503.
+		slog.WarnContext(c.UserContext(), "token endpoint: a dependency is unavailable", "error", err.Error())
+		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(domain.RetryAfterUnavailable))
+		status, oe = fiber.StatusServiceUnavailable, domain.OAuthErrorf("temporarily_unavailable", "try again later")
 	case errors.As(err, &badParam):
 		oe = domain.OAuthErrorf(domain.OAuthInvalidRequest, "%s", badParam.reason)
 	case errors.As(err, &fe) && fe.Code < 500:

@@ -117,6 +117,7 @@ func problemResponse(desc string) object {
 
 // guarded adds the answers every resource operation shares.
 func guarded(responses object) object {
+	responses["503"] = problemResponse("a dependency is unavailable (service-unavailable); Retry-After says when to try again")
 	responses["400"] = ref("responses", "BearerInvalidRequest")
 	responses["401"] = ref("responses", "Unauthorized")
 	responses["403"] = ref("responses", "Forbidden")

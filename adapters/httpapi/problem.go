@@ -37,6 +37,12 @@ func ErrorHandler(c *fiber.Ctx, err error) error {
 		status, detail := fiber.StatusInternalServerError, "internal error"
 		var fe *fiber.Error
 		switch {
+		case errors.Is(err, domain.ErrStorageFull):
+			c.Set(fiber.HeaderRetryAfter, strconv.Itoa(domain.RetryAfterUnavailable))
+			status, detail = fiber.StatusInsufficientStorage, domain.MessageStorageFull
+		case errors.Is(err, domain.ErrUnavailable):
+			c.Set(fiber.HeaderRetryAfter, strconv.Itoa(domain.RetryAfterUnavailable))
+			status, detail = fiber.StatusServiceUnavailable, domain.MessageUnavailable
 		case errors.As(err, &fe):
 			status, detail = fe.Code, fe.Message
 		case errors.Is(err, domain.ErrNotFound):
@@ -46,6 +52,9 @@ func ErrorHandler(c *fiber.Ctx, err error) error {
 		return uploadError(c, status, detail)
 	}
 	p := problemFor(err)
+	if p.Status == fiber.StatusServiceUnavailable || p.Status == fiber.StatusInsufficientStorage {
+		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(domain.RetryAfterUnavailable))
+	}
 	logFailure(c, p.Status, err)
 	return writeProblem(c, p)
 }
@@ -81,6 +90,8 @@ var problems = []struct {
 	typ    string
 	detail string
 }{
+	{domain.ErrUnavailable, fiber.StatusServiceUnavailable, "service-unavailable", "a dependency is unavailable: try again later"},
+	{domain.ErrStorageFull, fiber.StatusInsufficientStorage, "insufficient-storage", "the file store is full: try again later"},
 	{domain.ErrIdempotencyKeyReused, fiber.StatusUnprocessableEntity, "idempotency-key-reused",
 		"this Idempotency-Key was already used for a different request"},
 	{domain.ErrInvalid, fiber.StatusUnprocessableEntity, "validation-error", "the request has invalid fields"},

@@ -52,6 +52,21 @@ func Open(rawURL string) (*redis.Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("PRAXIS_REDIS_URL: %w", err)
 	}
+	// Bounded waits: a frozen Redis answers 503 within seconds instead of
+	// holding requests (go-redis defaults: 5 s dial, 3 s reads, 3 retries).
+	// The URL's own dial_timeout, read_timeout, write_timeout, max_retries win.
+	if opts.DialTimeout == 0 {
+		opts.DialTimeout = 2 * time.Second
+	}
+	if opts.ReadTimeout == 0 {
+		opts.ReadTimeout = 2 * time.Second
+	}
+	if opts.WriteTimeout == 0 {
+		opts.WriteTimeout = 2 * time.Second
+	}
+	if opts.MaxRetries == 0 {
+		opts.MaxRetries = 1
+	}
 	return redis.NewClient(opts), nil
 }
 
@@ -100,7 +115,7 @@ func (s *Store) Save(ctx context.Context, tokenHash []byte, g domain.Grant) erro
 	saved, err := saveScript.Run(ctx, s.rdb, keys,
 		value, ttl, g.ExpiresAt.UnixMilli(), time.Now().UnixMilli(), hex.EncodeToString(tokenHash)).Int()
 	if err != nil {
-		return fmt.Errorf("redis: save token: %w", err)
+		return domain.Unavailable(fmt.Errorf("redis: save token: %w", err))
 	}
 	if saved == 0 {
 		return domain.ErrNotFound
@@ -114,7 +129,7 @@ func (s *Store) Lookup(ctx context.Context, tokenHash []byte) (domain.Grant, err
 		return domain.Grant{}, domain.ErrNotFound
 	}
 	if err != nil {
-		return domain.Grant{}, fmt.Errorf("redis: look up token: %w", err)
+		return domain.Grant{}, domain.Unavailable(fmt.Errorf("redis: look up token: %w", err))
 	}
 	var v grantJSON
 	if err := json.Unmarshal(raw, &v); err != nil {
@@ -136,7 +151,7 @@ func (s *Store) Lookup(ctx context.Context, tokenHash []byte) (domain.Grant, err
 
 func (s *Store) Revoke(ctx context.Context, tokenHash []byte) error {
 	if err := s.rdb.Del(ctx, s.tokenKey(tokenHash)).Err(); err != nil {
-		return fmt.Errorf("redis: revoke token: %w", err)
+		return domain.Unavailable(fmt.Errorf("redis: revoke token: %w", err))
 	}
 	return nil
 }
@@ -151,7 +166,7 @@ return #hashes`)
 func (s *Store) RevokeClient(ctx context.Context, client domain.ClientID) error {
 	keys := []string{s.clientKey(client, "tokens"), s.clientKey(client, "revoked")}
 	if err := revokeClientScript.Run(ctx, s.rdb, keys, s.prefix+"token:", revocationMemory.Milliseconds()).Err(); err != nil {
-		return fmt.Errorf("redis: revoke client: %w", err)
+		return domain.Unavailable(fmt.Errorf("redis: revoke client: %w", err))
 	}
 	return nil
 }
@@ -159,7 +174,7 @@ func (s *Store) RevokeClient(ctx context.Context, client domain.ClientID) error 
 func (s *Store) Lockout(ctx context.Context, subject string) (time.Duration, error) {
 	ttl, err := s.rdb.PTTL(ctx, s.prefix+"lockout:"+subject).Result()
 	if err != nil {
-		return 0, fmt.Errorf("redis: read lockout: %w", err)
+		return 0, domain.Unavailable(fmt.Errorf("redis: read lockout: %w", err))
 	}
 	return max(ttl, 0), nil // -2: no key, -1: no expiry (never set so)
 }
@@ -178,7 +193,7 @@ func (s *Store) Fail(ctx context.Context, subject string, p domain.LockoutPolicy
 	keys := []string{s.prefix + "attempts:" + subject, s.prefix + "lockout:" + subject}
 	ms, err := failScript.Run(ctx, s.rdb, keys, p.MaxFailures, p.Window.Milliseconds(), p.Lockout.Milliseconds()).Int64()
 	if err != nil {
-		return 0, fmt.Errorf("redis: count failure: %w", err)
+		return 0, domain.Unavailable(fmt.Errorf("redis: count failure: %w", err))
 	}
 	return time.Duration(ms) * time.Millisecond, nil
 }

@@ -3,7 +3,12 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
+	"io"
+	"net"
+	"strings"
+	"syscall"
 
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/driver/pgdriver"
@@ -29,9 +34,9 @@ func (t *Transactor) InTx(ctx context.Context, fn func(ctx context.Context) erro
 	if _, ok := ctx.Value(txKey{}).(bun.Tx); ok {
 		return fn(ctx)
 	}
-	return t.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	return translate(t.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		return fn(context.WithValue(ctx, txKey{}, tx))
-	})
+	}))
 }
 
 // conn is the transaction of ctx if there is one, else the database: every
@@ -43,17 +48,38 @@ func conn(ctx context.Context, db *bun.DB) bun.IDB {
 	return db
 }
 
+// lostConnection reports a database that could not be reached or went away
+// mid-request, or that refuses work for now (PostgreSQL classes 08, 53, 57P):
+// the request may succeed later, so it is answered 503, not 500.
+func lostConnection(err error) bool {
+	var netErr net.Error
+	var pgErr pgdriver.Error
+	switch {
+	case errors.As(err, &pgErr):
+		code := pgErr.Field('C')
+		return strings.HasPrefix(code, "08") || strings.HasPrefix(code, "53") || strings.HasPrefix(code, "57P")
+	case errors.As(err, &netErr), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
+		errors.Is(err, driver.ErrBadConn), errors.Is(err, sql.ErrConnDone), errors.Is(err, context.DeadlineExceeded),
+		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET):
+		return true
+	}
+	return false
+}
+
 // errDanglingReference is a foreign key the schema refused: the use cases
 // check references first, so this is the schema's own tenancy guard speaking.
 var errDanglingReference = &domain.ValidationError{Field: "customer_id", Message: "names no customer of this company"}
 
 // translate maps driver errors to domain errors, once for all repositories.
 func translate(err error) error {
-	if err == nil {
-		return nil
+	if err == nil || errors.Is(err, domain.ErrUnavailable) {
+		return err
 	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return domain.ErrNotFound
+	}
+	if lostConnection(err) {
+		return domain.Unavailable(err)
 	}
 	var pgErr pgdriver.Error
 	if errors.As(err, &pgErr) {
@@ -71,6 +97,10 @@ func translate(err error) error {
 			return domain.ErrConflict
 		case sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY:
 			return errDanglingReference
+		}
+		switch liteErr.Code() & 0xff { // primary result codes
+		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED, sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_CANTOPEN:
+			return domain.Unavailable(err)
 		}
 	}
 	return err
