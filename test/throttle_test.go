@@ -2,15 +2,9 @@ package test
 
 import (
 	"fmt"
-	"net"
 	"net/http"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/praxis-health/praxis/test/testenv"
 )
 
 // TestWrongSecretsSlowDownOnlyTheirSource: an attacker who knows the company
@@ -82,36 +76,12 @@ func TestForwardedForIsIgnoredFromUntrustedPeers(t *testing.T) {
 // reached — uploads need no token — and the gap is counted in /metrics.
 func TestUploadsWorkWithoutRedis(t *testing.T) {
 	t.Parallel()
-	redisServer, err := exec.LookPath("redis-server")
-	if err != nil {
-		msg := "redis-server not installed: the Redis fault test is skipped"
-		if os.Getenv("CI") == "true" {
-			t.Fatal("CI=true: " + msg)
-		}
-		t.Skip(msg)
-	}
-	addr := testenv.FreeAddr(t)
-	_, port, _ := net.SplitHostPort(addr)
-	redis := exec.Command(redisServer, "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
-	if err := redis.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = redis.Process.Kill(); _ = redis.Wait() })
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if conn, err := net.Dial("tcp", addr); err == nil {
-			_ = conn.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the test's redis-server did not start")
-		}
-	}
+	redis, addr := startRedis(t)
 	b := backend{"embedded+redis", backends[0].databaseURL, func(*testing.T) string { return "redis://" + addr + "/0" }}
 	s := startServer(t, b)
 	c := s.newCompany(t, 1<<20)
 	customer := s.newCustomer(t, c)
-	_ = redis.Process.Kill() // the machine's own Redis is never touched
-	_ = redis.Wait()
+	redis.kill()
 	if r := s.upload(t, "/api/gdt/upload", gdtHeaders(c, customer), filePart("befund.pdf", pdfOfSize(100))); r.status != 200 {
 		t.Fatalf("upload without Redis: %d %q", r.status, r.Message)
 	}
