@@ -109,7 +109,7 @@ func openTokenStore(lc fx.Lifecycle, cfg Config, tel *telemetry.Telemetry) (toke
 	if err := redisotel.InstrumentMetrics(rdb, redisotel.WithMeterProvider(tel.Meter)); err != nil {
 		return tokenStores{}, err
 	}
-	s := redisstore.New(rdb, "praxis:")
+	s := redisstore.New(rdb, cfg.RedisPrefix)
 	return tokenStores{Tokens: s, Attempts: observedAttempts(s, tel), Health: redisstore.HealthCheck{RDB: rdb}}, nil
 }
 
@@ -121,7 +121,7 @@ var UseCases = fx.Module("usecases",
 		func(u *usecase.Uploads) ports.Uploader { return u },
 		fx.Annotate(usecase.NewFiles, fx.As(new(ports.Files))),
 		func(cfg Config) usecase.OAuthSettings {
-			return usecase.OAuthSettings{TokenTTL: cfg.TokenTTL, Lockout: cfg.Lockout()}
+			return usecase.OAuthSettings{TokenTTL: cfg.TokenTTL, Lockout: cfg.Lockout(), RateLimits: cfg.Limits()}
 		},
 		fx.Annotate(usecase.NewOAuth, fx.As(new(ports.Authorizer))),
 		fx.Annotate(usecase.NewCompanies, fx.As(new(ports.CompanyProfiles))),

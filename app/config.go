@@ -26,8 +26,11 @@ type Config struct {
 	// UploadIdleTimeout ends an upload whose client has sent nothing for this long.
 	UploadIdleTimeout time.Duration `env:"PRAXIS_UPLOAD_IDLE_TIMEOUT" envDefault:"60s"`
 	// RedisURL selects Redis for tokens and lockouts; empty keeps them in process.
-	RedisURL string        `env:"PRAXIS_REDIS_URL"`
-	TokenTTL time.Duration `env:"PRAXIS_TOKEN_TTL" envDefault:"1h"`
+	RedisURL string `env:"PRAXIS_REDIS_URL"`
+	// RedisPrefix begins every key: deployments sharing one Redis keep apart
+	// (replicas of one deployment share it: tokens, counts and budgets).
+	RedisPrefix string        `env:"PRAXIS_REDIS_PREFIX" envDefault:"praxis:"`
+	TokenTTL    time.Duration `env:"PRAXIS_TOKEN_TTL" envDefault:"1h"`
 	// PublicURL is the issuer the OAuth metadata names; empty: the request's own scheme and host.
 	PublicURL string `env:"PRAXIS_PUBLIC_URL"`
 	// AuthMaxFailures wrong secrets for one client id (or one company's
@@ -38,6 +41,8 @@ type Config struct {
 	// BlobMinFree is the free space a file:// blob store needs for /readyz to
 	// answer 200 (default 256 MiB: a little more than the largest request).
 	BlobMinFree int64 `env:"PRAXIS_BLOB_MIN_FREE" envDefault:"268435456"`
+	// RateLimits are the resource API's limits per OAuth client by plan.
+	RateLimits string `env:"PRAXIS_RATE_LIMITS" envDefault:"basic=600/m,pro=3000/m,enterprise=12000/m"`
 	// TrustedProxies are the addresses (CIDR ranges or single addresses,
 	// comma-separated) whose X-Forwarded-For names the client: the ingress.
 	TrustedProxies string `env:"PRAXIS_TRUSTED_PROXIES"`
@@ -54,6 +59,12 @@ type Config struct {
 // Lockout is the policy for wrong client and upload secrets.
 func (c Config) Lockout() domain.LockoutPolicy {
 	return domain.LockoutPolicy{MaxFailures: c.AuthMaxFailures, Window: c.AuthFailureWindow, Lockout: c.AuthLockout}
+}
+
+// Limits parses PRAXIS_RATE_LIMITS; LoadConfig has checked it.
+func (c Config) Limits() domain.RateLimits {
+	limits, _ := domain.ParseRateLimits(c.RateLimits)
+	return limits
 }
 
 // Proxies parses PRAXIS_TRUSTED_PROXIES; LoadConfig has checked it.
@@ -90,6 +101,9 @@ func LoadConfig() (Config, error) {
 	}
 	if _, err := parseProxies(cfg.TrustedProxies); err != nil {
 		return Config{}, err
+	}
+	if _, err := domain.ParseRateLimits(cfg.RateLimits); err != nil {
+		return Config{}, fmt.Errorf("PRAXIS_RATE_LIMITS: %w", err)
 	}
 	switch {
 	case cfg.TokenTTL < time.Second:

@@ -37,8 +37,10 @@ func (id ClientID) Plausible() bool {
 type Client struct {
 	ID        ClientID
 	CompanyID CompanyID
-	Name      string
-	Scopes    Scopes
+	// Plan is the company's plan, read with the client: tokens carry it.
+	Plan   Plan
+	Name   string
+	Scopes Scopes
 	// SecretHash is the SHA-256 of the client secret; the secret is never kept.
 	SecretHash []byte
 	CreatedAt  time.Time
@@ -75,6 +77,8 @@ func (c Client) Active() bool { return c.RevokedAt == nil }
 type Grant struct {
 	ClientID  ClientID
 	CompanyID CompanyID
+	// Plan is the company's plan when the token was issued; it sets the rate limit.
+	Plan      Plan
 	Scopes    Scopes
 	IssuedAt  time.Time
 	ExpiresAt time.Time

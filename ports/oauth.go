@@ -41,8 +41,9 @@ type Introspection struct {
 // from Authenticate.
 type Authorizer interface {
 	IssueToken(ctx context.Context, req TokenRequest) (IssuedToken, error)
-	// Authenticate returns the grant of a live bearer token, or domain.ErrNotFound.
-	Authenticate(ctx context.Context, token string) (domain.Grant, error)
+	// Authenticate returns the grant of a live bearer token and the client's
+	// rate budget after counting this request, or domain.ErrNotFound.
+	Authenticate(ctx context.Context, token string) (domain.Grant, domain.RateState, error)
 	// Revoke ends a token of the requesting client; another client's token or
 	// an unknown one is left alone without error (RFC 7009 §2.2).
 	Revoke(ctx context.Context, client ClientCredentials, token string) error

@@ -18,6 +18,11 @@ type TokenStore interface {
 	// Lookup returns the grant of a live token: domain.ErrNotFound for an
 	// unknown, expired or revoked one. It costs at most one round trip.
 	Lookup(ctx context.Context, tokenHash []byte) (domain.Grant, error)
+	// Authorize is the bearer check of a resource request in one round trip:
+	// the token's grant, and one request counted against its client's limit
+	// (by the grant's plan) in the current window, shared by every replica.
+	// domain.ErrNotFound for an unknown, expired or revoked token.
+	Authorize(ctx context.Context, tokenHash []byte, limits domain.RateLimits) (domain.Grant, domain.RateState, error)
 	// Revoke ends one token; an unknown one is no error.
 	Revoke(ctx context.Context, tokenHash []byte) error
 	// RevokeClient ends every live token of the client at once and refuses

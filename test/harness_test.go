@@ -89,6 +89,9 @@ func startServer(t *testing.T, b backend, extraEnv ...string) *server {
 		"PRAXIS_DATABASE_URL="+s.dbURL,
 		"PRAXIS_BLOB_URL=file://"+s.blobDir,
 		"PRAXIS_REDIS_URL="+b.redisURL(t),
+		// Servers of parallel tests share the machine's Redis: each deployment
+		// keeps its own keys (its replicas share them).
+		"PRAXIS_REDIS_PREFIX="+testenv.RedisPrefix(),
 	)
 	s.env = append(s.env, extraEnv...)
 	s.launch(t, addr)

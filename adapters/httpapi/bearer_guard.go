@@ -2,9 +2,13 @@ package httpapi
 
 import (
 	"errors"
+	"fmt"
 	"mime"
+	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -36,16 +40,25 @@ func (h *Resources) guard(c *fiber.Ctx) error {
 	case !wellFormed:
 		return bearerError(c, fiber.StatusBadRequest, "invalid_request", "the Authorization header is not Bearer and one token", "")
 	}
-	grant, err := h.auth.Authenticate(c.UserContext(), token)
+	grant, rate, err := h.auth.Authenticate(c.UserContext(), token)
 	if errors.Is(err, domain.ErrNotFound) {
 		return bearerError(c, fiber.StatusUnauthorized, "invalid_token", "the access token is unknown, expired or revoked", "")
 	}
 	if err != nil {
 		return err
 	}
-	c.Locals(grantKey{}, grant)
 	// Practice data is never for shared caches.
 	c.Set(fiber.HeaderCacheControl, "no-store")
+	// The IETF RateLimit fields (draft-ietf-httpapi-ratelimit-headers): the
+	// client's policy, and what is left of it in this window.
+	c.Set("RateLimit-Policy", fmt.Sprintf(`"default";q=%d;w=%d`, rate.Limit, int(rate.Window/time.Second)))
+	c.Set("RateLimit", fmt.Sprintf(`"default";r=%d;t=%d`, max(rate.Remaining, 0), rate.ResetSeconds()))
+	if rate.Exceeded() {
+		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(rate.ResetSeconds()))
+		return &problemError{problemDoc{Type: "rate-limited", Title: http.StatusText(fiber.StatusTooManyRequests),
+			Status: fiber.StatusTooManyRequests, Detail: "this client's rate limit is used up for now; Retry-After says when the window ends"}}
+	}
+	c.Locals(grantKey{}, grant)
 	return c.Next()
 }
 

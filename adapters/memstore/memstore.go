@@ -42,6 +42,13 @@ type Store struct {
 	revoked  map[domain.ClientID]time.Time
 	expiries expiryHeap
 	attempts map[string]*attempt
+	rates    map[domain.ClientID]*window
+}
+
+// window counts one client's requests in its current rate-limit window.
+type window struct {
+	slot int64
+	n    int
 }
 
 var (
@@ -58,6 +65,7 @@ func New(limits Limits) *Store {
 		byClient: map[domain.ClientID]map[string]struct{}{},
 		revoked:  map[domain.ClientID]time.Time{},
 		attempts: map[string]*attempt{},
+		rates:    map[domain.ClientID]*window{},
 	}
 }
 
@@ -96,6 +104,35 @@ func (s *Store) Lookup(_ context.Context, tokenHash []byte) (domain.Grant, error
 		return domain.Grant{}, domain.ErrNotFound
 	}
 	return g, nil
+}
+
+// Authorize looks the token up and counts one request of its client in the
+// fixed window of its plan, like the Redis script.
+func (s *Store) Authorize(_ context.Context, tokenHash []byte, limits domain.RateLimits) (domain.Grant, domain.RateState, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	g, ok := s.tokens[string(tokenHash)]
+	if !ok || !now.Before(g.ExpiresAt) {
+		return domain.Grant{}, domain.RateState{}, domain.ErrNotFound
+	}
+	limit, ok := limits[g.Plan]
+	if !ok {
+		limit = limits[domain.PlanBasic]
+	}
+	ms, windowMS := now.UnixMilli(), limit.Window.Milliseconds()
+	slot := ms / windowMS
+	w := s.rates[g.ClientID]
+	if w == nil || w.slot != slot {
+		if len(s.rates) >= s.limits.MaxSubjects {
+			clear(s.rates) // a new window for everyone rather than unbounded memory
+		}
+		w = &window{slot: slot}
+		s.rates[g.ClientID] = w
+	}
+	w.n++
+	return g, domain.RateState{Limit: limit.Limit, Window: limit.Window, Remaining: limit.Limit - w.n,
+		Reset: time.Duration(windowMS-ms%windowMS) * time.Millisecond}, nil
 }
 
 func (s *Store) Revoke(_ context.Context, tokenHash []byte) error {

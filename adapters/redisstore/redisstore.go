@@ -9,6 +9,7 @@
 //	client:<id>:revoked       marker: the client is revoked, no new tokens
 //	attempts:<subject>        failures in the current window
 //	lockout:<subject>         marker: subject is locked out until it expires
+//	rate:<client>:<window>    requests of the client in one rate-limit window
 //
 // Revoking a client reads its own set and deletes those keys in one script:
 // no scan over other clients' tokens. A bearer check is one GET.
@@ -81,6 +82,7 @@ func (s *Store) Shared() bool { return true }
 type grantJSON struct {
 	Client   string `json:"cl"`
 	Company  string `json:"co"`
+	Plan     string `json:"pl,omitempty"`
 	Scopes   string `json:"sc"`
 	IssuedAt int64  `json:"iat"` // Unix milliseconds
 	Expires  int64  `json:"exp"`
@@ -105,7 +107,7 @@ func (s *Store) Save(ctx context.Context, tokenHash []byte, g domain.Grant) erro
 		return nil // already expired: nothing to keep
 	}
 	value, err := json.Marshal(grantJSON{
-		Client: string(g.ClientID), Company: g.CompanyID.String(), Scopes: g.Scopes.String(),
+		Client: string(g.ClientID), Company: g.CompanyID.String(), Plan: g.Plan.String(), Scopes: g.Scopes.String(),
 		IssuedAt: g.IssuedAt.UnixMilli(), Expires: g.ExpiresAt.UnixMilli(),
 	})
 	if err != nil {
@@ -131,6 +133,54 @@ func (s *Store) Lookup(ctx context.Context, tokenHash []byte) (domain.Grant, err
 	if err != nil {
 		return domain.Grant{}, domain.Unavailable(fmt.Errorf("redis: look up token: %w", err))
 	}
+	return decodeGrant(raw)
+}
+
+// authorizeScript looks a token up and counts one request of its client in
+// the fixed window of its plan: the bearer check and the rate limit in one
+// round trip. ARGV: now (ms), then plan, limit, window (ms) for each plan.
+var authorizeScript = redis.NewScript(`
+local v = redis.call('GET', KEYS[1])
+if not v then return false end
+local g = cjson.decode(v)
+local plan = g['pl'] or 'basic'
+local limit, window = tonumber(ARGV[3]), tonumber(ARGV[4])
+for i = 2, #ARGV, 3 do
+  if ARGV[i] == plan then limit, window = tonumber(ARGV[i+1]), tonumber(ARGV[i+2]) end
+end
+local now = tonumber(ARGV[1])
+local slot = math.floor(now / window)
+local key = KEYS[2] .. g['cl'] .. ':' .. slot
+local n = redis.call('INCR', key)
+if n == 1 then redis.call('PEXPIRE', key, window) end
+return {v, n, limit, window, window - (now % window)}`)
+
+func (s *Store) Authorize(ctx context.Context, tokenHash []byte, limits domain.RateLimits) (domain.Grant, domain.RateState, error) {
+	args := []any{time.Now().UnixMilli()}
+	for _, p := range []domain.Plan{domain.PlanBasic, domain.PlanPro, domain.PlanEnterprise} {
+		args = append(args, p.String(), limits[p].Limit, limits[p].Window.Milliseconds())
+	}
+	res, err := authorizeScript.Run(ctx, s.rdb, []string{s.tokenKey(tokenHash), s.prefix + "rate:"}, args...).Slice()
+	if errors.Is(err, redis.Nil) {
+		return domain.Grant{}, domain.RateState{}, domain.ErrNotFound
+	}
+	if err != nil {
+		return domain.Grant{}, domain.RateState{}, domain.Unavailable(fmt.Errorf("redis: authorize: %w", err))
+	}
+	if len(res) != 5 {
+		return domain.Grant{}, domain.RateState{}, fmt.Errorf("redis: authorize: %d values", len(res))
+	}
+	raw, _ := res[0].(string)
+	g, err := decodeGrant([]byte(raw))
+	if err != nil {
+		return domain.Grant{}, domain.RateState{}, err
+	}
+	n, limit, window, reset := res[1].(int64), res[2].(int64), res[3].(int64), res[4].(int64)
+	return g, domain.RateState{Limit: int(limit), Window: time.Duration(window) * time.Millisecond, Remaining: int(limit - n),
+		Reset: time.Duration(reset) * time.Millisecond}, nil
+}
+
+func decodeGrant(raw []byte) (domain.Grant, error) {
 	var v grantJSON
 	if err := json.Unmarshal(raw, &v); err != nil {
 		return domain.Grant{}, fmt.Errorf("redis: token value: %w", err)
@@ -143,8 +193,14 @@ func (s *Store) Lookup(ctx context.Context, tokenHash []byte) (domain.Grant, err
 	if err != nil {
 		return domain.Grant{}, fmt.Errorf("redis: token value: %w", err)
 	}
+	plan := domain.PlanBasic
+	if v.Plan != "" {
+		if plan, err = domain.ParsePlan(v.Plan); err != nil {
+			return domain.Grant{}, fmt.Errorf("redis: token value: %w", err)
+		}
+	}
 	return domain.Grant{
-		ClientID: domain.ClientID(v.Client), CompanyID: company, Scopes: scopes,
+		ClientID: domain.ClientID(v.Client), CompanyID: company, Plan: plan, Scopes: scopes,
 		IssuedAt: time.UnixMilli(v.IssuedAt).UTC(), ExpiresAt: time.UnixMilli(v.Expires).UTC(),
 	}, nil
 }

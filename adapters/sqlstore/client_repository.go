@@ -12,7 +12,7 @@ import (
 )
 
 type clientRow struct {
-	bun.BaseModel `bun:"table:oauth_clients"`
+	bun.BaseModel `bun:"table:oauth_clients,alias:oauth_clients"`
 
 	ID         string     `bun:"id,pk"`
 	CompanyID  uuid.UUID  `bun:"company_id"`
@@ -21,6 +21,8 @@ type clientRow struct {
 	SecretHash []byte     `bun:"secret_hash"`
 	CreatedAt  time.Time  `bun:"created_at"`
 	RevokedAt  *time.Time `bun:"revoked_at"`
+	// Plan is the company's, read with the client in the same query.
+	Plan string `bun:"plan,scanonly"`
 }
 
 func (r clientRow) toDomain() (domain.Client, error) {
@@ -30,7 +32,12 @@ func (r clientRow) toDomain() (domain.Client, error) {
 	}
 	c := domain.Client{
 		ID: domain.ClientID(r.ID), CompanyID: domain.CompanyID(r.CompanyID), Name: r.Name, Scopes: scopes,
-		SecretHash: r.SecretHash, CreatedAt: r.CreatedAt.UTC(),
+		SecretHash: r.SecretHash, CreatedAt: r.CreatedAt.UTC(), Plan: domain.PlanBasic,
+	}
+	if r.Plan != "" {
+		if c.Plan, err = domain.ParsePlan(r.Plan); err != nil {
+			return domain.Client{}, err
+		}
 	}
 	if r.RevokedAt != nil {
 		at := r.RevokedAt.UTC()
@@ -58,7 +65,10 @@ func (r *ClientRepository) Create(ctx context.Context, c domain.Client) error {
 
 func (r *ClientRepository) Get(ctx context.Context, id domain.ClientID) (domain.Client, error) {
 	var row clientRow
-	if err := conn(ctx, r.db).NewSelect().Model(&row).Where("id = ?", string(id)).Scan(ctx); err != nil {
+	err := conn(ctx, r.db).NewSelect().Model(&row).ColumnExpr("oauth_clients.*").
+		ColumnExpr("(SELECT plan FROM companies WHERE companies.id = oauth_clients.company_id) AS plan").
+		Where("oauth_clients.id = ?", string(id)).Scan(ctx)
+	if err != nil {
 		return domain.Client{}, translate(err)
 	}
 	return row.toDomain()

@@ -17,8 +17,9 @@ const maxTokenLength = 256
 
 // OAuthSettings are the token lifetime and the lockout for wrong client secrets.
 type OAuthSettings struct {
-	TokenTTL time.Duration
-	Lockout  domain.LockoutPolicy
+	TokenTTL   time.Duration
+	Lockout    domain.LockoutPolicy
+	RateLimits domain.RateLimits
 }
 
 // OAuth issues, checks, revokes and describes access tokens of the
@@ -27,6 +28,7 @@ type OAuth struct {
 	clients  ports.ClientRepository
 	tokens   ports.TokenStore
 	lockout  lockout
+	limits   domain.RateLimits
 	tokenTTL time.Duration
 	now      func() time.Time
 }
@@ -35,7 +37,11 @@ var _ ports.Authorizer = (*OAuth)(nil)
 
 // NewOAuth wires the OAuth use case.
 func NewOAuth(clients ports.ClientRepository, tokens ports.TokenStore, attempts ports.AttemptCounter, s OAuthSettings) *OAuth {
-	return &OAuth{clients: clients, tokens: tokens, lockout: lockout{attempts, s.Lockout}, tokenTTL: s.TokenTTL, now: time.Now}
+	limits := s.RateLimits
+	if limits == nil {
+		limits, _ = domain.ParseRateLimits(domain.DefaultRateLimits)
+	}
+	return &OAuth{clients: clients, tokens: tokens, lockout: lockout{attempts, s.Lockout}, limits: limits, tokenTTL: s.TokenTTL, now: time.Now}
 }
 
 // IssueToken authenticates the client and issues a token for the requested
@@ -61,7 +67,7 @@ func (o *OAuth) IssueToken(ctx context.Context, req ports.TokenRequest) (ports.I
 		return ports.IssuedToken{}, err
 	}
 	now := o.now().UTC()
-	grant := domain.Grant{ClientID: client.ID, CompanyID: client.CompanyID, Scopes: scopes, IssuedAt: now, ExpiresAt: now.Add(o.tokenTTL)}
+	grant := domain.Grant{ClientID: client.ID, CompanyID: client.CompanyID, Plan: client.Plan, Scopes: scopes, IssuedAt: now, ExpiresAt: now.Add(o.tokenTTL)}
 	switch err := o.tokens.Save(ctx, token.Hash(), grant); {
 	case errors.Is(err, domain.ErrNotFound): // revoked between the check and the save
 		return ports.IssuedToken{}, clientAuthFailed
@@ -71,24 +77,31 @@ func (o *OAuth) IssueToken(ctx context.Context, req ports.TokenRequest) (ports.I
 	return ports.IssuedToken{AccessToken: string(token), ExpiresIn: o.tokenTTL, Scopes: scopes}, nil
 }
 
-// Authenticate is the bearer check: one token-store lookup. Only when the
-// store is in-process (not shared with the admin command that revokes
-// clients) is the client's state read from the database as well.
-func (o *OAuth) Authenticate(ctx context.Context, token string) (domain.Grant, error) {
-	_, grant, err := o.liveGrant(ctx, token)
+// Authenticate is the bearer check and the rate count of a resource
+// request: one token-store round trip. Only when the store is in-process
+// (not shared with the admin command that revokes clients) is the client's
+// state read from the database as well.
+func (o *OAuth) Authenticate(ctx context.Context, token string) (domain.Grant, domain.RateState, error) {
+	if token == "" || len(token) > maxTokenLength {
+		return domain.Grant{}, domain.RateState{}, domain.ErrNotFound
+	}
+	grant, rate, err := o.tokens.Authorize(ctx, domain.Secret(token).Hash(), o.limits)
 	if err != nil {
-		return domain.Grant{}, err
+		return domain.Grant{}, domain.RateState{}, err
+	}
+	if !o.now().Before(grant.ExpiresAt) {
+		return domain.Grant{}, domain.RateState{}, domain.ErrNotFound
 	}
 	if !o.tokens.Shared() {
 		client, err := o.clients.Get(ctx, grant.ClientID)
 		if err != nil && !errors.Is(err, domain.ErrNotFound) {
-			return domain.Grant{}, fmt.Errorf("load client: %w", err)
+			return domain.Grant{}, domain.RateState{}, fmt.Errorf("load client: %w", err)
 		}
 		if err != nil || !client.Active() {
-			return domain.Grant{}, errors.Join(domain.ErrNotFound, o.tokens.RevokeClient(ctx, grant.ClientID))
+			return domain.Grant{}, domain.RateState{}, errors.Join(domain.ErrNotFound, o.tokens.RevokeClient(ctx, grant.ClientID))
 		}
 	}
-	return grant, nil
+	return grant, rate, nil
 }
 
 // Revoke ends token if the requesting client owns it (RFC 7009).

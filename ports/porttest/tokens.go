@@ -43,6 +43,41 @@ func RunTokenStoreSuite(t *testing.T, newStores func(t *testing.T) TokenStores) 
 		}
 	})
 
+	t.Run("authorize looks up and counts per client by plan, in one call", func(t *testing.T) {
+		s := newStores(t)
+		limits := domain.RateLimits{domain.PlanBasic: {Limit: 2, Window: time.Minute}, domain.PlanPro: {Limit: 3, Window: time.Minute},
+			domain.PlanEnterprise: {Limit: 9, Window: time.Minute}}
+		company := domain.NewCompanyID()
+		pro, proGrant := newToken(t, "pc_pro", company, time.Hour)
+		proGrant.Plan = domain.PlanPro
+		second, _ := newToken(t, "pc_pro", company, time.Hour) // a second token of the same client shares its budget
+		basic, basicGrant := newToken(t, "pc_basic", company, time.Hour)
+		basicGrant.Plan = domain.PlanBasic
+		for hash, g := range map[string]domain.Grant{string(pro): proGrant, string(second): proGrant, string(basic): basicGrant} {
+			if err := s.Tokens.Save(ctx, []byte(hash), g); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i, want := range []int{2, 1, 0, -1} {
+			token := pro
+			if i%2 == 1 {
+				token = second
+			}
+			g, rate, err := s.Tokens.Authorize(ctx, token, limits)
+			if err != nil || g.ClientID != "pc_pro" || g.Plan != domain.PlanPro || rate.Limit != 3 || rate.Remaining != want ||
+				rate.Window != time.Minute || rate.Reset <= 0 || rate.Reset > time.Minute || rate.Exceeded() != (want < 0) {
+				t.Fatalf("request %d: %+v %+v %v", i+1, g, rate, err)
+			}
+		}
+		if _, rate, err := s.Tokens.Authorize(ctx, basic, limits); err != nil || rate.Limit != 2 || rate.Remaining != 1 {
+			t.Errorf("another client has its own budget: %+v %v", rate, err)
+		}
+		unknown, _ := newToken(t, "pc_pro", company, time.Hour)
+		if _, _, err := s.Tokens.Authorize(ctx, unknown, limits); !errors.Is(err, domain.ErrNotFound) {
+			t.Errorf("unknown token: %v", err)
+		}
+	})
+
 	t.Run("tokens expire", func(t *testing.T) {
 		s := newStores(t)
 		short, shortGrant := newToken(t, "pc_a", domain.NewCompanyID(), 300*time.Millisecond)

@@ -35,7 +35,9 @@ func Start(binary string, env ...string) (*Server, error) {
 	addr := ln.Addr().String()
 	_ = ln.Close()
 	s := &Server{URL: "http://" + addr, bin: binary}
-	s.Env = append(append(os.Environ(), "PRAXIS_HTTP_ADDR="+addr), env...)
+	// Load programs measure throughput: the per-client rate limits would cap it.
+	s.Env = append(append(os.Environ(), "PRAXIS_HTTP_ADDR="+addr,
+		"PRAXIS_RATE_LIMITS=basic=100000000/m,pro=100000000/m,enterprise=100000000/m"), env...)
 	s.Cmd = exec.Command(binary, "serve")
 	s.Cmd.Env = s.Env
 	s.Cmd.Stderr = os.Stderr

@@ -1,0 +1,58 @@
+package domain
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// RateLimit is how many resource requests one OAuth client may make in a window.
+type RateLimit struct {
+	Limit  int
+	Window time.Duration
+}
+
+// RateLimits are the limits by plan (CONTRACT §4).
+type RateLimits map[Plan]RateLimit
+
+// DefaultRateLimits: basic 600, pro 3000, enterprise 12000 requests a minute.
+const DefaultRateLimits = "basic=600/m,pro=3000/m,enterprise=12000/m"
+
+// ParseRateLimits reads "basic=600/m,pro=3000/m,enterprise=12000/m"; the
+// window is s, m or h. Every plan needs a limit.
+func ParseRateLimits(s string) (RateLimits, error) {
+	out := RateLimits{}
+	for _, part := range strings.Split(s, ",") {
+		name, spec, ok := strings.Cut(strings.TrimSpace(part), "=")
+		count, unit, ok2 := strings.Cut(spec, "/")
+		plan, err := ParsePlan(name)
+		n, nerr := strconv.Atoi(count)
+		window, werr := map[string]time.Duration{"s": time.Second, "m": time.Minute, "h": time.Hour}[unit]
+		if !ok || !ok2 || err != nil || nerr != nil || n < 1 || !werr {
+			return nil, fmt.Errorf("rate limit %q: want plan=N/s|m|h", part)
+		}
+		out[plan] = RateLimit{Limit: n, Window: window}
+	}
+	for _, p := range []Plan{PlanBasic, PlanPro, PlanEnterprise} {
+		if _, ok := out[p]; !ok {
+			return nil, fmt.Errorf("rate limits: no limit for the plan %s", p)
+		}
+	}
+	return out, nil
+}
+
+// RateState is a client's budget after counting one request.
+type RateState struct {
+	Limit     int
+	Window    time.Duration
+	Remaining int
+	// Reset is when the window ends and the budget is full again.
+	Reset time.Duration
+}
+
+// Exceeded reports whether the counted request was over the limit.
+func (r RateState) Exceeded() bool { return r.Remaining < 0 }
+
+// ResetSeconds rounds the reset up to whole seconds, at least 1.
+func (r RateState) ResetSeconds() int { return max(int((r.Reset+time.Second-1)/time.Second), 1) }
