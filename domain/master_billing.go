@@ -11,18 +11,34 @@ import (
 // share the amounts. Every amount a document states is checked against what
 // its lines compute, half up to cents per line (spec/sections.md §26–§28).
 
+// LineItem is one line of a bill: of a receipt as it stands, of an invoice with more.
+type LineItem struct {
+	Position        int      `json:"position" jsonschema:"required,minimum=1"`
+	Description     string   `json:"description" jsonschema:"required,maxLength=200,format=line,pattern=\\S"`
+	Code            *string  `json:"code" jsonschema:"maxLength=20,format=line"`
+	Quantity        Decimal  `json:"quantity" jsonschema:"required"`
+	UnitPrice       Money    `json:"unit_price" jsonschema:"required"`
+	DiscountPercent *Decimal `json:"discount_percent"`
+	TaxRate         Decimal  `json:"tax_rate" jsonschema:"required"`
+	NetAmount       Money    `json:"net_amount" jsonschema:"required"`
+}
+
+func (l *LineItem) amount(i int) lineAmount {
+	return lineAmount{at: "items[" + itoa(i) + "]", position: l.Position, quantity: l.Quantity, unitPrice: l.UnitPrice,
+		discount: l.DiscountPercent, taxRate: l.TaxRate, net: l.NetAmount}
+}
+
+func (l *LineItem) defaultDiscount() {
+	if l.DiscountPercent == nil {
+		l.DiscountPercent = ptr(Decimal("0"))
+	}
+}
+
 // BillingItem is one line of an invoice.
 type BillingItem struct {
-	Position            int      `json:"position" jsonschema:"required,minimum=1"`
-	Description         string   `json:"description" jsonschema:"required,maxLength=200,format=line,pattern=\\S"`
-	Code                *string  `json:"code" jsonschema:"maxLength=20,format=line"`
-	PerformedOn         *Date    `json:"performed_on"`
-	Quantity            Decimal  `json:"quantity" jsonschema:"required"`
-	UnitPrice           Money    `json:"unit_price" jsonschema:"required"`
-	DiscountPercent     *Decimal `json:"discount_percent"`
-	TaxRate             Decimal  `json:"tax_rate" jsonschema:"required"`
-	NetAmount           Money    `json:"net_amount" jsonschema:"required"`
-	MedicalFeeServiceID *UUID    `json:"medical_fee_service_id"`
+	LineItem
+	PerformedOn         *Date `json:"performed_on"`
+	MedicalFeeServiceID *UUID `json:"medical_fee_service_id"`
 }
 
 // TaxLine sums the items of one tax rate.
@@ -233,18 +249,15 @@ func billedServices(items []BillingItem, customer *CustomerID, status, docField 
 
 func billingLines(items []BillingItem) []lineAmount {
 	out := make([]lineAmount, len(items))
-	for i, it := range items {
-		out[i] = lineAmount{at: "items[" + itoa(i) + "]", position: it.Position, quantity: it.Quantity, unitPrice: it.UnitPrice,
-			discount: it.DiscountPercent, taxRate: it.TaxRate, net: it.NetAmount}
+	for i := range items {
+		out[i] = items[i].amount(i)
 	}
 	return out
 }
 
 func defaultDiscounts(items []BillingItem) {
 	for i := range items {
-		if items[i].DiscountPercent == nil {
-			items[i].DiscountPercent = ptr(Decimal("0"))
-		}
+		items[i].defaultDiscount()
 	}
 }
 
@@ -301,9 +314,7 @@ type PrintedDiagnosis struct {
 func (f *FeeNote) normalize(RuleContext) {
 	f.normalizeBase()
 	for i := range f.Items {
-		if f.Items[i].DiscountPercent == nil {
-			f.Items[i].DiscountPercent = ptr(Decimal("0"))
-		}
+		f.Items[i].defaultDiscount()
 	}
 }
 
@@ -346,7 +357,7 @@ type CashRevenue struct {
 	Kind                  string     `json:"kind" jsonschema:"required,enum=sale,enum=cancellation,enum=training,enum=zero_receipt,enum=deposit,enum=withdrawal"`
 	Status                string     `json:"status" jsonschema:"required,enum=paid,enum=cancelled"`
 	OccurredAt            DateTime   `json:"occurred_at" jsonschema:"required"`
-	Items                 []CashItem `json:"items" jsonschema:"required"`
+	Items                 []LineItem `json:"items" jsonschema:"required"`
 	Taxes                 []TaxLine  `json:"taxes" jsonschema:"required"`
 	NetTotal              Money      `json:"net_total" jsonschema:"required"`
 	TaxTotal              Money      `json:"tax_total" jsonschema:"required"`
@@ -362,36 +373,21 @@ type CashRevenue struct {
 	SignatureDeviceFailed *bool      `json:"signature_device_failed"`
 }
 
-// CashItem is a receipt line: an invoice line without performed_on and medical_fee_service_id.
-type CashItem struct {
-	Position        int      `json:"position" jsonschema:"required,minimum=1"`
-	Description     string   `json:"description" jsonschema:"required,maxLength=200,format=line,pattern=\\S"`
-	Code            *string  `json:"code" jsonschema:"maxLength=20,format=line"`
-	Quantity        Decimal  `json:"quantity" jsonschema:"required"`
-	UnitPrice       Money    `json:"unit_price" jsonschema:"required"`
-	DiscountPercent *Decimal `json:"discount_percent"`
-	TaxRate         Decimal  `json:"tax_rate" jsonschema:"required"`
-	NetAmount       Money    `json:"net_amount" jsonschema:"required"`
-}
-
 func (r *CashRevenue) normalize(RuleContext) {
 	defaultTo(&r.Currency, "EUR")
 	if r.SignatureDeviceFailed == nil {
 		r.SignatureDeviceFailed = ptr(false)
 	}
 	for i := range r.Items {
-		if r.Items[i].DiscountPercent == nil {
-			r.Items[i].DiscountPercent = ptr(Decimal("0"))
-		}
+		r.Items[i].defaultDiscount()
 	}
 }
 
 func (r *CashRevenue) check(_ RuleContext, errs *FieldErrors) {
 	negative := r.Kind == "cancellation" || r.Kind == "withdrawal"
 	lines := make([]lineAmount, len(r.Items))
-	for i, it := range r.Items {
-		lines[i] = lineAmount{at: "items[" + itoa(i) + "]", position: it.Position, quantity: it.Quantity, unitPrice: it.UnitPrice,
-			discount: it.DiscountPercent, taxRate: it.TaxRate, net: it.NetAmount}
+	for i := range r.Items {
+		lines[i] = r.Items[i].amount(i)
 	}
 	amounts{items: lines, taxes: r.Taxes, net: r.NetTotal, tax: r.TaxTotal, gross: r.GrossTotal,
 		allowNegative: negative, allowEmptyList: r.Kind != "sale"}.check(errs)

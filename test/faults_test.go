@@ -53,6 +53,17 @@ func waitForPort(t *testing.T, addr string) {
 	}
 }
 
+// serverWithOwnRedis is a server on the embedded database and a Redis of the
+// test's own, with a company and a patient.
+func serverWithOwnRedis(t *testing.T) (process, *server, company, int64) {
+	t.Helper()
+	redis, addr := startRedis(t)
+	b := backend{"embedded+redis", backends[0].databaseURL, func(*testing.T) string { return "redis://" + addr + "/0" }}
+	s := startServer(t, b)
+	c := s.newCompany(t, 1<<20)
+	return redis, s, c, s.newCustomer(t, c)
+}
+
 // startRedis runs a private redis-server on a free port.
 func startRedis(t *testing.T) (process, string) {
 	t.Helper()
@@ -145,11 +156,7 @@ func retryAfter(t *testing.T, h http.Header, what string) {
 // uploads go on, and all recovers when Redis does — without a restart.
 func TestRedisFrozenAndGone(t *testing.T) {
 	t.Parallel()
-	redis, addr := startRedis(t)
-	b := backend{"embedded+redis", backends[0].databaseURL, func(*testing.T) string { return "redis://" + addr + "/0" }}
-	s := startServer(t, b)
-	c := s.newCompany(t, 1<<20)
-	customer := s.newCustomer(t, c)
+	redis, s, c, customer := serverWithOwnRedis(t)
 	cl := s.newClient(t, c, "")
 	token := s.tokenFor(t, cl)
 

@@ -76,11 +76,7 @@ func TestForwardedForIsIgnoredFromUntrustedPeers(t *testing.T) {
 // reached — uploads need no token — and the gap is counted in /metrics.
 func TestUploadsWorkWithoutRedis(t *testing.T) {
 	t.Parallel()
-	redis, addr := startRedis(t)
-	b := backend{"embedded+redis", backends[0].databaseURL, func(*testing.T) string { return "redis://" + addr + "/0" }}
-	s := startServer(t, b)
-	c := s.newCompany(t, 1<<20)
-	customer := s.newCustomer(t, c)
+	redis, s, c, customer := serverWithOwnRedis(t)
 	redis.kill()
 	if r := s.upload(t, "/api/gdt/upload", gdtHeaders(c, customer), filePart("befund.pdf", pdfOfSize(100))); r.status != 200 {
 		t.Fatalf("upload without Redis: %d %q", r.status, r.Message)

@@ -227,36 +227,42 @@ func (v *validation) failFields(line int, err error) bool {
 	return true
 }
 
-func lines(r io.Reader) *bufio.Scanner {
+// eachLine calls fn with the number and the text of every non-blank line of r.
+func eachLine(r io.Reader, fn func(n int, raw []byte) error) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), maxImportLine)
-	return sc
+	for n := 1; sc.Scan(); n++ {
+		if raw := bytes.TrimSpace(sc.Bytes()); len(raw) > 0 {
+			if err := fn(n, raw); err != nil {
+				return err
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("read the import file: %w", err)
+	}
+	return nil
 }
 
 // declare is the first pass: which objects the file names, so that its
 // lines may reference each other in any order.
 func (v *validation) declare(src io.Reader) error {
-	sc := lines(src)
-	for n := 1; sc.Scan(); n++ {
-		raw := bytes.TrimSpace(sc.Bytes())
-		if len(raw) == 0 {
-			continue
-		}
+	return eachLine(src, func(n int, raw []byte) error {
 		var l importLine
 		if json.Unmarshal(raw, &l) != nil {
-			continue // reported by the second pass
+			return nil // reported by the second pass
 		}
 		k := domain.KindOf(l.Section)
 		id, ok := lineID(k, l.ID)
 		if k == nil || !ok {
-			continue
+			return nil
 		}
 		if v.declared[l.Section] == nil {
 			v.declared[l.Section] = map[declKey]declared{}
 		}
 		if first, dup := v.declared[l.Section][keyOf(id)]; dup {
 			v.fail(n, "id", fmt.Sprintf("is given twice (first on line %d)", first.line))
-			continue
+			return nil
 		}
 		d := declared{line: int32(n), deleted: l.Deleted}
 		if !l.Deleted {
@@ -274,11 +280,8 @@ func (v *validation) declare(src io.Reader) error {
 			}
 		}
 		v.declared[l.Section][keyOf(id)] = d
-	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("read the import file: %w", err)
-	}
-	return nil
+		return nil
+	})
 }
 
 // lineID reads a line's id in its section's one spelling.
@@ -317,27 +320,22 @@ func (v *validation) validate(ctx context.Context, src io.Reader, spool io.Write
 		batch = batch[:0]
 		return err
 	}
-	sc := lines(src)
-	for n := 1; sc.Scan(); n++ {
-		raw := bytes.TrimSpace(sc.Bytes())
-		if len(raw) == 0 {
-			continue
-		}
+	err := eachLine(src, func(n int, raw []byte) error {
 		var l importLine
 		dec := json.NewDecoder(bytes.NewReader(raw))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&l); err != nil {
 			v.fail(n, "", "is not one JSON object of section, id and data (or deleted)")
-			continue
+			return nil
 		}
 		if l.Section == "files" {
 			v.skippedFiles++
-			continue
+			return nil
 		}
 		k := domain.KindOf(l.Section)
 		if k == nil {
 			v.fail(n, "section", "names no section that can be imported")
-			continue
+			return nil
 		}
 		id, ok := lineID(k, l.ID)
 		if !ok {
@@ -346,24 +344,21 @@ func (v *validation) validate(ctx context.Context, src io.Reader, spool io.Write
 				want = "a customer number from 1 to 9999999999"
 			}
 			v.fail(n, "id", "must be "+want)
-			continue
+			return nil
 		}
 		if l.Deleted {
 			if len(l.Data) > 0 {
 				v.fail(n, "data", "a deletion carries no data")
-				continue
+				return nil
 			}
-			if err := enc.Encode(spooled{Line: n, Section: l.Section, ID: id, Deleted: true}); err != nil {
-				return err
-			}
-			continue
+			return enc.Encode(spooled{Line: n, Section: l.Section, ID: id, Deleted: true})
 		}
 		obj, err := k.DecodeImport(l.Data, v.rc)
 		if err != nil {
-			if !v.failFields(n, err) {
-				return err
+			if v.failFields(n, err) {
+				return nil
 			}
-			continue
+			return err
 		}
 		batch = append(batch, pending{line: n, obj: obj})
 		s := spooled{Line: n, Section: l.Section, ID: id, Payload: obj.JSON}
@@ -378,9 +373,10 @@ func (v *validation) validate(ctx context.Context, src io.Reader, spool io.Write
 				return err
 			}
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("read the import file: %w", err)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if err := flush(); err != nil {
 		return err

@@ -4,9 +4,11 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
+	"flag"
 	"fmt"
 	"net/url"
 	"os"
+	"path/filepath"
 
 	"github.com/uptrace/bun/driver/pgdriver"
 )
@@ -39,4 +41,56 @@ func FreshDatabase(base string) (string, func(), error) {
 		_, _ = admin.Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)")
 		_ = admin.Close()
 	}, nil
+}
+
+// Deployment is a server on a fresh PostgreSQL database, Redis and a
+// temporary blob directory.
+type Deployment struct {
+	*Server
+	DatabaseURL string
+	// Dir holds the blobs under Dir/files and whatever else the program writes.
+	Dir     string
+	cleanup []func()
+}
+
+// OnPostgres starts binary on a fresh database of the server at pgURL, on
+// Redis at redisURL and local files. Close stops it and removes what it made.
+func OnPostgres(binary, pgURL, redisURL string) (*Deployment, error) {
+	dbURL, drop, err := FreshDatabase(pgURL)
+	if err != nil {
+		return nil, err
+	}
+	d := &Deployment{DatabaseURL: dbURL, cleanup: []func(){drop}}
+	if d.Dir, err = os.MkdirTemp("", "praxis-bench-"); err != nil {
+		d.Close()
+		return nil, err
+	}
+	d.cleanup = append(d.cleanup, func() { _ = os.RemoveAll(d.Dir) })
+	d.Server, err = Start(binary, "PRAXIS_DATABASE_URL="+dbURL, "PRAXIS_REDIS_URL="+redisURL, "PRAXIS_BLOB_URL=file://"+filepath.Join(d.Dir, "files"))
+	if err != nil {
+		d.Close()
+		return nil, err
+	}
+	d.cleanup = append(d.cleanup, d.Stop)
+	return d, nil
+}
+
+// Close stops the server and removes the database and the directory.
+func (d *Deployment) Close() {
+	for i := len(d.cleanup) - 1; i >= 0; i-- {
+		d.cleanup[i]()
+	}
+}
+
+// Target is where a load program runs: the binary, the PostgreSQL server and Redis.
+type Target struct{ Binary, Postgres, Redis *string }
+
+// TargetFlags declares the flags every load program on PostgreSQL takes.
+func TargetFlags() Target {
+	return Target{
+		Binary: flag.String("binary", "bin/praxis", "the praxis binary"),
+		Postgres: flag.String("postgres", EnvOr("PRAXIS_TEST_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"),
+			"PostgreSQL server (a fresh database is created on it)"),
+		Redis: flag.String("redis", EnvOr("PRAXIS_TEST_REDIS_URL", "redis://127.0.0.1:6379/0"), "Redis server"),
+	}
 }

@@ -32,38 +32,27 @@ import (
 )
 
 func main() {
-	binary := flag.String("binary", "bin/praxis", "the praxis binary")
-	pgURL := flag.String("postgres", benchserver.EnvOr("PRAXIS_TEST_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"), "PostgreSQL server (a fresh database is created on it)")
-	redisURL := flag.String("redis", benchserver.EnvOr("PRAXIS_TEST_REDIS_URL", "redis://127.0.0.1:6379/0"), "Redis server")
+	target := benchserver.TargetFlags()
 	lines := flag.Int("lines", 1_000_000, "import lines")
 	minLines := flag.Float64("min-lines-per-second", 10_000, "target: import lines/s")
 	maxRSS := flag.Float64("max-import-rss-mb", 200, "target: the importer's peak RSS")
 	minRatio := flag.Float64("min-download-ratio", 0.5, "target: download MB/s over reading the blob from disk")
 	maxGrowth := flag.Float64("max-rss-growth-mb", 64, "target: server RSS growth under 16 parallel 15 MiB downloads")
 	flag.Parse()
-	if err := run(*binary, *pgURL, *redisURL, *lines, *minLines, *maxRSS, *minRatio, *maxGrowth); err != nil {
+	if err := run(*target.Binary, *target.Postgres, *target.Redis, *lines, *minLines, *maxRSS, *minRatio, *maxGrowth); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
 func run(binary, pgURL, redisURL string, lines int, minLines, maxRSS, minRatio, maxGrowth float64) error {
-	dbURL, drop, err := benchserver.FreshDatabase(pgURL)
+	srv, err := benchserver.OnPostgres(binary, pgURL, redisURL)
 	if err != nil {
 		return err
 	}
-	defer drop()
-	dir, err := os.MkdirTemp("", "praxis-bench-")
-	if err != nil {
-		return err
-	}
-	defer func() { _ = os.RemoveAll(dir) }()
+	defer srv.Close()
+	dir := srv.Dir
 	blobs := filepath.Join(dir, "files")
-	srv, err := benchserver.Start(binary, "PRAXIS_DATABASE_URL="+dbURL, "PRAXIS_REDIS_URL="+redisURL, "PRAXIS_BLOB_URL=file://"+blobs)
-	if err != nil {
-		return err
-	}
-	defer srv.Stop()
 	company, err := srv.NewCompany(1 << 30)
 	if err != nil {
 		return err
@@ -77,7 +66,7 @@ func run(binary, pgURL, redisURL string, lines int, minLines, maxRSS, minRatio, 
 
 	rate, rss := 0.0, 0.0
 	if lines > 0 {
-		if rate, rss, err = importRun(binary, srv, company.ID, customer.ID, dir, lines); err != nil {
+		if rate, rss, err = importRun(binary, srv.Server, company.ID, customer.ID, dir, lines); err != nil {
 			return err
 		}
 		fmt.Printf("import of %d lines: %.0f lines/s (target ≥ %.0f); importer peak RSS %.0f MB (target < %.0f)\n", lines, rate, minLines, rss, maxRSS)

@@ -29,37 +29,25 @@ import (
 )
 
 func main() {
-	binary := flag.String("binary", "bin/praxis", "the praxis binary")
-	pgURL := flag.String("postgres", benchserver.EnvOr("PRAXIS_TEST_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"), "PostgreSQL server (a fresh database is created on it)")
-	redisURL := flag.String("redis", benchserver.EnvOr("PRAXIS_TEST_REDIS_URL", "redis://127.0.0.1:6379/0"), "Redis server")
+	target := benchserver.TargetFlags()
 	concurrency := flag.Int("concurrency", 32, "requests in flight at once")
 	phase := flag.Duration("phase", 2*time.Second, "length of one measured phase")
 	rounds := flag.Int("rounds", 3, "alternating rounds of /livez and GET company")
 	minRatio := flag.Float64("min-ratio", 0.5, "target: authenticated GET company rate over /livez rate")
 	maxRedis := flag.Float64("max-redis-per-request", 1, "target: Redis round trips per authenticated request")
 	flag.Parse()
-	if err := run(*binary, *pgURL, *redisURL, *concurrency, *phase, *rounds, *minRatio, *maxRedis); err != nil {
+	if err := run(*target.Binary, *target.Postgres, *target.Redis, *concurrency, *phase, *rounds, *minRatio, *maxRedis); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
 func run(binary, pgURL, redisURL string, concurrency int, phase time.Duration, rounds int, minRatio, maxRedis float64) error {
-	dbURL, drop, err := benchserver.FreshDatabase(pgURL)
+	srv, err := benchserver.OnPostgres(binary, pgURL, redisURL)
 	if err != nil {
 		return err
 	}
-	defer drop()
-	dir, err := os.MkdirTemp("", "praxis-bench-")
-	if err != nil {
-		return err
-	}
-	defer func() { _ = os.RemoveAll(dir) }()
-	srv, err := benchserver.Start(binary, "PRAXIS_DATABASE_URL="+dbURL, "PRAXIS_REDIS_URL="+redisURL, "PRAXIS_BLOB_URL=file://"+dir)
-	if err != nil {
-		return err
-	}
-	defer srv.Stop()
+	defer srv.Close()
 	opts, err := redis.ParseURL(redisURL)
 	if err != nil {
 		return err

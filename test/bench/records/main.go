@@ -36,36 +36,25 @@ import (
 )
 
 func main() {
-	binary := flag.String("binary", "bin/praxis", "the praxis binary")
-	pgURL := flag.String("postgres", benchserver.EnvOr("PRAXIS_TEST_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"), "PostgreSQL server (a fresh database is created on it)")
-	redisURL := flag.String("redis", benchserver.EnvOr("PRAXIS_TEST_REDIS_URL", "redis://127.0.0.1:6379/0"), "Redis server")
+	target := benchserver.TargetFlags()
 	rows := flag.Int("rows", 1_000_000, "notes loaded")
 	samples := flag.Int("samples", 300, "page requests timed at each depth")
 	maxDepthRatio := flag.Float64("max-depth-ratio", 1.2, "target: deep page latency over shallow page latency")
 	minSyncRatio := flag.Float64("min-sync-ratio", 0.25, "target: API sync rows/s over COPY rows/s")
 	flag.Parse()
-	if err := run(*binary, *pgURL, *redisURL, *rows, *samples, *maxDepthRatio, *minSyncRatio); err != nil {
+	if err := run(*target.Binary, *target.Postgres, *target.Redis, *rows, *samples, *maxDepthRatio, *minSyncRatio); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
 func run(binary, pgURL, redisURL string, rows, samples int, maxDepthRatio, minSyncRatio float64) error {
-	dbURL, drop, err := benchserver.FreshDatabase(pgURL)
+	srv, err := benchserver.OnPostgres(binary, pgURL, redisURL)
 	if err != nil {
 		return err
 	}
-	defer drop()
-	dir, err := os.MkdirTemp("", "praxis-bench-")
-	if err != nil {
-		return err
-	}
-	defer func() { _ = os.RemoveAll(dir) }()
-	srv, err := benchserver.Start(binary, "PRAXIS_DATABASE_URL="+dbURL, "PRAXIS_REDIS_URL="+redisURL, "PRAXIS_BLOB_URL=file://"+dir)
-	if err != nil {
-		return err
-	}
-	defer srv.Stop()
+	defer srv.Close()
+	dbURL := srv.DatabaseURL
 	company, err := srv.NewCompany(1 << 30)
 	if err != nil {
 		return err
