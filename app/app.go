@@ -126,6 +126,7 @@ var UseCases = fx.Module("usecases",
 		fx.Annotate(usecase.NewOAuth, fx.As(new(ports.Authorizer))),
 		fx.Annotate(usecase.NewCompanies, fx.As(new(ports.CompanyProfiles))),
 		fx.Annotate(usecase.NewRecords, fx.As(new(ports.Records))),
+		usecase.NewMaintenance,
 	),
 )
 
@@ -151,7 +152,7 @@ var HTTP = fx.Module("http",
 		asSection(httpapi.NewFilesSection),
 		fx.Annotate(httpapi.New, fx.ParamTags(``, `group:"routes"`)),
 	),
-	fx.Invoke(serveHTTP),
+	fx.Invoke(serveHTTP, startSweeper),
 )
 
 func asHealthCheck(f any) any {

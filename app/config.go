@@ -41,6 +41,9 @@ type Config struct {
 	// BlobMinFree is the free space a file:// blob store needs for /readyz to
 	// answer 200 (default 256 MiB: a little more than the largest request).
 	BlobMinFree int64 `env:"PRAXIS_BLOB_MIN_FREE" envDefault:"268435456"`
+	// SweepInterval is how often the embedded mode deletes crash leftovers
+	// in the blob store (0: never; with a shared database the chart's CronJob does).
+	SweepInterval time.Duration `env:"PRAXIS_SWEEP_INTERVAL" envDefault:"1h"`
 	// RateLimits are the resource API's limits per OAuth client by plan.
 	RateLimits string `env:"PRAXIS_RATE_LIMITS" envDefault:"basic=600/m,pro=3000/m,enterprise=12000/m"`
 	// TrustedProxies are the addresses (CIDR ranges or single addresses,

@@ -70,3 +70,38 @@ func TestSweepDeletesOnlyOldOrphans(t *testing.T) {
 		}
 	})
 }
+
+// TestEmbeddedModeSweepsInProcess: on SQLite the server itself deletes old
+// orphans every PRAXIS_SWEEP_INTERVAL; recorded files stay.
+func TestEmbeddedModeSweepsInProcess(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, backends[0], "PRAXIS_SWEEP_INTERVAL=200ms")
+	c := s.newCompany(t, mib)
+	customer := s.newCustomer(t, c)
+	r := s.upload(t, "/api/gdt/upload", gdtHeaders(c, customer), filePart("befund.pdf", pdfOfSize(1000)))
+	if r.status != 200 {
+		t.Fatalf("upload: %d", r.status)
+	}
+	old := time.Now().Add(-2 * time.Hour)
+	kept := filepath.Join(s.blobDir, c.ID, r.Files[0].ID)
+	orphan := filepath.Join(s.blobDir, c.ID, "55555555-5555-4555-8555-555555555555")
+	if err := os.WriteFile(orphan, []byte("orphan"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{kept, orphan} {
+		if err := os.Chtimes(p, old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if _, err := os.Stat(orphan); os.IsNotExist(err) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the server did not sweep the old orphan")
+		}
+	}
+	if _, err := os.Stat(kept); err != nil {
+		t.Errorf("the recorded file was swept: %v", err)
+	}
+}

@@ -179,6 +179,9 @@ func TestManifests(t *testing.T) {
 					pods = append(pods, manifest(o.get("spec", "template", "spec").(map[string]any)))
 				}
 			}
+			for _, o := range objs["CronJob"] {
+				pods = append(pods, manifest(o.get("spec", "jobTemplate", "spec", "template", "spec").(map[string]any)))
+			}
 			for _, pod := range pods {
 				if pod.get("securityContext", "runAsNonRoot") != true || pod.get("securityContext", "runAsUser") == 0 {
 					t.Errorf("pod security context %v lets a container run as root", pod.get("securityContext"))
@@ -202,6 +205,9 @@ func TestManifests(t *testing.T) {
 				// The embedded mode: one pod migrates itself, no Job, data on an emptyDir.
 				if len(objs["Job"]) != 0 || config.str("data", "PRAXIS_AUTO_MIGRATE") != "true" {
 					t.Errorf("default values: %d Jobs, PRAXIS_AUTO_MIGRATE %q", len(objs["Job"]), config.str("data", "PRAXIS_AUTO_MIGRATE"))
+				}
+				if len(objs["CronJob"]) != 0 {
+					t.Error("the embedded mode sweeps in process, yet the chart renders a sweep CronJob")
 				}
 			default:
 				jobs := objs["Job"]
@@ -239,6 +245,18 @@ func TestManifests(t *testing.T) {
 				secretRef := job.str("spec", "template", "spec", "containers", 0, "envFrom", 0, "secretRef", "name")
 				if existing && secretRef != "praxis-connections" || !existing && secretRef != "praxis-migrate" {
 					t.Errorf("the Job reads Secret %q", secretRef)
+				}
+				// Shared storage: crash leftovers are swept by a CronJob on the deployment's Secret.
+				if len(objs["CronJob"]) != 1 {
+					t.Fatalf("%d CronJobs, want the sweep", len(objs["CronJob"]))
+				}
+				sweep := objs["CronJob"][0]
+				args := sweep.get("spec", "jobTemplate", "spec", "template", "spec", "containers", 0, "args")
+				if fmt.Sprint(args) != "[admin blobs sweep --older-than 1h --json]" || sweep.str("spec", "concurrencyPolicy") != "Forbid" {
+					t.Errorf("the sweep runs %v (%s)", args, sweep.str("spec", "concurrencyPolicy"))
+				}
+				if ref := sweep.str("spec", "jobTemplate", "spec", "template", "spec", "containers", 0, "envFrom", 0, "secretRef", "name"); existing && ref != "praxis-connections" || !existing && ref != "praxis" {
+					t.Errorf("the sweep reads Secret %q", ref)
 				}
 			}
 

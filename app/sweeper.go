@@ -1,0 +1,60 @@
+package app
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"time"
+
+	"go.uber.org/fx"
+
+	"github.com/praxis-health/praxis/app/usecase"
+)
+
+// sweepAge is how old an orphan must be before the in-process sweep deletes it.
+const sweepAge = time.Hour
+
+// startSweeper runs the orphan sweep in process every PRAXIS_SWEEP_INTERVAL
+// in the embedded mode (SQLite: this process alone owns the data). With a
+// shared database the chart's CronJob runs `praxis admin blobs sweep` instead,
+// so that replicas do not sweep side by side.
+func startSweeper(lc fx.Lifecycle, cfg Config, m *usecase.Maintenance, logger *slog.Logger) {
+	if cfg.SweepInterval <= 0 || !strings.HasPrefix(cfg.DatabaseURL, "sqlite:") {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	lc.Append(fx.Hook{
+		OnStart: func(context.Context) error {
+			go func() {
+				defer close(done)
+				ticker := time.NewTicker(cfg.SweepInterval)
+				defer ticker.Stop()
+				for {
+					select {
+					case <-ctx.Done():
+						return
+					case <-ticker.C:
+						report, err := m.SweepOrphans(ctx, sweepAge)
+						if err != nil {
+							logger.Warn("orphan sweep failed", "error", err.Error())
+							continue
+						}
+						if report.Deleted > 0 {
+							logger.Info("orphans swept", "deleted", report.Deleted, "bytes", report.DeletedBytes)
+						}
+					}
+				}
+			}()
+			return nil
+		},
+		OnStop: func(stop context.Context) error {
+			cancel()
+			select {
+			case <-done:
+			case <-stop.Done():
+			}
+			return nil
+		},
+	})
+}
