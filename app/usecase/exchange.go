@@ -96,7 +96,7 @@ type importLine struct {
 
 // declared is what the file says of one object, for references between its lines.
 type declared struct {
-	line     int32
+	line     int
 	deleted  bool
 	customer int64
 }
@@ -264,7 +264,7 @@ func (v *validation) declare(src io.Reader) error {
 			v.fail(n, "id", fmt.Sprintf("is given twice (first on line %d)", first.line))
 			return nil
 		}
-		d := declared{line: int32(n), deleted: l.Deleted}
+		d := declared{line: n, deleted: l.Deleted}
 		if !l.Deleted {
 			var fields map[string]any
 			if json.Unmarshal(l.Data, &fields) == nil {
