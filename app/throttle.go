@@ -28,8 +28,8 @@ func observedAttempts(inner ports.AttemptCounter, tel *telemetry.Telemetry) port
 	return failOpenCounter{AttemptCounter: inner, unavailable: c}
 }
 
-func (f failOpenCounter) Lockout(ctx context.Context, subject string) (time.Duration, error) {
-	d, err := f.AttemptCounter.Lockout(ctx, subject)
+func (f failOpenCounter) Lockout(ctx context.Context, subjects ...string) (time.Duration, error) {
+	d, err := f.AttemptCounter.Lockout(ctx, subjects...)
 	if err != nil {
 		f.unavailable.Add(context.WithoutCancel(ctx), 1)
 	}

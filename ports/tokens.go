@@ -37,8 +37,9 @@ type TokenStore interface {
 // AttemptCounter counts failed secrets per subject (a client id, a company's
 // upload secret) in the token store, so that every replica sees the same count.
 type AttemptCounter interface {
-	// Lockout returns how long subject stays locked; zero when it is not.
-	Lockout(ctx context.Context, subject string) (time.Duration, error)
+	// Lockout returns how long the longest-locked of subjects stays locked
+	// (zero when none is), in one round trip.
+	Lockout(ctx context.Context, subjects ...string) (time.Duration, error)
 	// Fail counts one failure of subject under policy and returns the lockout
 	// now in force: non-zero once policy.MaxFailures failures fell in one window.
 	Fail(ctx context.Context, subject string, policy domain.LockoutPolicy) (time.Duration, error)

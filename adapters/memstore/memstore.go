@@ -209,15 +209,16 @@ func (a *attempt) idle(now time.Time) bool {
 	return !now.Before(a.windowEnd) && !now.Before(a.lockedUntil)
 }
 
-func (s *Store) Lockout(_ context.Context, subject string) (time.Duration, error) {
+func (s *Store) Lockout(_ context.Context, subjects ...string) (time.Duration, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if a, ok := s.attempts[subject]; ok {
-		if wait := a.lockedUntil.Sub(s.now()); wait > 0 {
-			return wait, nil
+	var longest time.Duration
+	for _, subject := range subjects {
+		if a, ok := s.attempts[subject]; ok {
+			longest = max(longest, a.lockedUntil.Sub(s.now()))
 		}
 	}
-	return 0, nil
+	return longest, nil
 }
 
 func (s *Store) Fail(_ context.Context, subject string, policy domain.LockoutPolicy) (time.Duration, error) {

@@ -54,16 +54,17 @@ func Open(rawURL string) (*redis.Client, error) {
 		return nil, fmt.Errorf("PRAXIS_REDIS_URL: %w", err)
 	}
 	// Bounded waits: a frozen Redis answers 503 within seconds instead of
-	// holding requests (go-redis defaults: 5 s dial, 3 s reads, 3 retries).
-	// The URL's own dial_timeout, read_timeout, write_timeout, max_retries win.
+	// holding requests (go-redis defaults: 5 s dial, 3 s reads, 3 retries;
+	// our commands take well under a millisecond). The URL's own
+	// dial_timeout, read_timeout, write_timeout, max_retries win.
 	if opts.DialTimeout == 0 {
-		opts.DialTimeout = 2 * time.Second
+		opts.DialTimeout = time.Second
 	}
 	if opts.ReadTimeout == 0 {
-		opts.ReadTimeout = 2 * time.Second
+		opts.ReadTimeout = time.Second
 	}
 	if opts.WriteTimeout == 0 {
-		opts.WriteTimeout = 2 * time.Second
+		opts.WriteTimeout = time.Second
 	}
 	if opts.MaxRetries == 0 {
 		opts.MaxRetries = 1
@@ -227,12 +228,21 @@ func (s *Store) RevokeClient(ctx context.Context, client domain.ClientID) error 
 	return nil
 }
 
-func (s *Store) Lockout(ctx context.Context, subject string) (time.Duration, error) {
-	ttl, err := s.rdb.PTTL(ctx, s.prefix+"lockout:"+subject).Result()
+func (s *Store) Lockout(ctx context.Context, subjects ...string) (time.Duration, error) {
+	cmds, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, subject := range subjects {
+			p.PTTL(ctx, s.prefix+"lockout:"+subject)
+		}
+		return nil
+	})
 	if err != nil {
 		return 0, domain.Unavailable(fmt.Errorf("redis: read lockout: %w", err))
 	}
-	return max(ttl, 0), nil // -2: no key, -1: no expiry (never set so)
+	var longest time.Duration
+	for _, c := range cmds {
+		longest = max(longest, c.(*redis.DurationCmd).Val()) // -2: no key, -1: no expiry (never set so)
+	}
+	return longest, nil
 }
 
 var failScript = redis.NewScript(`

@@ -181,6 +181,9 @@ func RunTokenStoreSuite(t *testing.T, newStores func(t *testing.T) TokenStores) 
 		if wait, _ := s.Attempts.Lockout(ctx, subject); wait <= 0 || wait > policy.Lockout {
 			t.Errorf("locked subject: lockout %v, want (0, %v]", wait, policy.Lockout)
 		}
+		if wait, err := s.Attempts.Lockout(ctx, other, subject); err != nil || wait <= 0 || wait > policy.Lockout {
+			t.Errorf("several subjects, one locked: %s %v, want the locked one's wait", wait, err)
+		}
 		if wait, _ := s.Attempts.Lockout(ctx, other); wait != 0 {
 			t.Errorf("another subject is locked out for %v", wait)
 		}
