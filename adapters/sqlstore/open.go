@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/pgdialect"
@@ -24,7 +25,10 @@ import (
 func Open(databaseURL string) (*bun.DB, error) {
 	switch {
 	case strings.HasPrefix(databaseURL, "postgres://"), strings.HasPrefix(databaseURL, "postgresql://"):
-		sqldb := sql.OpenDB(pgdriver.NewConnector(pgdriver.WithDSN(databaseURL)))
+		// Bounded waits: a frozen or unreachable database fails a request in
+		// seconds (then 503), never holds it. The URL's own settings win.
+		sqldb := sql.OpenDB(pgdriver.NewConnector(pgdriver.WithDialTimeout(5*time.Second), pgdriver.WithReadTimeout(10*time.Second),
+			pgdriver.WithWriteTimeout(5*time.Second), pgdriver.WithDSN(databaseURL)))
 		sqldb.SetMaxOpenConns(20)
 		sqldb.SetMaxIdleConns(20)
 		return bun.NewDB(sqldb, pgdialect.New()), nil
