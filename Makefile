@@ -47,6 +47,7 @@ bench: build
 ## fuzz: run each fuzz target for FUZZTIME (their seed corpora run in `make test`)
 fuzz:
 	$(GO) test -run=NONE -fuzz=FuzzParseUploadHeaders -fuzztime=$(FUZZTIME) ./domain/
+	$(GO) test -run=NONE -fuzz=FuzzParseGDT -fuzztime=$(FUZZTIME) ./domain/
 	$(GO) test -run=NONE -fuzz=FuzzUploadHandler -fuzztime=$(FUZZTIME) ./adapters/httpapi/
 	$(GO) test -run=NONE -fuzz=FuzzTokenEndpoint -fuzztime=$(FUZZTIME) ./adapters/httpapi/
 

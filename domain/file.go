@@ -27,6 +27,16 @@ func ParseFileID(s string) (FileID, error) {
 
 func (id FileID) String() string { return uuid.UUID(id).String() }
 
+// MarshalText writes the canonical form (related_file_ids are stored as JSON).
+func (id FileID) MarshalText() ([]byte, error) { return []byte(id.String()), nil }
+
+// UnmarshalText reads the canonical form.
+func (id *FileID) UnmarshalText(b []byte) error {
+	u, err := uuid.ParseBytes(b)
+	*id = FileID(u)
+	return err
+}
+
 // Source says through which door a file came in.
 type Source struct{ slug string }
 
@@ -62,8 +72,12 @@ type File struct {
 	Source      Source
 	Category    string
 	Description *string
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
+	// GDT is the examination a GDT file describes; nil for other formats.
+	GDT *GDTInfo
+	// RelatedFileIDs link the files of one request that a GDT file references (6305).
+	RelatedFileIDs []FileID
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
 }
 
 // FileCategories are the categories a file may be filed under; "other" by default.
@@ -71,24 +85,62 @@ var FileCategories = []string{"report", "image", "lab", "letter", "other"}
 
 // FileView is a file as the Files section answers it (spec/sections.md §11).
 type FileView struct {
-	ID          string  `json:"id"`
-	CustomerID  int64   `json:"customer_id"`
-	Name        string  `json:"name"`
-	ContentType string  `json:"content_type"`
-	Size        int64   `json:"size"`
-	SHA256      string  `json:"sha256"`
-	Source      string  `json:"source"`
-	Category    string  `json:"category"`
-	Description *string `json:"description"`
-	CreatedAt   string  `json:"created_at"`
-	UpdatedAt   string  `json:"updated_at"`
+	ID             string   `json:"id"`
+	CustomerID     int64    `json:"customer_id"`
+	Name           string   `json:"name"`
+	ContentType    string   `json:"content_type"`
+	Size           int64    `json:"size"`
+	SHA256         string   `json:"sha256"`
+	Source         string   `json:"source"`
+	Category       string   `json:"category"`
+	Description    *string  `json:"description"`
+	GDT            *GDTInfo `json:"gdt"`
+	RelatedFileIDs []string `json:"related_file_ids"`
+	CreatedAt      string   `json:"created_at"`
+	UpdatedAt      string   `json:"updated_at"`
 }
 
 // View is the file's answer.
 func (f File) View() FileView {
 	return FileView{ID: f.ID.String(), CustomerID: int64(f.CustomerID), Name: f.Name, ContentType: f.ContentType, Size: f.Size,
 		SHA256: hex.EncodeToString(f.SHA256), Source: f.Source.String(), Category: f.Category, Description: f.Description,
+		GDT: f.GDT, RelatedFileIDs: related(f.RelatedFileIDs),
 		CreatedAt: f.CreatedAt.UTC().Format(time.RFC3339), UpdatedAt: f.UpdatedAt.UTC().Format(time.RFC3339)}
+}
+
+func related(ids []FileID) []string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = id.String()
+	}
+	return out
+}
+
+// LinkReferencedFiles links the files of one request that a GDT file
+// references by base name (case-insensitive): related_file_ids on both sides.
+func LinkReferencedFiles(files []File) {
+	for i := range files {
+		if files[i].GDT == nil {
+			continue
+		}
+		for _, ref := range files[i].GDT.ReferencedFiles {
+			for j := range files {
+				if j != i && strings.EqualFold(files[j].Name, ref) {
+					files[i].RelatedFileIDs = appendOnce(files[i].RelatedFileIDs, files[j].ID)
+					files[j].RelatedFileIDs = appendOnce(files[j].RelatedFileIDs, files[i].ID)
+				}
+			}
+		}
+	}
+}
+
+func appendOnce(ids []FileID, id FileID) []FileID {
+	for _, e := range ids {
+		if e == id {
+			return ids
+		}
+	}
+	return append(ids, id)
 }
 
 // StorageKeyFor places a file's bytes under its company, so that one company's

@@ -26,6 +26,8 @@ var (
 	ErrInsufficientStorage = errors.New("insufficient storage")
 	ErrTooManyFiles        = errors.New("too many files")
 	ErrMalformedUpload     = errors.New("malformed upload")
+	// ErrPatientMismatch: a GDT part's field 3000 names another patient than the customer header (CONTRACT §7).
+	ErrPatientMismatch = errors.New("patient mismatch")
 )
 
 // UploadRefusal is a failed upload check with the value the client sent.
@@ -56,6 +58,8 @@ func (r *UploadRefusal) Error() string {
 		return "Unzureichender freier Speicherplatz."
 	case errors.Is(r.Reason, ErrTooManyFiles):
 		return "Zu viele Dateien. (Maximal 20 Dateien sind erlaubt)"
+	case errors.Is(r.Reason, ErrPatientMismatch):
+		return "Die Patientennummer der GDT-Datei passt nicht zum Kunden: [" + r.Value + "]"
 	default:
 		return "Ungültige Anfrage: der Inhalt ist kein vollständiges multipart/form-data."
 	}

@@ -1,6 +1,7 @@
 package test
 
 import (
+	"fmt"
 	"bytes"
 	"image"
 	"image/color"
@@ -43,9 +44,10 @@ func dicomFile() []byte {
 	return b
 }
 
-// gdtFile is a GDT 2.1 record with ISO-8859-15 umlauts (ü is 0xFC).
-func gdtFile() []byte {
-	return []byte("01380006310\r\n014810000204\r\n0173000002345\r\n0193101M\xfcller\r\n")
+// gdtFile is a GDT 2.1 record about customer with ISO-8859-15 umlauts (ü is 0xFC);
+// its 3000 carries leading zeros, as exports often do.
+func gdtFile(customer int64) []byte {
+	return []byte(fmt.Sprintf("01380006310\r\n014810000204\r\n0173000%06d\r\n0193101M\xfcller\r\n", customer))
 }
 
 // executable is a format praxis does not store.

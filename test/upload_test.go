@@ -22,7 +22,7 @@ func TestUploadStoresEveryAcceptedFormat(t *testing.T) {
 			filePart("bild.png", pngImage(t)),
 			{field: "file[]", filename: "foto.jpg", content: jpegImage(t)},
 			filePart("us.dcm", dicomFile()),
-			filePart("export.gdt", gdtFile()),
+			filePart("export.gdt", gdtFile(customer)),
 			filePart("notiz.txt", []byte("Blutdruck 120/80\n")),
 			filePart("daten.xml", []byte(`<?xml version="1.0"?><befund/>`)),
 			filePart("virus.exe", executable()),

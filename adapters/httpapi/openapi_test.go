@@ -71,9 +71,10 @@ func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
 		t.Error("the lockout message is not in the document")
 	}
 	for _, reason := range []error{domain.ErrCompanyForbidden, domain.ErrSecretInvalid, domain.ErrCustomerNotFound, domain.ErrCustomerOfOther,
-		domain.ErrNoFile, domain.ErrFileTooLarge, domain.ErrInsufficientStorage, domain.ErrTooManyFiles, domain.ErrMalformedUpload} {
+		domain.ErrNoFile, domain.ErrFileTooLarge, domain.ErrInsufficientStorage, domain.ErrTooManyFiles, domain.ErrMalformedUpload, domain.ErrPatientMismatch} {
 		msg := (&domain.UploadRefusal{Reason: reason}).Error()
 		msg = strings.ReplaceAll(strings.ReplaceAll(msg, "UUID forbidden: []", "UUID forbidden: [<company as sent>]"), "Customer not found: []", "Customer not found: [<customer as sent>]")
+		msg = strings.ReplaceAll(msg, "zum Kunden: []", "zum Kunden: [<3000 as sent>]")
 		if !strings.Contains(string(raw), msg) {
 			t.Errorf("message %q is not in the document", msg)
 		}

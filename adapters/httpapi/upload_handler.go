@@ -3,7 +3,6 @@ package httpapi
 import (
 	"bufio"
 	"context"
-	"encoding/hex"
 	"errors"
 	"io"
 	"mime"
@@ -66,11 +65,13 @@ func (h *Uploads) Register(app fiber.Router) {
 }
 
 type uploadedFile struct {
-	ID          string `json:"id"`
-	Name        string `json:"name"`
-	Size        int64  `json:"size"`
-	ContentType string `json:"content_type"`
-	SHA256      string `json:"sha256"`
+	ID             string          `json:"id"`
+	Name           string          `json:"name"`
+	Size           int64           `json:"size"`
+	ContentType    string          `json:"content_type"`
+	SHA256         string          `json:"sha256"`
+	GDT            *domain.GDTInfo `json:"gdt"`
+	RelatedFileIDs []string        `json:"related_file_ids"`
 }
 
 type skippedFile struct {
@@ -137,8 +138,9 @@ func (h *Uploads) upload(c *fiber.Ctx, source domain.Source) error {
 func toUploadResponse(r ports.UploadResult) uploadResponse {
 	resp := uploadResponse{Status: "success", Files: []uploadedFile{}, Skipped: []skippedFile{}}
 	for _, f := range r.Files {
+		v := f.View()
 		resp.Files = append(resp.Files, uploadedFile{
-			ID: f.ID.String(), Name: f.Name, Size: f.Size, ContentType: f.ContentType, SHA256: hex.EncodeToString(f.SHA256),
+			ID: v.ID, Name: v.Name, Size: v.Size, ContentType: v.ContentType, SHA256: v.SHA256, GDT: v.GDT, RelatedFileIDs: v.RelatedFileIDs,
 		})
 	}
 	for _, s := range r.Skipped {

@@ -2,6 +2,8 @@ package sqlstore
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/google/uuid"
@@ -26,6 +28,8 @@ type fileRow struct {
 	Category    string     `bun:"category"`
 	Description *string    `bun:"description"`
 	Change      int64      `bun:"change"`
+	GDT         *string    `bun:"gdt"`
+	Related     string     `bun:"related_file_ids"`
 	CreatedAt   time.Time  `bun:"created_at"`
 	UpdatedAt   time.Time  `bun:"updated_at"`
 	DeletedAt   *time.Time `bun:"deleted_at"`
@@ -36,7 +40,19 @@ func (r fileRow) toDomain() (domain.File, error) {
 	if err != nil {
 		return domain.File{}, err
 	}
+	var info *domain.GDTInfo
+	if r.GDT != nil {
+		info = &domain.GDTInfo{}
+		if err := json.Unmarshal([]byte(*r.GDT), info); err != nil {
+			return domain.File{}, fmt.Errorf("file %s: gdt: %w", r.ID, err)
+		}
+	}
+	var related []domain.FileID
+	if err := json.Unmarshal([]byte(r.Related), &related); err != nil {
+		return domain.File{}, fmt.Errorf("file %s: related_file_ids: %w", r.ID, err)
+	}
 	return domain.File{
+		GDT: info, RelatedFileIDs: related,
 		ID: domain.FileID(r.ID), CompanyID: domain.CompanyID(r.CompanyID), CustomerID: domain.CustomerID(r.CustomerID),
 		Name: r.Name, ContentType: r.ContentType, Size: r.Size, SHA256: r.SHA256, StorageKey: r.StorageKey,
 		Source: src, Category: r.Category, Description: r.Description, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
@@ -66,7 +82,23 @@ func (r *FileRepository) Create(ctx context.Context, files ...domain.File) error
 		if category == "" {
 			category = "other"
 		}
+		related, err := json.Marshal(f.RelatedFileIDs)
+		if err != nil {
+			return err
+		}
+		if f.RelatedFileIDs == nil {
+			related = []byte("[]")
+		}
+		var info *string
+		if f.GDT != nil {
+			raw, err := json.Marshal(f.GDT)
+			if err != nil {
+				return err
+			}
+			info = ptr(string(raw))
+		}
 		rows[i] = fileRow{
+			GDT: info, Related: string(related),
 			ID: uuid.UUID(f.ID), CompanyID: uuid.UUID(f.CompanyID), CustomerID: int64(f.CustomerID),
 			Name: f.Name, ContentType: f.ContentType, Size: f.Size, SHA256: f.SHA256, StorageKey: f.StorageKey,
 			Source: f.Source.String(), Category: category, Description: f.Description, Change: change,

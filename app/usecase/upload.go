@@ -3,11 +3,13 @@
 package usecase
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/praxis-health/praxis/domain"
@@ -141,6 +143,7 @@ func (up *upload) run(parts ports.PartSource) (ports.UploadResult, error) {
 	case up.overQuota:
 		return ports.UploadResult{}, domain.Refuse(domain.ErrInsufficientStorage)
 	}
+	domain.LinkReferencedFiles(up.kept)
 	if err := up.commit(); err != nil {
 		return ports.UploadResult{}, err
 	}
@@ -185,6 +188,11 @@ func (up *upload) take(part ports.Part) (empty bool, err error) {
 	}
 	hash := sha256.New()
 	out := io.MultiWriter(w, hash)
+	var gdt *boundedBuffer
+	if contentType == gdtContentType {
+		gdt = &boundedBuffer{limit: gdtParseLimit}
+		out = io.MultiWriter(w, hash, gdt)
+	}
 	if _, err := out.Write(head); err != nil {
 		w.Abort()
 		return false, fmt.Errorf("write blob: %w", err)
@@ -208,6 +216,19 @@ func (up *upload) take(part ports.Part) (empty bool, err error) {
 		up.overQuota = true
 		return false, nil
 	}
+	var info *domain.GDTInfo
+	if gdt != nil {
+		// Patient safety: a result naming another patient is refused whole,
+		// before a byte of it is kept (CONTRACT §7).
+		parsed := domain.ParseGDT(gdt.Bytes())
+		if patient, ok := parsed.Patient(); ok {
+			if id, err := domain.ParseCustomerID(strings.TrimSpace(patient)); err != nil || id != up.target.Customer {
+				w.Abort()
+				return false, &domain.UploadRefusal{Reason: domain.ErrPatientMismatch, Value: patient}
+			}
+		}
+		info = parsed.Info(up.zone())
+	}
 	if err := w.Commit(); err != nil {
 		return false, fmt.Errorf("commit blob: %w", err)
 	}
@@ -217,7 +238,7 @@ func (up *upload) take(part ports.Part) (empty bool, err error) {
 		ID: id, CompanyID: up.target.Company.ID, CustomerID: up.target.Customer,
 		Name: name, ContentType: contentType, Size: size, SHA256: hash.Sum(nil),
 		StorageKey: id.String(), Source: up.source, Category: up.target.Category, Description: up.target.Description,
-		CreatedAt: now, UpdatedAt: now,
+		GDT: info, CreatedAt: now, UpdatedAt: now,
 	})
 	return false, nil
 }
@@ -245,6 +266,35 @@ func (up *upload) discard() {
 	for _, f := range up.kept {
 		_ = up.blobs.Delete(ctx, up.target.Company.ID, f.StorageKey)
 	}
+}
+
+// gdtContentType is the sniffer's name for GDT; gdtParseLimit is how much of
+// a GDT part is kept for reading its fields (results are a few kilobytes; the
+// patient and the examination stand at the top of a longer file).
+const (
+	gdtContentType = "application/gdt"
+	gdtParseLimit  = 1 << 20
+)
+
+// boundedBuffer keeps the first limit bytes written to it and drops the rest.
+type boundedBuffer struct {
+	bytes.Buffer
+	limit int
+}
+
+func (b *boundedBuffer) Write(p []byte) (int, error) {
+	if room := b.limit - b.Len(); room > 0 {
+		b.Buffer.Write(p[:min(room, len(p))])
+	}
+	return len(p), nil
+}
+
+// zone is the company's time zone, in which GDT examination times are read.
+func (up *upload) zone() *time.Location {
+	if loc, err := time.LoadLocation(up.target.Company.TimeZone); err == nil {
+		return loc
+	}
+	return time.UTC
 }
 
 func malformed(err error) error {

@@ -1,0 +1,1 @@
+ALTER TABLE files DROP COLUMN gdt, DROP COLUMN related_file_ids;
