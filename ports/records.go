@@ -72,8 +72,11 @@ type IdempotencyKey struct {
 	Fingerprint []byte
 }
 
-// IdempotencyStore keeps the first answer under each key, in the transaction of its effect.
+// IdempotencyStore keeps the first answer under each key, in the transaction
+// of its effect, for 24 hours (IdempotencyWindow): an older key is claimed anew.
 type IdempotencyStore interface {
+	// Find returns the saved answer of a key claimed and committed within the window, or nil.
+	Find(ctx context.Context, company domain.CompanyID, client domain.ClientID, key IdempotencyKey) (*SavedResponse, error)
 	// Claim takes key for this transaction. When the key is already taken it
 	// returns the saved answer; another fingerprint is domain.ErrIdempotencyKeyReused.
 	// A concurrent transaction claiming the same key waits for this one.
@@ -81,6 +84,9 @@ type IdempotencyStore interface {
 	// Save records the answer of a claimed key.
 	Save(ctx context.Context, company domain.CompanyID, client domain.ClientID, key IdempotencyKey, resp SavedResponse) error
 }
+
+// IdempotencyWindow is how long a key answers retries.
+const IdempotencyWindow = 24 * time.Hour
 
 // Response is a write's answer, ready to send.
 type Response struct {

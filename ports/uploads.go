@@ -37,6 +37,9 @@ type UploadTarget struct {
 	// Category and Description come from POST files; the device endpoints file under "other".
 	Category    string
 	Description *string
+	// IdempotencyKey, when set, makes a retry within 24 h answer the first
+	// request's result and store nothing again.
+	IdempotencyKey string
 }
 
 // Part is one `file` part of the request body.
@@ -61,4 +64,6 @@ type SkippedFile struct {
 type UploadResult struct {
 	Files   []domain.File
 	Skipped []SkippedFile
+	// Replayed is true when an Idempotency-Key answered with an earlier request's result.
+	Replayed bool
 }

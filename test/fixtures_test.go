@@ -1,8 +1,8 @@
 package test
 
 import (
-	"fmt"
 	"bytes"
+	"fmt"
 	"image"
 	"image/color"
 	"image/jpeg"

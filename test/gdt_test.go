@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -61,6 +62,67 @@ func TestGDTResults(t *testing.T) {
 		}
 		if after := s.storageOf(t, c.ID); after != before {
 			t.Errorf("the refused request left %+v (before %+v)", after, before)
+		}
+	})
+}
+
+// TestUploadRetriesWithIdempotencyKey: a device that retries after a lost 200
+// gets the first answer; nothing is stored or charged twice, even when the
+// twins arrive at once; another company's key is its own.
+func TestUploadRetriesWithIdempotencyKey(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, b backend) {
+		s, c, customer := withPatient(t, b, 1<<20)
+		withKey := func(key string) map[string]string {
+			h := gdtHeaders(c, customer)
+			h["Idempotency-Key"] = key
+			return h
+		}
+		first := s.upload(t, "/api/gdt/upload", withKey("bundle-1"), filePart("befund.pdf", pdfOfSize(5000)), filePart("t.exe", executable()))
+		if first.status != 200 || len(first.Files) != 1 || len(first.Skipped) != 1 {
+			t.Fatalf("first: %d %+v", first.status, first)
+		}
+		before := s.storageOf(t, c.ID)
+		again := s.upload(t, "/api/gdt/upload", withKey("bundle-1"), filePart("befund.pdf", pdfOfSize(5000)), filePart("t.exe", executable()))
+		if again.status != 200 || again.header.Get("Idempotent-Replayed") != "true" || len(again.Files) != 1 || again.Files[0].ID != first.Files[0].ID ||
+			len(again.Skipped) != 1 {
+			t.Errorf("the retry: %d %+v", again.status, again)
+		}
+		if after := s.storageOf(t, c.ID); after != before {
+			t.Errorf("the retry stored or charged again: %+v → %+v", before, after)
+		}
+
+		ids := make(chan string, 5)
+		var wg sync.WaitGroup
+		for range 5 {
+			wg.Go(func() {
+				r := s.upload(t, "/api/gdt/upload", withKey("bundle-2"), filePart("b.pdf", pdfOfSize(7000)))
+				if r.status != 200 || len(r.Files) != 1 {
+					t.Errorf("a twin: %d %+v", r.status, r)
+					return
+				}
+				ids <- r.Files[0].ID
+			})
+		}
+		wg.Wait()
+		close(ids)
+		var first2 string
+		for id := range ids {
+			if first2 == "" {
+				first2 = id
+			}
+			if id != first2 {
+				t.Errorf("twins answered different files: %s, %s", first2, id)
+			}
+		}
+		if after := s.storageOf(t, c.ID); after.files != before.files+1 || after.used != before.used+7000 {
+			t.Errorf("five twins stored %+v, want one file of 7000 bytes more than %+v", after, before)
+		}
+		otherC := s.newCompany(t, 1<<20)
+		h := gdtHeaders(otherC, s.newCustomer(t, otherC))
+		h["Idempotency-Key"] = "bundle-1"
+		if r := s.upload(t, "/api/gdt/upload", h, filePart("befund.pdf", pdfOfSize(5000))); r.status != 200 || r.header.Get("Idempotent-Replayed") != "" {
+			t.Errorf("another company's same key: %d replayed %q", r.status, r.header.Get("Idempotent-Replayed"))
 		}
 	})
 }

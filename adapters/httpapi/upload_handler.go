@@ -123,9 +123,18 @@ func (h *Uploads) upload(c *fiber.Ctx, source domain.Source) error {
 	if err != nil {
 		return err
 	}
+	// A device that retries after a lost answer sends the same key: it gets
+	// the first answer, and nothing is stored or charged twice.
+	if key := c.Get("Idempotency-Key"); len(key) <= maxIdempotencyKey {
+		target.IdempotencyKey = key
+	}
 	result, err := h.uploader.Store(ctx, target, source, parts)
 	if err != nil {
 		return err
+	}
+	if result.Replayed {
+		c.Set("Idempotent-Replayed", "true")
+		return c.Status(fiber.StatusOK).JSON(toUploadResponse(result), fiber.MIMEApplicationJSONCharsetUTF8)
 	}
 	bySource := metric.WithAttributes(attribute.String("source", source.String()))
 	for _, f := range result.Files {

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"bytes"
 	"context"
+	"errors"
 	"time"
 
 	"github.com/google/uuid"
@@ -39,7 +40,17 @@ type idempotencyRow struct {
 // saved answer (or, if this one rolled back, claims the key itself).
 func (s *IdempotencyStore) Claim(ctx context.Context, company domain.CompanyID, client domain.ClientID, key ports.IdempotencyKey, at time.Time) (*ports.SavedResponse, error) {
 	db := conn(ctx, s.db)
-	row := idempotencyRow{CompanyID: uuid.UUID(company), ClientID: string(client), Key: key.Key, Fingerprint: key.Fingerprint, Body: []byte{}, CreatedAt: at.UTC()}
+	// A key past the window answers no more: it is claimed anew.
+	_, err := db.NewDelete().Model((*idempotencyRow)(nil)).Where("company_id = ?", uuid.UUID(company)).Where("client_id = ?", string(client)).
+		Where("key = ?", key.Key).Where("created_at < ?", at.UTC().Add(-ports.IdempotencyWindow)).Exec(ctx)
+	if err != nil {
+		return nil, translate(err)
+	}
+	fingerprint := key.Fingerprint
+	if fingerprint == nil {
+		fingerprint = []byte{} // a key without one (the upload endpoints) matches any retry
+	}
+	row := idempotencyRow{CompanyID: uuid.UUID(company), ClientID: string(client), Key: key.Key, Fingerprint: fingerprint, Body: []byte{}, CreatedAt: at.UTC()}
 	res, err := db.NewInsert().Model(&row).On("CONFLICT DO NOTHING").Exec(ctx)
 	if err != nil {
 		return nil, translate(err)
@@ -48,7 +59,22 @@ func (s *IdempotencyStore) Claim(ctx context.Context, company domain.CompanyID, 
 		return nil, nil
 	}
 	var saved idempotencyRow
-	err = db.NewSelect().Model(&saved).Where("company_id = ?", row.CompanyID).Where("client_id = ?", row.ClientID).Where("key = ?", row.Key).Scan(ctx)
+	if err := db.NewSelect().Model(&saved).Where("company_id = ?", row.CompanyID).Where("client_id = ?", row.ClientID).Where("key = ?", row.Key).Scan(ctx); err != nil {
+		return nil, translate(err)
+	}
+	if !bytes.Equal(saved.Fingerprint, key.Fingerprint) {
+		return nil, domain.ErrIdempotencyKeyReused
+	}
+	return &ports.SavedResponse{Status: saved.Status, Location: saved.Location, Body: saved.Body}, nil
+}
+
+func (s *IdempotencyStore) Find(ctx context.Context, company domain.CompanyID, client domain.ClientID, key ports.IdempotencyKey) (*ports.SavedResponse, error) {
+	var saved idempotencyRow
+	err := conn(ctx, s.db).NewSelect().Model(&saved).Where("company_id = ?", uuid.UUID(company)).Where("client_id = ?", string(client)).
+		Where("key = ?", key.Key).Where("created_at >= ?", time.Now().UTC().Add(-ports.IdempotencyWindow)).Where("status > 0").Scan(ctx)
+	if errors.Is(translate(err), domain.ErrNotFound) {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, translate(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -21,6 +22,7 @@ type Uploads struct {
 	companies ports.CompanyRepository
 	customers ports.CustomerRepository
 	files     ports.FileRepository
+	keys      ports.IdempotencyStore
 	tx        ports.Transactor
 	blobs     ports.BlobStore
 	sniffer   ports.Sniffer
@@ -31,11 +33,11 @@ type Uploads struct {
 var _ ports.Uploader = (*Uploads)(nil)
 
 // NewUploads wires the upload use case.
-func NewUploads(companies ports.CompanyRepository, customers ports.CustomerRepository, files ports.FileRepository,
+func NewUploads(companies ports.CompanyRepository, customers ports.CustomerRepository, files ports.FileRepository, keys ports.IdempotencyStore,
 	tx ports.Transactor, blobs ports.BlobStore, sniffer ports.Sniffer, attempts ports.AttemptCounter, policy domain.LockoutPolicy,
 ) *Uploads {
 	return &Uploads{
-		companies: companies, customers: customers, files: files, tx: tx, blobs: blobs, sniffer: sniffer,
+		companies: companies, customers: customers, files: files, keys: keys, tx: tx, blobs: blobs, sniffer: sniffer,
 		lockout: lockout{attempts, policy}, now: time.Now,
 	}
 }
@@ -92,11 +94,57 @@ func (u *Uploads) Authorize(ctx context.Context, cred ports.UploadCredentials) (
 // one atomic storage reservation (checks 5 to 7). It is all or nothing: on any
 // error no object written by this call remains and the company's use is unchanged.
 func (u *Uploads) Store(ctx context.Context, target ports.UploadTarget, source domain.Source, parts ports.PartSource) (ports.UploadResult, error) {
+	if target.IdempotencyKey != "" { // a plain retry: answer before a byte is streamed
+		saved, err := u.keys.Find(ctx, target.Company.ID, uploadKeys, ports.IdempotencyKey{Key: target.IdempotencyKey})
+		if err != nil {
+			return ports.UploadResult{}, err
+		}
+		if saved != nil {
+			return u.replay(ctx, target.Company.ID, saved)
+		}
+	}
 	up := upload{Uploads: u, ctx: ctx, target: target, source: source, free: target.Company.FreeStorage()}
 	result, err := up.run(parts)
+	var twin *replayed
+	if errors.As(err, &twin) { // a concurrent twin committed first: keep nothing, answer its result
+		up.discard()
+		return u.replay(ctx, target.Company.ID, twin.saved)
+	}
 	if err != nil {
 		up.discard()
 		return ports.UploadResult{}, err
+	}
+	return result, nil
+}
+
+// uploadKeys is the namespace of the upload endpoints' Idempotency-Keys
+// beside the OAuth clients' (whose ids start with "pc_").
+const uploadKeys domain.ClientID = "upload"
+
+// firstAnswer is what an Idempotency-Key keeps of an upload: its files by id and what it skipped.
+type firstAnswer struct {
+	Files   []domain.FileID     `json:"files"`
+	Skipped []ports.SkippedFile `json:"skipped"`
+}
+
+// replayed ends a commit whose key a concurrent twin claimed first.
+type replayed struct{ saved *ports.SavedResponse }
+
+func (r *replayed) Error() string { return "idempotency key answered by an earlier request" }
+
+// replay rebuilds the first request's result from the records it made.
+func (u *Uploads) replay(ctx context.Context, company domain.CompanyID, saved *ports.SavedResponse) (ports.UploadResult, error) {
+	var first firstAnswer
+	if err := json.Unmarshal(saved.Body, &first); err != nil {
+		return ports.UploadResult{}, fmt.Errorf("saved upload answer: %w", err)
+	}
+	result := ports.UploadResult{Skipped: first.Skipped, Replayed: true}
+	for _, id := range first.Files {
+		f, err := u.files.Get(ctx, company, id)
+		if err != nil {
+			return ports.UploadResult{}, fmt.Errorf("file of the saved upload answer: %w", err)
+		}
+		result.Files = append(result.Files, f)
 	}
 	return result, nil
 }
@@ -243,14 +291,43 @@ func (up *upload) take(part ports.Part) (empty bool, err error) {
 	return false, nil
 }
 
-// commit reserves the storage and records the files in one transaction.
+// commit reserves the storage and records the files in one transaction,
+// with the Idempotency-Key if one came: a twin that claimed it first wins.
 func (up *upload) commit() error {
 	err := up.tx.InTx(up.ctx, func(ctx context.Context) error {
+		key := ports.IdempotencyKey{Key: up.target.IdempotencyKey}
+		if key.Key != "" {
+			saved, err := up.keys.Claim(ctx, up.target.Company.ID, uploadKeys, key, up.now())
+			if err != nil {
+				return err
+			}
+			if saved != nil {
+				return &replayed{saved: saved}
+			}
+		}
 		if err := up.companies.ReserveStorage(ctx, up.target.Company.ID, up.total); err != nil {
 			return err
 		}
-		return up.files.Create(ctx, up.kept...)
+		if err := up.files.Create(ctx, up.kept...); err != nil {
+			return err
+		}
+		if key.Key == "" {
+			return nil
+		}
+		first := firstAnswer{Files: make([]domain.FileID, len(up.kept)), Skipped: up.skipped}
+		for i, f := range up.kept {
+			first.Files[i] = f.ID
+		}
+		body, err := json.Marshal(first)
+		if err != nil {
+			return err
+		}
+		return up.keys.Save(ctx, up.target.Company.ID, uploadKeys, key, ports.SavedResponse{Status: 200, Body: body})
 	})
+	var twin *replayed
+	if errors.As(err, &twin) {
+		return err
+	}
 	if errors.Is(err, domain.ErrInsufficientStorage) {
 		return domain.Refuse(domain.ErrInsufficientStorage)
 	}

@@ -53,7 +53,7 @@ func NewEmbedded(tb testing.TB) *Embedded {
 		Bucket:    bucket,
 		Companies: companies,
 		Admin:     usecase.NewAdmin(companies, customers, clients, tokens),
-		Uploads: usecase.NewUploads(companies, customers, sqlstore.NewFileRepository(db), sqlstore.NewTransactor(db),
+		Uploads: usecase.NewUploads(companies, customers, sqlstore.NewFileRepository(db), sqlstore.NewIdempotencyStore(db), sqlstore.NewTransactor(db),
 			blobstore.New(bucket), sniff.Sniffer{}, tokens, fuzzLockout),
 		OAuth:    usecase.NewOAuth(clients, tokens, tokens, usecase.OAuthSettings{TokenTTL: time.Hour, Lockout: fuzzLockout}),
 		Records:  usecase.NewRecords(sqlstore.NewRecordStore(db), sqlstore.NewIdempotencyStore(db), sqlstore.NewTransactor(db), companies),
