@@ -112,3 +112,32 @@ func FuzzParseGDT(f *testing.F) {
 		_, _ = g.Patient()
 	})
 }
+
+// BenchmarkParseGDT reads a 6310 result of a few hundred lines: MB/s of GDT read and its metadata taken.
+func BenchmarkParseGDT(b *testing.B) {
+	var sb strings.Builder
+	for range 20 {
+		sb.WriteString(result6310)
+	}
+	raw := []byte(sb.String())
+	b.SetBytes(int64(len(raw)))
+	b.ReportAllocs()
+	for b.Loop() {
+		f := domain.ParseGDT(raw)
+		_ = f.Info(vienna)
+	}
+}
+
+// BenchmarkParseGDTLatin1 is the same for an ISO-8859-15 file, decoded through x/text's charmap.
+func BenchmarkParseGDTLatin1(b *testing.B) {
+	var sb strings.Builder
+	sb.WriteString("01380006310\r\n01092063\r\n")
+	for range 400 {
+		sb.WriteString("0163101M\xfcller\r\n0183102Gr\xf6\xdfe\r\n")
+	}
+	raw := []byte(sb.String())
+	b.SetBytes(int64(len(raw)))
+	for b.Loop() {
+		_ = domain.ParseGDT(raw)
+	}
+}
