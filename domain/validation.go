@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"errors"
 	"fmt"
 	"math/big"
 	"slices"
@@ -46,11 +47,13 @@ func (e *ValidationErrors) Unwrap() error { return ErrInvalid }
 
 // AsFieldErrors lists the field errors of a validation error of either form.
 func AsFieldErrors(err error) (FieldErrors, bool) {
-	switch e := err.(type) { //nolint:errorlint // callers unwrap with errors.As first
-	case *ValidationErrors:
-		return e.Errors, true
-	case *ValidationError:
-		return FieldErrors{{e.Field, e.Message}}, true
+	var many *ValidationErrors
+	if errors.As(err, &many) {
+		return many.Errors, true
+	}
+	var one *ValidationError
+	if errors.As(err, &one) {
+		return FieldErrors{{one.Field, one.Message}}, true
 	}
 	return nil, false
 }

@@ -106,14 +106,9 @@ func problemFor(err error) problemDoc {
 			doc := problemDoc{Type: p.typ, Title: http.StatusText(p.status), Status: p.status, Detail: p.detail}
 			if p.status == fiber.StatusUnprocessableEntity {
 				doc.Errors = []domain.FieldError{}
-				var ve *domain.ValidationErrors
-				var one *domain.ValidationError
-				switch {
-				case errors.As(err, &ve):
-					doc.Errors = ve.Errors
-				case errors.As(err, &one):
-					doc.Errors, _ = domain.AsFieldErrors(one)
-				case errors.Is(err, domain.ErrIdempotencyKeyReused):
+				if fe, ok := domain.AsFieldErrors(err); ok {
+					doc.Errors = fe
+				} else if errors.Is(err, domain.ErrIdempotencyKeyReused) {
 					doc.Errors = []domain.FieldError{{Field: "Idempotency-Key", Message: "was used with another request"}}
 				}
 			}
