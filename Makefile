@@ -8,12 +8,19 @@ TOOLS         := $(CURDIR)/bin/tools
 IMAGE         ?= praxis:dev
 FUZZTIME      ?= 30s
 
-.PHONY: build run test tools lint bench fuzz image clean
+.PHONY: build bridge-windows run test tools lint bench fuzz image clean
 
 VERSION       ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 
+BRIDGE        := bin/praxis-gdt-bridge
+
 build:
 	$(GO) build -trimpath -ldflags "-X github.com/praxis-health/praxis/app.Version=$(VERSION)" -o $(BIN) ./app/cmd/praxis
+	$(GO) build -trimpath -o $(BRIDGE) ./app/cmd/praxis-gdt-bridge
+
+## bridge-windows: the GDT bridge for the practice's Windows PC
+bridge-windows:
+	GOOS=windows GOARCH=amd64 $(GO) build -trimpath -o $(BRIDGE).exe ./app/cmd/praxis-gdt-bridge
 
 ## run: serve on the embedded defaults (SQLite and files under ./data, in-process stores)
 run: build

@@ -27,7 +27,7 @@ import (
 	"github.com/praxis-health/praxis/test/testenv"
 )
 
-var binary string
+var binary, bridgeBinary string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "praxis-bin-")
@@ -35,11 +35,14 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	binary = filepath.Join(dir, "praxis")
-	build := exec.Command("go", "build", "-o", binary, "../app/cmd/praxis")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build praxis:", err)
-		os.Exit(1)
+	bridgeBinary = filepath.Join(dir, "praxis-gdt-bridge")
+	for out, pkg := range map[string]string{binary: "../app/cmd/praxis", bridgeBinary: "../app/cmd/praxis-gdt-bridge"} {
+		build := exec.Command("go", "build", "-o", out, pkg)
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "build "+pkg+":", err)
+			os.Exit(1)
+		}
 	}
 	code := m.Run()
 	_ = os.RemoveAll(dir)
