@@ -129,6 +129,11 @@ func TestBridgeDelivers(t *testing.T) {
 	if !strings.Contains(string(reason), "Customer not found: [987654]") {
 		t.Errorf("reason %q", reason)
 	}
+	want := `{"queue":0,"delivered":2,"failed":1}`
+	eventually(t, 5*time.Second, "status.json "+want, func() bool {
+		raw, _ := os.ReadFile(filepath.Join(dir, ".praxis-bridge", "status.json"))
+		return strings.TrimSpace(string(raw)) == want
+	})
 }
 
 // TestBridgeExactlyOnce: the server down for a while, then back: delivered

@@ -50,6 +50,7 @@ type Bridge struct {
 	seen    map[string]observation
 	retries map[string]retry
 	status  Status
+	written Status // what status.json says (Queue -1 before the first write)
 }
 
 type observation struct {
@@ -93,7 +94,7 @@ func New(cfg Config, log *slog.Logger) (*Bridge, error) {
 		}
 	}
 	return &Bridge{cfg: cfg, client: &http.Client{Timeout: 10 * time.Minute}, log: log,
-		seen: map[string]observation{}, retries: map[string]retry{}}, nil
+		seen: map[string]observation{}, retries: map[string]retry{}, written: Status{Queue: -1}}, nil
 }
 
 func orDefault(d, def time.Duration) time.Duration {
@@ -413,9 +414,8 @@ func (b *Bridge) done(bd bundle) {
 
 // fail moves a refused bundle into failed/ with the reason beside it.
 func (b *Bridge) fail(bd bundle, reason string) {
-	b.moveAll(bd, "failed")
-	target := filepath.Join(b.cfg.Dir, "failed", filepath.Base(bd.gdt)+".reason.txt")
-	if err := os.WriteFile(target, []byte(reason+"\n"), 0o600); err != nil {
+	moved := b.moveAll(bd, "failed") // beside the file, under the name it got there
+	if err := os.WriteFile(moved+".reason.txt", []byte(reason+"\n"), 0o600); err != nil {
 		b.log.Warn("write the reason", "error", err.Error())
 	}
 	b.status.Failed++
@@ -424,8 +424,10 @@ func (b *Bridge) fail(bd bundle, reason string) {
 	delete(b.seen, bd.gdt)
 }
 
-func (b *Bridge) moveAll(bd bundle, folder string) {
-	for _, path := range append([]string{bd.gdt}, bd.files...) {
+// moveAll moves the bundle's files into folder and returns where the
+// result (the first file) went.
+func (b *Bridge) moveAll(bd bundle, folder string) (first string) {
+	for i, path := range append([]string{bd.gdt}, bd.files...) {
 		target := filepath.Join(b.cfg.Dir, folder, filepath.Base(path))
 		if _, err := os.Stat(target); err == nil { // never overwrite an earlier bundle's file
 			target = filepath.Join(b.cfg.Dir, folder, time.Now().Format("20060102-150405.000000")+"-"+filepath.Base(path))
@@ -433,10 +435,19 @@ func (b *Bridge) moveAll(bd bundle, folder string) {
 		if err := os.Rename(path, target); err != nil {
 			b.log.Warn("move", "file", filepath.Base(path), "error", err.Error())
 		}
+		if i == 0 {
+			first = target
+		}
 	}
+	return first
 }
 
+// writeStatus replaces status.json when something changed.
 func (b *Bridge) writeStatus() {
+	if b.status == b.written {
+		return
+	}
+	b.written = b.status
 	raw, _ := json.Marshal(b.status)
 	tmp := filepath.Join(b.cfg.StateDir, "status.json.tmp")
 	if err := os.WriteFile(tmp, append(raw, '\n'), 0o600); err == nil {
