@@ -118,11 +118,7 @@ func (b *Bridge) Run(ctx context.Context) error {
 	}
 	b.log.Info("watching", "dir", b.cfg.Dir, "url", b.cfg.URL)
 	for {
-		settling := b.scan(ctx)
-		wait := b.cfg.Rescan
-		if settling {
-			wait = 500 * time.Millisecond
-		}
+		wait := b.scan(ctx)
 		select {
 		case <-ctx.Done():
 			return nil
@@ -134,14 +130,19 @@ func (b *Bridge) Run(ctx context.Context) error {
 	}
 }
 
-// scan looks at every result in the folder once; it reports whether one is still settling or waiting to retry.
-func (b *Bridge) scan(ctx context.Context) bool {
+// settleCheck is how often a file that is still settling is looked at again.
+const settleCheck = 500 * time.Millisecond
+
+// scan looks at every result in the folder once and returns how long the
+// folder can be left alone: until a settling file is worth another look,
+// a postponed delivery is due, or the next rescan.
+func (b *Bridge) scan(ctx context.Context) time.Duration {
 	entries, err := os.ReadDir(b.cfg.Dir)
 	if err != nil {
 		b.log.Warn("read the exchange folder", "error", err.Error())
-		return true
+		return settleCheck
 	}
-	pending, queue := false, 0
+	wait, queue := b.cfg.Rescan, 0
 	now := time.Now()
 	for _, e := range entries {
 		if e.IsDir() || !strings.EqualFold(filepath.Ext(e.Name()), ".gdt") {
@@ -150,22 +151,22 @@ func (b *Bridge) scan(ctx context.Context) bool {
 		queue++
 		path := filepath.Join(b.cfg.Dir, e.Name())
 		if !b.complete(path, now) {
-			pending = true
+			wait = min(wait, settleCheck)
 			continue
 		}
 		if r := b.retries[path]; now.Before(r.next) {
-			pending = true
+			wait = min(wait, r.next.Sub(now))
 			continue
 		}
-		if done := b.deliver(ctx, path); !done {
-			pending = true
-		} else {
+		if b.deliver(ctx, path) {
 			queue--
+		} else { // postponed: later() set when to try again
+			wait = min(wait, time.Until(b.retries[path].next))
 		}
 	}
 	b.status.Queue = queue
 	b.writeStatus()
-	return pending
+	return max(wait, 0)
 }
 
 // complete is the contract's test: size and modification time unchanged for
@@ -363,8 +364,17 @@ func (b *Bridge) setAside(bd *bundle, skipped []skippedFile) {
 	}
 }
 
+// writeParts sends the result as it was read and hashed, then streams the
+// files it references.
 func writeParts(mw *multipart.Writer, bd bundle) error {
-	for _, path := range append([]string{bd.gdt}, bd.files...) {
+	w, err := mw.CreateFormFile("file", filepath.Base(bd.gdt))
+	if err != nil {
+		return err
+	}
+	if _, err := w.Write(bd.raw); err != nil {
+		return err
+	}
+	for _, path := range bd.files {
 		w, err := mw.CreateFormFile("file", filepath.Base(path))
 		if err != nil {
 			return err
