@@ -2,6 +2,7 @@ package domain
 
 import (
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -122,4 +123,21 @@ func (c Company) FreeStorage() int64 {
 // AcceptsUploadSecret compares in constant time against the stored hash.
 func (c Company) AcceptsUploadSecret(presented string) bool {
 	return Secret(presented).Matches(c.UploadSecretHash)
+}
+
+// zones caches the zones companies name: time.LoadLocation reads the zone
+// file anew on every call, and every record write judges dates in one.
+var zones sync.Map // name → *time.Location
+
+// Location is the company's time zone, where its dates are judged.
+func (c Company) Location() (*time.Location, error) {
+	if loc, ok := zones.Load(c.TimeZone); ok {
+		return loc.(*time.Location), nil
+	}
+	loc, err := time.LoadLocation(c.TimeZone)
+	if err != nil {
+		return nil, err
+	}
+	zones.Store(c.TimeZone, loc)
+	return loc, nil
 }

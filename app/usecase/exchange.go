@@ -649,7 +649,7 @@ func ruleContextOf(ctx context.Context, companies ports.CompanyRepository, compa
 	if err != nil {
 		return domain.RuleContext{}, err
 	}
-	zone, err := time.LoadLocation(c.TimeZone)
+	zone, err := c.Location()
 	if err != nil {
 		return domain.RuleContext{}, err
 	}

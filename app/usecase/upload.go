@@ -368,7 +368,7 @@ func (b *boundedBuffer) Write(p []byte) (int, error) {
 
 // zone is the company's time zone, in which GDT examination times are read.
 func (up *upload) zone() *time.Location {
-	if loc, err := time.LoadLocation(up.target.Company.TimeZone); err == nil {
+	if loc, err := up.target.Company.Location(); err == nil {
 		return loc
 	}
 	return time.UTC
