@@ -67,6 +67,8 @@ type Company struct {
 	Plan         Plan
 	StorageQuota int64
 	StorageUsed  int64
+	// BookingNoticeMinutes is how far ahead of now the earliest bookable slot lies.
+	BookingNoticeMinutes int
 	// UploadSecretHash is the SHA-256 of the current upload secret; the secret itself is never kept.
 	UploadSecretHash []byte
 	CreatedAt        time.Time
@@ -101,14 +103,15 @@ func NewCompany(name, timeZone string, plan Plan, quota int64, now time.Time) (C
 	}
 	now = now.UTC()
 	return Company{
-		ID:               NewCompanyID(),
-		Name:             name,
-		TimeZone:         timeZone,
-		Plan:             plan,
-		StorageQuota:     quota,
-		UploadSecretHash: secret.Hash(),
-		CreatedAt:        now,
-		UpdatedAt:        now,
+		ID:                   NewCompanyID(),
+		Name:                 name,
+		TimeZone:             timeZone,
+		Plan:                 plan,
+		StorageQuota:         quota,
+		BookingNoticeMinutes: DefaultBookingNotice,
+		UploadSecretHash:     secret.Hash(),
+		CreatedAt:            now,
+		UpdatedAt:            now,
 	}, secret, nil
 }
 
@@ -140,4 +143,19 @@ func (c Company) Location() (*time.Location, error) {
 	}
 	zones.Store(c.TimeZone, loc)
 	return loc, nil
+}
+
+// DefaultBookingNotice is a new company's booking notice, in minutes; MaxBookingNotice is a week.
+const (
+	DefaultBookingNotice = 120
+	MaxBookingNotice     = 10080
+)
+
+// SetBookingNotice changes how far ahead of now the earliest bookable slot lies.
+func (c *Company) SetBookingNotice(minutes int) error {
+	if minutes < 0 || minutes > MaxBookingNotice {
+		return invalid("booking_notice_minutes", "must lie between 0 and 10080")
+	}
+	c.BookingNoticeMinutes = minutes
+	return nil
 }

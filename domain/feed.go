@@ -59,4 +59,34 @@ type ListQuery struct {
 	IncludeDeleted bool
 	// Customer keeps a customer's records only.
 	Customer *CustomerID
+	// Calendar narrows a calendar kind's list (appointments).
+	Calendar CalendarFilter
+}
+
+// CalendarFilter keeps the appointments of one user, of one location, or
+// whose start lies on the local dates From … To. The use case turns the
+// dates into the instants StartsFrom and StartsBefore in the company's zone.
+type CalendarFilter struct {
+	User, Location           *UUID
+	From, To                 *Date
+	StartsFrom, StartsBefore *time.Time
+}
+
+// Instants sets StartsFrom and StartsBefore from the dates, read in zone.
+func (f *CalendarFilter) Instants(zone *time.Location) {
+	if f.From != nil {
+		t := f.From.Time()
+		from := time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, zone)
+		f.StartsFrom = &from
+	}
+	if f.To != nil {
+		t := f.To.Time()
+		before := time.Date(t.Year(), t.Month(), t.Day()+1, 0, 0, 0, 0, zone)
+		f.StartsBefore = &before
+	}
+}
+
+// Any reports whether the filter narrows anything.
+func (f CalendarFilter) Any() bool {
+	return f.User != nil || f.Location != nil || f.StartsFrom != nil || f.StartsBefore != nil
 }

@@ -57,6 +57,9 @@ type Kind struct {
 	Patch bool
 	// ReadOnly sections have no write endpoint: the operator's import writes them.
 	ReadOnly bool
+	// Calendar kinds (appointments) block their users' time: the store keeps
+	// their spans, and their lists filter by user, location and dates.
+	Calendar bool
 	// Immutable lists fields a PATCH may not change.
 	Immutable []string
 	// Example is a valid create body; $CUSTOMER, $USER and $DIAGNOSIS stand for ids of the company.
@@ -146,7 +149,7 @@ func (k *Kind) Merge(stored, patch []byte, rc RuleContext) (Object, error) {
 	}
 	var carry map[string]any
 	if pp, ok := k.newPayload().(patcher); ok {
-		if carry, err = pp.patchable(base, p); err != nil {
+		if carry, err = pp.patchable(rc, base, p); err != nil {
 			return Object{}, err
 		}
 	}
@@ -178,7 +181,7 @@ func (k *Kind) Merge(stored, patch []byte, rc RuleContext) (Object, error) {
 // patcher is a payload whose PATCH depends on its stored state: it may refuse
 // the change, and it carries server fields a PATCH may set.
 type patcher interface {
-	patchable(stored, patch map[string]any) (carry map[string]any, err error)
+	patchable(rc RuleContext, stored, patch map[string]any) (carry map[string]any, err error)
 }
 
 // mergePatch is RFC 7386: objects merge member by member, null removes, anything else replaces.

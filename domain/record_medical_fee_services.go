@@ -63,7 +63,7 @@ func (m *MedicalFeeService) refs() []Ref {
 var ErrNotOpen = fmt.Errorf("%w: only an open medical fee service can be changed", ErrConflict)
 
 // patchable carries the one server field a PATCH may set, after checking the stored state.
-func (m *MedicalFeeService) patchable(stored, patch map[string]any) (map[string]any, error) {
+func (m *MedicalFeeService) patchable(_ RuleContext, stored, patch map[string]any) (map[string]any, error) {
 	if stored["status"] != "open" {
 		return nil, ErrNotOpen
 	}

@@ -17,7 +17,7 @@ var Sections = []Section{
 	{Slug: "users", Kind: masterData[User]("users", exampleUser)},
 	{Slug: "services", Kind: masterData[Service]("services", exampleService)},
 	{Slug: "service-assignments", Kind: masterData[ServiceAssignment]("service-assignments", exampleServiceAssignment)},
-	{Slug: "appointments"},
+	{Slug: "appointments", Kind: calendar(withPatch(record[Appointment]("appointments", exampleAppointment)))},
 	{Slug: "customers", Kind: customersKind},
 	{Slug: "notes", Kind: record[Note]("notes", exampleNote)},
 	{Slug: "medical-fee-services", Kind: withPatch(record[MedicalFeeService]("medical-fee-services", exampleMedicalFeeService), "customer_id")},
@@ -54,6 +54,12 @@ func record[T any, PT interface {
 // withPatch offers PATCH on k; immutable fields may not change.
 func withPatch(k *Kind, immutable ...string) *Kind {
 	k.Patch, k.Immutable = true, immutable
+	return k
+}
+
+// calendar marks k as blocking its users' time (Kind.Calendar).
+func calendar(k *Kind) *Kind {
+	k.Calendar = true
 	return k
 }
 

@@ -50,6 +50,8 @@ type RecordStore interface {
 	// Values lists a top-level field of the kind's live objects whose field
 	// match equals value (e.g. the receipt numbers of one register).
 	Values(ctx context.Context, company domain.CompanyID, kind *domain.Kind, match, value, field string) ([]string, error)
+	// All lists every live object of a company-wide kind (master data), in id order.
+	All(ctx context.Context, company domain.CompanyID, kind *domain.Kind) ([]StoredObject, error)
 	// Existing returns the objects among ids, live or deleted, by id.
 	Existing(ctx context.Context, company domain.CompanyID, kind *domain.Kind, ids []string) (map[string]StoredObject, error)
 	// Put stores objects under their given ids in one statement: new ones
@@ -108,4 +110,29 @@ type RenderedPage struct {
 	Data       []byte
 	NextCursor string
 	HasMore    bool
+}
+
+// Calendar reads what appointments block of their users' time: the record
+// store writes each appointment's span with it, in the same transaction.
+type Calendar interface {
+	// Busy lists the active spans of users that overlap [from, until).
+	Busy(ctx context.Context, company domain.CompanyID, users []domain.UUID, from, until time.Time) ([]domain.AppointmentSpan, error)
+	// Lock serializes the bookings of one user until the transaction ends.
+	Lock(ctx context.Context, company domain.CompanyID, user domain.UUID) error
+}
+
+// Booking serves a public booking widget (spec/sections.md §1).
+type Booking interface {
+	// Offered lists the bookable users, locations or services (section), narrowed by q.
+	Offered(ctx context.Context, grant domain.Grant, section string, q domain.BookingQuery) (RenderedPage, error)
+	// Slots answers the free slots, {"time_zone":…,"data":[…]}.
+	Slots(ctx context.Context, grant domain.Grant, q domain.SlotRequest) ([]byte, error)
+	// Book books a free slot; domain.ErrSlotUnavailable when it is not, or no longer, free.
+	Book(ctx context.Context, grant domain.Grant, body []byte, key *IdempotencyKey) (Response, error)
+}
+
+// Appointments adds the appointments' own step to the generic section.
+type Appointments interface {
+	// Cancel ends a booked or arrived appointment: its slot is free at once.
+	Cancel(ctx context.Context, grant domain.Grant, id string, body []byte) ([]byte, error)
 }

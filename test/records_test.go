@@ -25,12 +25,18 @@ type practice struct {
 	auth     string
 	doctor   string
 	customer int64
+	// location and service are a bookable location and service, offered by doctor.
+	location, service string
 }
 
 func newPractice(t *testing.T, s *server) practice {
 	t.Helper()
 	c := s.newCompany(t, 1<<20)
-	p := practice{s: s, company: c, auth: "Authorization: Bearer " + s.tokenFor(t, s.newClient(t, c, "")), doctor: seedUser(t, s, c.ID, "doctor")}
+	p := practice{s: s, company: c, auth: "Authorization: Bearer " + s.tokenFor(t, s.newClient(t, c, ""))}
+	p.location = seedRecord(t, s, c.ID, "locations", `{"name":"Ordination","address":{"street":"Hauptstraße 1","postal_code":"1010","city":"Wien","country":"AT"},"phone":null,"email":null,"online_bookable":true,"active":true}`)
+	p.doctor = seedUser(t, s, c.ID, "doctor", p.location)
+	p.service = seedRecord(t, s, c.ID, "services", `{"name":"Check-up","description":null,"category":null,"duration_minutes":30,"buffer_after_minutes":0,"slot_step_minutes":30,"price":"45.00","currency":"EUR","tax_rate":"0","online_bookable":true,"active":true}`)
+	seedRecord(t, s, c.ID, "service-assignments", `{"user_id":"`+p.doctor+`","service_id":"`+p.service+`","location_id":null,"duration_minutes":null,"price":null,"currency":"EUR","online_bookable":true,"active":true}`)
 	r := p.post(t, "customers", `{"first_name":"Anna","last_name":"Berger","birth_date":"1980-02-29"}`)
 	if r.status != http.StatusCreated {
 		t.Fatalf("create customer: %d %s", r.status, r.body)
@@ -40,8 +46,24 @@ func newPractice(t *testing.T, s *server) practice {
 }
 
 // seedUser stores a user straight in the database: users are master data,
-// written by the operator's import (the next issue), not by this API.
-func seedUser(t *testing.T, s *server, companyID, role string) string {
+// written by the operator's import, not by this API. A user seeded with a
+// location works there 08:00–12:00 every day, bookable online.
+func seedUser(t *testing.T, s *server, companyID, role string, location ...string) string {
+	t.Helper()
+	if len(location) > 0 {
+		var hours []string
+		for _, day := range []string{"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"} {
+			hours = append(hours, `{"location_id":"`+location[0]+`","weekday":"`+day+`","from":"08:00","to":"12:00"}`)
+		}
+		return seedRecord(t, s, companyID, "users", `{"title":"Dr.","first_name":"Eva","last_name":"Huber","display_name":"Dr. Eva Huber",`+
+			`"email":null,"phone":null,"role":"`+role+`","specialty":"General medicine","online_bookable":true,"active":true,`+
+			`"working_hours":[`+strings.Join(hours, ",")+`],"absences":[]}`)
+	}
+	return seedRecord(t, s, companyID, "users", `{"first_name":"Eva","last_name":"Huber","role":"`+role+`","active":true}`)
+}
+
+// seedRecord stores a master-data object straight in the database.
+func seedRecord(t *testing.T, s *server, companyID, kind, payload string) string {
 	t.Helper()
 	db, err := sqlstore.Open(s.dbURL)
 	if err != nil {
@@ -49,8 +71,8 @@ func seedUser(t *testing.T, s *server, companyID, role string) string {
 	}
 	defer db.Close()
 	id := domain.NewObjectID()
-	row := map[string]any{"id": uuid.MustParse(id), "company_id": uuid.MustParse(companyID), "kind": "users",
-		"payload": `{"first_name":"Eva","last_name":"Huber","role":"` + role + `","active":true}`, "change": 0,
+	row := map[string]any{"id": uuid.MustParse(id), "company_id": uuid.MustParse(companyID), "kind": kind,
+		"payload": payload, "change": 0,
 		"created_at": time.Now().UTC(), "updated_at": time.Now().UTC()}
 	if _, err := db.NewInsert().Model(&row).TableExpr("records").Exec(context.Background()); err != nil {
 		t.Fatal(err)
@@ -92,7 +114,8 @@ func (p practice) listed(t *testing.T, path, want string) []any {
 }
 
 func (p practice) example(k *domain.Kind, diagnosis string) string {
-	return k.ExampleWith(domain.ExampleIDs{Customer: domain.CustomerID(p.customer), User: p.doctor, Diagnosis: diagnosis})
+	return k.ExampleWith(domain.ExampleIDs{Customer: domain.CustomerID(p.customer), User: p.doctor, Diagnosis: diagnosis,
+		Location: p.location, Service: p.service})
 }
 
 func fieldsOf(t *testing.T, r reply) []string {

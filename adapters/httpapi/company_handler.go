@@ -22,14 +22,15 @@ func (h *CompanySection) Register(r fiber.Router) {
 }
 
 type companyProfile struct {
-	ID           string    `json:"id"`
-	Name         string    `json:"name"`
-	TimeZone     string    `json:"time_zone"`
-	Plan         string    `json:"plan"`
-	StorageQuota int64     `json:"storage_quota"`
-	StorageUsed  int64     `json:"storage_used"`
-	CreatedAt    time.Time `json:"created_at"`
-	UpdatedAt    time.Time `json:"updated_at"`
+	ID            string    `json:"id"`
+	Name          string    `json:"name"`
+	TimeZone      string    `json:"time_zone"`
+	Plan          string    `json:"plan"`
+	StorageQuota  int64     `json:"storage_quota"`
+	StorageUsed   int64     `json:"storage_used"`
+	BookingNotice int       `json:"booking_notice_minutes"`
+	CreatedAt     time.Time `json:"created_at"`
+	UpdatedAt     time.Time `json:"updated_at"`
 }
 
 func (h *CompanySection) get(c *fiber.Ctx) error {
@@ -39,7 +40,7 @@ func (h *CompanySection) get(c *fiber.Ctx) error {
 	}
 	return c.JSON(companyProfile{
 		ID: company.ID.String(), Name: company.Name, TimeZone: company.TimeZone, Plan: company.Plan.String(),
-		StorageQuota: company.StorageQuota, StorageUsed: company.StorageUsed,
+		StorageQuota: company.StorageQuota, StorageUsed: company.StorageUsed, BookingNotice: company.BookingNoticeMinutes,
 		CreatedAt: company.CreatedAt, UpdatedAt: company.UpdatedAt,
 	})
 }

@@ -81,12 +81,102 @@ func buildOpenAPI() ([]byte, error) {
 		paths[resourcePrefix+"/"+k.Slug] = kindPaths(k, name)
 		paths[resourcePrefix+"/"+k.Slug+"/{id}"] = kindItemPaths(k, name)
 	}
+	if err := addBooking(paths, schemas); err != nil {
+		return nil, err
+	}
 	var out bytes.Buffer
 	enc := json.NewEncoder(&out)
 	enc.SetEscapeHTML(false) // the upload messages show <placeholders>
 	enc.SetIndent("", "  ")
 	err := enc.Encode(doc)
 	return out.Bytes(), err
+}
+
+// addBooking documents the booking section and the appointments' cancel
+// step; their bodies are the domain's reflected schemas.
+func addBooking(paths, schemas object) error {
+	views := map[string][]string{
+		"users":     {"title", "display_name", "specialty"},
+		"locations": {"name", "address", "phone"},
+		"services":  {"name", "description", "category", "duration_minutes", "price", "currency"},
+	}
+	for section, fields := range views {
+		kind := domain.KindOf(section)
+		full, _ := kind.Schemas().Output["properties"].(map[string]any)
+		props := object{"id": object{"type": "string", "format": "uuid"}}
+		required := []any{"id"}
+		for _, f := range fields {
+			props[f] = full[f]
+			required = append(required, f)
+		}
+		name := "Booking" + kind.Name
+		schemas[name] = object{"type": "object", "additionalProperties": false, "required": required, "properties": props}
+		schemas[name+"List"] = object{"type": "object", "required": []any{"data", "next_cursor", "has_more"}, "additionalProperties": false,
+			"properties": object{"data": object{"type": "array", "items": ref("schemas", name)},
+				"next_cursor": object{"type": "string"}, "has_more": object{"type": "boolean"}}}
+		list := operation("listBooking"+kind.Name, "Bookable "+section+" (active, online-bookable, with a bookable assignment)",
+			domain.ReadScope("booking"), object{
+				"200": object{"description": "one page, in id order", "content": jsonContent(ref("schemas", name+"List"))},
+				"422": problemResponse("a query parameter is invalid"),
+			})
+		params := []any{ref("parameters", "limit"), ref("parameters", "cursor")}
+		for _, filter := range bookingFilters[section] {
+			params = append(params, object{"name": filter, "in": "query", "required": false, "schema": object{"type": "string", "format": "uuid"}})
+		}
+		list["parameters"] = params
+		paths[resourcePrefix+"/booking/"+section] = object{"get": list}
+	}
+	id := object{"type": "string", "format": "uuid"}
+	at := object{"type": "string", "format": "date-time"}
+	schemas["Slots"] = object{"type": "object", "required": []any{"time_zone", "data"}, "additionalProperties": false,
+		"properties": object{"time_zone": object{"type": "string"}, "data": object{"type": "array", "items": object{
+			"type": "object", "additionalProperties": false, "required": []any{"start", "end", "user_id", "location_id", "service_id"},
+			"properties": object{"start": at, "end": at, "user_id": id, "location_id": id, "service_id": id}}}}}
+	slots := operation("listSlots", "Free slots of a service at a location, from working hours, absences, buffers and appointments",
+		domain.ReadScope("booking"), object{
+			"200": object{"description": "every free slot, sorted by start then user; times in the company's zone", "content": jsonContent(ref("schemas", "Slots"))},
+			"422": problemResponse("a parameter is missing or invalid, names nothing bookable, or the window exceeds 31 days"),
+		})
+	param := func(name, desc string, required bool, schema object) object {
+		return object{"name": name, "in": "query", "required": required, "description": desc, "schema": schema}
+	}
+	date := object{"type": "string", "format": "date"}
+	slots["parameters"] = []any{param("service_id", "a bookable service", true, id), param("location_id", "a bookable location", true, id),
+		param("user_id", "one bookable user; absent = every user offering the service there", false, id),
+		param("from", "first local date", true, date), param("to", "last local date, at most 31 days counted with from", true, date)}
+	paths[resourcePrefix+"/booking/slots"] = object{"get": slots}
+
+	input := domain.BookingKind.Schemas().Input
+	var example any
+	if err := json.Unmarshal([]byte(domain.BookingKind.ExampleWith(domain.SampleIDs)), &example); err != nil {
+		return err
+	}
+	input["examples"] = []any{example}
+	schemas["BookingInput"] = input
+	book := operation("book", "Book a free slot; a new customer is created in the same transaction", domain.WriteScope("booking"), object{
+		"201": object{"description": "the appointment (status booked, source online_booking)", "content": jsonContent(ref("schemas", "Appointment")),
+			"headers": object{"Location": object{"schema": object{"type": "string"}}, "Idempotent-Replayed": object{"schema": object{"const": "true"}}}},
+		"409": problemResponse("slot-unavailable: the start is not, or no longer, a free slot"),
+		"413": problemResponse("the body is over 1 MiB"),
+		"415": problemResponse("the body is not application/json"),
+		"422": problemResponse("invalid fields, every one listed in errors[]; or a reused Idempotency-Key"),
+	})
+	book["parameters"] = []any{ref("parameters", "IdempotencyKey")}
+	book["requestBody"] = object{"required": true, "content": jsonContent(ref("schemas", "BookingInput"))}
+	paths[resourcePrefix+"/booking/appointments"] = object{"post": book}
+
+	schemas["CancellationInput"] = domain.CancellationKind.Schemas().Input
+	cancel := operation("cancelAppointment", "Cancel a booked or arrived appointment; its slot is free at once", domain.WriteScope("appointments"), object{
+		"200": object{"description": "the cancelled appointment", "content": jsonContent(ref("schemas", "Appointment"))},
+		"404": problemResponse("no such object in this company"),
+		"409": problemResponse("invalid-transition: the appointment is not booked or arrived"),
+		"413": problemResponse("the body is over 1 MiB"),
+		"415": problemResponse("the body is not application/json"),
+		"422": problemResponse("invalid fields, every one listed in errors[]"),
+	})
+	cancel["requestBody"] = object{"required": true, "content": jsonContent(ref("schemas", "CancellationInput"))}
+	paths[resourcePrefix+"/appointments/{id}/cancel"] = object{"parameters": []any{ref("parameters", "id")}, "post": cancel}
+	return nil
 }
 
 func listParameters() object {
@@ -139,6 +229,14 @@ func kindPaths(k *domain.Kind, name string) object {
 	if k.HasCustomer() {
 		params = append(params, ref("parameters", "customer_id"))
 	}
+	if k.Calendar {
+		uuidSchema, date := object{"type": "string", "format": "uuid"}, object{"type": "string", "format": "date"}
+		params = append(params,
+			object{"name": "user_id", "in": "query", "required": false, "description": "only this user's", "schema": uuidSchema},
+			object{"name": "location_id", "in": "query", "required": false, "description": "only at this location", "schema": uuidSchema},
+			object{"name": "from", "in": "query", "required": false, "description": "only those starting on this local date or later", "schema": date},
+			object{"name": "to", "in": "query", "required": false, "description": "only those starting on this local date or earlier", "schema": date})
+	}
 	list := operation("list"+name, "List "+strings.ReplaceAll(k.Slug, "-", " ")+" in sync order", domain.ReadScope(k.Slug), object{
 		"200": object{"description": "one page of the feed", "content": jsonContent(ref("schemas", name+"List"))},
 		"422": problemResponse("a query parameter is invalid"),
@@ -174,7 +272,7 @@ func kindItemPaths(k *domain.Kind, name string) object {
 			domain.WriteScope(k.Slug), object{
 				"200": object{"description": "the whole object after the change", "content": jsonContent(ref("schemas", name))},
 				"404": problemResponse("no such object in this company"),
-				"409": problemResponse("conflicts with an existing object"),
+				"409": problemResponse("conflicts with an existing object, or the object's state refuses the change (invalid-transition)"),
 				"413": problemResponse("the body is over 1 MiB"),
 				"415": problemResponse("the body is not JSON"),
 				"422": problemResponse("the result is invalid, or an immutable field would change"),

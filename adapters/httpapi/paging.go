@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"slices"
 	"strconv"
 	"time"
 
@@ -9,21 +10,32 @@ import (
 	"github.com/praxis-health/praxis/domain"
 )
 
-// listParams are the query parameters every list takes.
-var listParams = []string{"limit", "cursor", "updated_since", "include_deleted", "customer_id"}
+// listParams are the query parameters every list takes; calendarParams
+// those a calendar kind's list takes besides.
+var (
+	listParams     = []string{"limit", "cursor", "updated_since", "include_deleted", "customer_id"}
+	calendarParams = []string{"user_id", "location_id", "from", "to"}
+)
 
 // listQuery reads ?limit ?cursor ?updated_since ?include_deleted ?customer_id,
 // reporting every bad parameter at once (422, field = the parameter).
 func listQuery(c *fiber.Ctx, withCustomer bool) (domain.ListQuery, error) {
+	return readListQuery(c, withCustomer, false)
+}
+
+// kindListQuery is listQuery for a kind of the table, with the calendar
+// filters ?user_id ?location_id ?from ?to where the kind has them.
+func kindListQuery(c *fiber.Ctx, k *domain.Kind) (domain.ListQuery, error) {
+	return readListQuery(c, k.HasCustomer(), k.Calendar)
+}
+
+func readListQuery(c *fiber.Ctx, withCustomer, withCalendar bool) (domain.ListQuery, error) {
 	q := domain.ListQuery{Limit: domain.DefaultPageSize}
 	var errs domain.FieldErrors
 	args := c.Request().URI().QueryArgs()
 	args.VisitAll(func(k, _ []byte) {
 		name := string(k)
-		known := false
-		for _, p := range listParams {
-			known = known || p == name
-		}
+		known := slices.Contains(listParams, name) || (withCalendar && slices.Contains(calendarParams, name))
 		if !known || (name == "customer_id" && !withCustomer) {
 			errs.Add(name, "is not a parameter of this list")
 		} else if len(args.PeekMulti(name)) > 1 && name != "" {
@@ -65,6 +77,15 @@ func listQuery(c *fiber.Ctx, withCustomer bool) (domain.ListQuery, error) {
 		}
 		q.Customer = &id
 	}
+	if withCalendar {
+		q.Calendar.User = uuidParam(c, "user_id", &errs)
+		q.Calendar.Location = uuidParam(c, "location_id", &errs)
+		q.Calendar.From = dateParam(c, "from", &errs)
+		q.Calendar.To = dateParam(c, "to", &errs)
+		if q.Calendar.From != nil && q.Calendar.To != nil && q.Calendar.From.After(*q.Calendar.To) {
+			errs.Add("to", "must not be before from")
+		}
+	}
 	return q, errs.Err()
 }
 
@@ -80,4 +101,30 @@ func writePage(c *fiber.Ctx, data []byte, next string, more bool) error {
 	b = append(b, '}')
 	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
 	return c.Send(b)
+}
+
+// uuidParam reads an optional id parameter; another spelling than the canonical one is 422.
+func uuidParam(c *fiber.Ctx, name string, errs *domain.FieldErrors) *domain.UUID {
+	v := c.Query(name)
+	if v == "" {
+		return nil
+	}
+	if !domain.ValidObjectID(v) {
+		errs.Add(name, "must be an id (a lower-case UUID)")
+	}
+	id := domain.UUID(v)
+	return &id
+}
+
+// dateParam reads an optional local date parameter, YYYY-MM-DD.
+func dateParam(c *fiber.Ctx, name string, errs *domain.FieldErrors) *domain.Date {
+	v := c.Query(name)
+	if v == "" {
+		return nil
+	}
+	if _, err := time.Parse(time.DateOnly, v); err != nil {
+		errs.Add(name, "must be a date YYYY-MM-DD")
+	}
+	d := domain.Date(v)
+	return &d
 }

@@ -97,6 +97,9 @@ var problems = []struct {
 	{domain.ErrInvalid, fiber.StatusUnprocessableEntity, "validation-error", "the request has invalid fields"},
 	{domain.ErrNotFound, fiber.StatusNotFound, "not-found", "no such object in this company"},
 	{domain.ErrOtherCompany, fiber.StatusNotFound, "not-found", "no such object in this company"},
+	{domain.ErrSlotUnavailable, fiber.StatusConflict, "slot-unavailable", "this start is not, or no longer, a free slot"},
+	{domain.ErrInvalidTransition, fiber.StatusConflict, "invalid-transition",
+		"the appointment's status does not allow this change (see the appointments' status table)"},
 	{domain.ErrConflict, fiber.StatusConflict, "conflict", "the request conflicts with an existing object"},
 }
 

@@ -31,7 +31,7 @@ func (h *Records) Register(r fiber.Router) {
 
 func (h *Records) list(k *domain.Kind) fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		q, err := listQuery(c, k.HasCustomer())
+		q, err := kindListQuery(c, k)
 		if err != nil {
 			return err
 		}

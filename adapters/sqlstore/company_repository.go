@@ -21,6 +21,7 @@ type companyRow struct {
 	Plan             string    `bun:"plan"`
 	StorageQuota     int64     `bun:"storage_quota"`
 	StorageUsed      int64     `bun:"storage_used"`
+	BookingNotice    int       `bun:"booking_notice_minutes"`
 	UploadSecretHash []byte    `bun:"upload_secret_hash"`
 	CreatedAt        time.Time `bun:"created_at"`
 	UpdatedAt        time.Time `bun:"updated_at"`
@@ -34,7 +35,7 @@ func (r companyRow) toDomain() (domain.Company, error) {
 	return domain.Company{
 		ID: domain.CompanyID(r.ID), Name: r.Name, TimeZone: r.TimeZone, Plan: plan,
 		StorageQuota: r.StorageQuota, StorageUsed: r.StorageUsed, UploadSecretHash: r.UploadSecretHash,
-		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
+		BookingNoticeMinutes: r.BookingNotice, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
 	}, nil
 }
 
@@ -50,7 +51,7 @@ func (r *CompanyRepository) Create(ctx context.Context, c domain.Company) error 
 	row := companyRow{
 		ID: uuid.UUID(c.ID), Name: c.Name, TimeZone: c.TimeZone, Plan: c.Plan.String(),
 		StorageQuota: c.StorageQuota, StorageUsed: c.StorageUsed, UploadSecretHash: c.UploadSecretHash,
-		CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt,
+		BookingNotice: c.BookingNoticeMinutes, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt,
 	}
 	_, err := conn(ctx, r.db).NewInsert().Model(&row).Exec(ctx)
 	return translate(err)

@@ -107,6 +107,9 @@ func (s *RecordStore) Insert(ctx context.Context, company domain.CompanyID, kind
 		if err != nil {
 			return ports.StoredObject{}, translate(err)
 		}
+		if err := putSpan(ctx, db, company, kind, obj.ID, obj.Payload); err != nil {
+			return ports.StoredObject{}, err
+		}
 	}
 	obj.Change, obj.CreatedAt, obj.UpdatedAt = change, now, now
 	return obj, nil
@@ -166,6 +169,9 @@ func (s *RecordStore) Update(ctx context.Context, company domain.CompanyID, kind
 	if err := affectedOne(q.Exec(ctx)); err != nil {
 		return ports.StoredObject{}, err
 	}
+	if err := putSpan(ctx, db, company, kind, id, payload); err != nil {
+		return ports.StoredObject{}, err
+	}
 	return s.Get(ctx, company, kind, id, false)
 }
 
@@ -207,7 +213,11 @@ func (s *RecordStore) Get(ctx context.Context, company domain.CompanyID, kind *d
 
 func (s *RecordStore) List(ctx context.Context, company domain.CompanyID, kind *domain.Kind, lq domain.ListQuery) (ports.Page, error) {
 	t := tableOf(kind)
-	q, err := feedQuery(t.scoped(conn(ctx, s.db).NewSelect(), company), t.name, lq, t.idArg)
+	base := t.scoped(conn(ctx, s.db).NewSelect(), company)
+	if kind.Calendar {
+		base = calendarFilter(base, company, lq.Calendar)
+	}
+	q, err := feedQuery(base, t.name, lq, t.idArg)
 	if err != nil {
 		return ports.Page{}, err
 	}
@@ -260,8 +270,6 @@ func (s *RecordStore) Lookup(ctx context.Context, company domain.CompanyID, sect
 			found[r.ID] = domain.RefTarget{Customer: &c, Attrs: map[string]any{"content_type": r.ContentType}}
 		}
 		return found, translate(err)
-	case "appointments":
-		return found, nil // no appointment exists until the scheduling section stores them
 	}
 	var rows []objectRow
 	err := db.NewSelect().TableExpr("records").ColumnExpr("CAST(id AS TEXT) AS id, customer_id, payload").
@@ -406,8 +414,15 @@ func (s *RecordStore) Put(ctx context.Context, company domain.CompanyID, kind *d
 		rows[i] = recordRow{ID: uuid.MustParse(o.ID), CompanyID: uuid.UUID(company), Kind: kind.Slug, CustomerID: customer,
 			Payload: string(o.Payload), Change: change, CreatedAt: at, UpdatedAt: at}
 	}
-	_, err = db.NewInsert().Model(&rows).Exec(ctx)
-	return translate(err)
+	if _, err = db.NewInsert().Model(&rows).Exec(ctx); err != nil {
+		return translate(err)
+	}
+	for _, o := range fresh {
+		if err := putSpan(ctx, db, company, kind, o.ID, o.Payload); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // replace writes a new payload over an object of the company, live or deleted, and makes it live.
@@ -425,7 +440,10 @@ func (s *RecordStore) replace(ctx context.Context, db bun.IDB, company domain.Co
 		}
 		q = q.Set("customer_id = ?", customer).Where("kind = ?", t.kind)
 	}
-	return affectedOne(q.Exec(ctx))
+	if err := affectedOne(q.Exec(ctx)); err != nil {
+		return err
+	}
+	return putSpan(ctx, db, company, kind, o.ID, o.Payload)
 }
 
 // jsonField is a top-level payload field as text; name is ours, never a client's.
@@ -442,4 +460,18 @@ func (s *RecordStore) Values(ctx context.Context, company domain.CompanyID, kind
 	err := db.NewSelect().TableExpr("records").ColumnExpr(jsonField(db, field)).Where("company_id = ?", uuid.UUID(company)).
 		Where("kind = ?", kind.Slug).Where("deleted_at IS NULL").Where(jsonField(db, match)+" = ?", value).Scan(ctx, &out)
 	return out, translate(err)
+}
+
+func (s *RecordStore) All(ctx context.Context, company domain.CompanyID, kind *domain.Kind) ([]ports.StoredObject, error) {
+	t := tableOf(kind)
+	var rows []objectRow
+	err := t.scoped(conn(ctx, s.db).NewSelect(), company).Where("deleted_at IS NULL").OrderExpr("id").Scan(ctx, &rows)
+	if err != nil {
+		return nil, translate(err)
+	}
+	out := make([]ports.StoredObject, len(rows))
+	for i, r := range rows {
+		out[i] = r.toPort()
+	}
+	return out, nil
 }

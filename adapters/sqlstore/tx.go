@@ -88,6 +88,8 @@ func translate(err error) error {
 			return domain.ErrConflict
 		case "23503":
 			return errDanglingReference
+		case "23P01": // exclusion_violation: only the calendar's no-double-booking constraint
+			return domain.ErrSlotUnavailable
 		}
 	}
 	var liteErr *sqlite.Error

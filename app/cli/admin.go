@@ -81,6 +81,8 @@ func companyCreateCmd() *cobra.Command {
 	cmd.Flags().Int64Var(&in.StorageQuota, "storage-quota", domain.DefaultStorageQuota, "storage quota in bytes")
 	cmd.Flags().StringVar(&in.Plan, "plan", "basic", "plan: basic, pro or enterprise")
 	cmd.Flags().StringVar(&in.TimeZone, "time-zone", domain.DefaultTimeZone, "IANA time zone")
+	notice := cmd.Flags().Int("booking-notice-minutes", domain.DefaultBookingNotice, "the earliest bookable slot, in minutes from now (0–10080)")
+	in.BookingNoticeMinutes = notice
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	_ = cmd.MarkFlagRequired("name")
 	return cmd

@@ -29,6 +29,8 @@ type NewCompanyInput struct {
 	TimeZone     string
 	Plan         string
 	StorageQuota int64
+	// BookingNoticeMinutes, when set, replaces the default notice of two hours.
+	BookingNoticeMinutes *int
 }
 
 // CreateCompany stores a new practice and returns its upload secret, shown only this once.
@@ -44,6 +46,11 @@ func (a *Admin) CreateCompany(ctx context.Context, in NewCompanyInput) (domain.C
 	company, secret, err := domain.NewCompany(in.Name, in.TimeZone, plan, in.StorageQuota, a.now())
 	if err != nil {
 		return domain.Company{}, "", err
+	}
+	if in.BookingNoticeMinutes != nil {
+		if err := company.SetBookingNotice(*in.BookingNoticeMinutes); err != nil {
+			return domain.Company{}, "", err
+		}
 	}
 	if err := a.companies.Create(ctx, company); err != nil {
 		return domain.Company{}, "", fmt.Errorf("store company: %w", err)

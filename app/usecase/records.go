@@ -35,6 +35,13 @@ func (r *Records) List(ctx context.Context, grant domain.Grant, kind *domain.Kin
 	if q.Customer != nil && !kind.HasCustomer() {
 		return ports.RenderedPage{}, domain.FieldErrors{{Field: "customer_id", Message: "is not a filter of this section"}}.Err()
 	}
+	if kind.Calendar && (q.Calendar.From != nil || q.Calendar.To != nil) {
+		rc, err := r.ruleContext(ctx, grant.CompanyID)
+		if err != nil {
+			return ports.RenderedPage{}, err
+		}
+		q.Calendar.Instants(rc.Zone)
+	}
 	page, err := r.store.List(ctx, grant.CompanyID, kind, q)
 	if err != nil {
 		return ports.RenderedPage{}, err
@@ -91,6 +98,9 @@ func (r *Records) Create(ctx context.Context, grant domain.Grant, kind *domain.K
 		if err := r.checkRefs(ctx, grant.CompanyID, obj); err != nil {
 			return err
 		}
+		if err := r.fillEnd(ctx, grant.CompanyID, &obj); err != nil {
+			return err
+		}
 		stored := ports.StoredObject{Customer: obj.Customer, Payload: obj.JSON, CreatedAt: rc.Now}
 		if kind.Shape != domain.ShapeCustomer {
 			stored.ID = domain.NewObjectID()
@@ -131,6 +141,9 @@ func (r *Records) Patch(ctx context.Context, grant domain.Grant, kind *domain.Ki
 			return err
 		}
 		if err := r.checkRefs(ctx, grant.CompanyID, obj); err != nil {
+			return err
+		}
+		if err := r.fillEnd(ctx, grant.CompanyID, &obj); err != nil {
 			return err
 		}
 		updated, err := r.store.Update(ctx, grant.CompanyID, kind, id, obj.JSON, rc.Now)

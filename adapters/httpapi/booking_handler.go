@@ -1,0 +1,146 @@
+package httpapi
+
+import (
+	"slices"
+	"strconv"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/ports"
+)
+
+// BookingSection is the booking widget's section, and the one step of
+// appointments that is not the generic record path: cancel.
+type BookingSection struct {
+	booking      ports.Booking
+	appointments ports.Appointments
+}
+
+// NewBookingSection serves booking and appointment cancellation.
+func NewBookingSection(booking ports.Booking, appointments ports.Appointments) *BookingSection {
+	return &BookingSection{booking: booking, appointments: appointments}
+}
+
+// bookingFilters are the filters each booking list takes (spec/sections.md §1).
+var bookingFilters = map[string][]string{
+	"users":     {"service_id", "location_id"},
+	"locations": {"service_id", "user_id"},
+	"services":  {"user_id", "location_id"},
+}
+
+func (h *BookingSection) Register(r fiber.Router) {
+	read, write := requireScope(domain.ReadScope("booking")), requireScope(domain.WriteScope("booking"))
+	for _, section := range []string{"users", "locations", "services"} {
+		r.Get("/booking/"+section, read, h.offered(section))
+	}
+	r.Get("/booking/slots", read, h.slots)
+	r.Post("/booking/appointments", write, h.book)
+	r.Post("/appointments/:id/cancel", requireScope(domain.WriteScope("appointments")), h.cancel)
+}
+
+func (h *BookingSection) offered(section string) fiber.Handler {
+	filters := bookingFilters[section]
+	return func(c *fiber.Ctx) error {
+		var errs domain.FieldErrors
+		onlyParams(c, append([]string{"limit", "cursor"}, filters...), &errs)
+		q := domain.BookingQuery{Limit: domain.DefaultPageSize}
+		if v := c.Query("limit"); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 || n > domain.MaxPageSize {
+				errs.Add("limit", "must be a whole number from 1 to 500")
+			}
+			q.Limit = n
+		}
+		if v := c.Query("cursor"); v != "" {
+			cur, err := domain.ParseCursor(v)
+			if err != nil || (cur.ID != "" && !domain.ValidObjectID(cur.ID)) {
+				errs.Add("cursor", "is not a cursor this API handed out")
+			}
+			q.After = cur.ID
+		}
+		q.Service, q.Location, q.User = uuidParam(c, "service_id", &errs), uuidParam(c, "location_id", &errs), uuidParam(c, "user_id", &errs)
+		if err := errs.Err(); err != nil {
+			return err
+		}
+		page, err := h.booking.Offered(c.UserContext(), grantOf(c), section, q)
+		if err != nil {
+			return err
+		}
+		return writePage(c, page.Data, page.NextCursor, page.HasMore)
+	}
+}
+
+func (h *BookingSection) slots(c *fiber.Ctx) error {
+	var errs domain.FieldErrors
+	onlyParams(c, []string{"service_id", "location_id", "user_id", "from", "to"}, &errs)
+	for _, p := range []string{"service_id", "location_id", "from", "to"} {
+		if c.Query(p) == "" {
+			errs.Add(p, "is required")
+		}
+	}
+	service, location, user := uuidParam(c, "service_id", &errs), uuidParam(c, "location_id", &errs), uuidParam(c, "user_id", &errs)
+	var q domain.SlotRequest
+	if c.Query("from") != "" && c.Query("to") != "" {
+		from, to, err := domain.SlotWindow(c.Query("from"), c.Query("to"))
+		if fe, ok := domain.AsFieldErrors(err); ok {
+			errs = append(errs, fe...)
+		}
+		q.From, q.To = from, to
+	}
+	if err := errs.Err(); err != nil {
+		return err
+	}
+	q.Service, q.Location, q.User = *service, *location, user
+	body, err := h.booking.Slots(c.UserContext(), grantOf(c), q)
+	if err != nil {
+		return err
+	}
+	return sendJSON(c, fiber.StatusOK, body)
+}
+
+func (h *BookingSection) book(c *fiber.Ctx) error {
+	body, err := jsonBody(c)
+	if err != nil {
+		return err
+	}
+	key, err := idempotencyKey(c, body)
+	if err != nil {
+		return err
+	}
+	resp, err := h.booking.Book(c.UserContext(), grantOf(c), body, key)
+	if err != nil {
+		return err
+	}
+	if resp.Replayed {
+		c.Set("Idempotent-Replayed", "true")
+	}
+	c.Set(fiber.HeaderLocation, resourcePrefix+"/"+resp.Location)
+	return sendJSON(c, resp.Status, resp.Body)
+}
+
+func (h *BookingSection) cancel(c *fiber.Ctx) error {
+	body, err := jsonBody(c)
+	if err != nil {
+		return err
+	}
+	out, err := h.appointments.Cancel(c.UserContext(), grantOf(c), c.Params("id"), body)
+	if err != nil {
+		return err
+	}
+	return sendJSON(c, fiber.StatusOK, out)
+}
+
+// onlyParams refuses a query parameter that is not among known, or one given twice.
+func onlyParams(c *fiber.Ctx, known []string, errs *domain.FieldErrors) {
+	args := c.Request().URI().QueryArgs()
+	args.VisitAll(func(k, _ []byte) {
+		name := string(k)
+		switch {
+		case !slices.Contains(known, name):
+			errs.Add(name, "is not a parameter here")
+		case len(args.PeekMulti(name)) > 1:
+			errs.Add(name, "is given more than once")
+		}
+	})
+}

@@ -1,0 +1,355 @@
+package usecase
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/ports"
+)
+
+// Booking serves the booking widget: what may be booked, the free slots,
+// and the booking itself, which re-checks its slot inside the inserting
+// transaction so that one slot is never booked twice.
+type Booking struct {
+	records  *Records
+	calendar ports.Calendar
+}
+
+var _ ports.Booking = (*Booking)(nil)
+
+// NewBooking wires the booking use case onto the records use case.
+func NewBooking(records *Records, calendar ports.Calendar) *Booking {
+	return &Booking{records: records, calendar: calendar}
+}
+
+// catalog reads the company's master data: users, locations, services and assignments.
+func catalog(ctx context.Context, store ports.RecordStore, company domain.CompanyID) (domain.BookingCatalog, map[string]map[domain.UUID][]byte, error) {
+	c := domain.BookingCatalog{Users: map[domain.UUID]domain.User{}, Locations: map[domain.UUID]domain.Location{},
+		Services: map[domain.UUID]domain.Service{}}
+	raw := map[string]map[domain.UUID][]byte{}
+	for _, section := range []string{"users", "locations", "services", "service-assignments"} {
+		objs, err := store.All(ctx, company, domain.KindOf(section))
+		if err != nil {
+			return c, nil, err
+		}
+		raw[section] = make(map[domain.UUID][]byte, len(objs))
+		for _, o := range objs {
+			id := domain.UUID(o.ID)
+			raw[section][id] = o.Payload
+			var err error
+			switch section {
+			case "users":
+				var u domain.User
+				err = json.Unmarshal(o.Payload, &u)
+				c.Users[id] = u
+			case "locations":
+				var l domain.Location
+				err = json.Unmarshal(o.Payload, &l)
+				c.Locations[id] = l
+			case "services":
+				var s domain.Service
+				err = json.Unmarshal(o.Payload, &s)
+				c.Services[id] = s
+			default:
+				var a domain.ServiceAssignment
+				err = json.Unmarshal(o.Payload, &a)
+				c.Assignments = append(c.Assignments, a)
+			}
+			if err != nil {
+				return c, nil, err
+			}
+		}
+	}
+	return c, raw, nil
+}
+
+// Offered lists the bookable users, locations or services, one page in id order.
+func (b *Booking) Offered(ctx context.Context, grant domain.Grant, section string, q domain.BookingQuery) (ports.RenderedPage, error) {
+	cat, raw, err := catalog(ctx, b.records.store, grant.CompanyID)
+	if err != nil {
+		return ports.RenderedPage{}, err
+	}
+	ids := domain.Offered(cat.Offers(), section, q)
+	start, _ := slices.BinarySearch(ids, domain.UUID(q.After))
+	if q.After != "" && start < len(ids) && ids[start] == domain.UUID(q.After) {
+		start++
+	}
+	ids = ids[start:]
+	more := len(ids) > q.Limit
+	if more {
+		ids = ids[:q.Limit]
+	}
+	data := []byte{'['}
+	for i, id := range ids {
+		view, err := domain.BookingView(section, id, raw[section][id])
+		if err != nil {
+			return ports.RenderedPage{}, err
+		}
+		if i > 0 {
+			data = append(data, ',')
+		}
+		data = append(data, view...)
+	}
+	next := q.After
+	if len(ids) > 0 {
+		next = string(ids[len(ids)-1])
+	}
+	return ports.RenderedPage{Data: append(data, ']'), NextCursor: domain.Cursor{ID: next}.Encode(), HasMore: more}, nil
+}
+
+// Slots answers the free slots of q: {"time_zone":…,"data":[…]}.
+func (b *Booking) Slots(ctx context.Context, grant domain.Grant, q domain.SlotRequest) ([]byte, error) {
+	rc, err := b.records.ruleContext(ctx, grant.CompanyID)
+	if err != nil {
+		return nil, err
+	}
+	company, err := b.records.companies.Get(ctx, grant.CompanyID)
+	if err != nil {
+		return nil, err
+	}
+	cat, _, err := catalog(ctx, b.records.store, grant.CompanyID)
+	if err != nil {
+		return nil, err
+	}
+	sq, err := b.slotQuery(ctx, grant.CompanyID, cat, q, rc, company.BookingNoticeMinutes)
+	if err != nil {
+		return nil, err
+	}
+	slots := domain.Slots(sq)
+	out := make([]byte, 0, 64+len(slots)*200)
+	out = append(out, `{"time_zone":`...)
+	out = strconv.AppendQuote(out, rc.Zone.String())
+	out = append(out, `,"data":[`...)
+	for i, s := range slots {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, `{"start":"`...)
+		out = s.Start.In(rc.Zone).AppendFormat(out, time.RFC3339)
+		out = append(out, `","end":"`...)
+		out = s.End.In(rc.Zone).AppendFormat(out, time.RFC3339)
+		out = append(append(append(out, `","user_id":"`...), s.User...), `","location_id":"`...)
+		out = append(append(append(out, s.Location...), `","service_id":"`...), s.Service...)
+		out = append(out, `"}`...)
+	}
+	return append(out, "]}"...), nil
+}
+
+// slotQuery gathers what the slots of q depend on: the offers of the
+// service at the location (422 naming the parameter that offers none), the
+// users' working hours and absences, and their appointments around the window.
+func (b *Booking) slotQuery(ctx context.Context, company domain.CompanyID, cat domain.BookingCatalog, q domain.SlotRequest,
+	rc domain.RuleContext, notice int) (domain.SlotQuery, error) {
+	offers := cat.Offers()
+	var matched []domain.Offer
+	field := "service_id"
+	for _, o := range offers {
+		if o.Service != q.Service {
+			continue
+		}
+		field = "location_id"
+		if o.Location != q.Location {
+			continue
+		}
+		field = "user_id"
+		if q.User == nil || o.User == *q.User {
+			matched = append(matched, o)
+		}
+	}
+	if len(matched) == 0 {
+		return domain.SlotQuery{}, domain.FieldErrors{{Field: field, Message: "names nothing bookable online with the other parameters"}}.Err()
+	}
+	svc := cat.Services[q.Service]
+	sq := domain.SlotQuery{From: q.From, To: q.To, Zone: rc.Zone, Now: rc.Now, NoticeMinutes: notice, Service: q.Service,
+		Location: q.Location, StepMinutes: deref(svc.SlotStepMinutes, 15), BufferMinutes: deref(svc.BufferAfterMinutes, 0)}
+	users := make([]domain.UUID, 0, len(matched))
+	for _, o := range matched {
+		u := cat.Users[o.User]
+		sq.Candidates = append(sq.Candidates, domain.SlotCandidate{User: o.User, DurationMinutes: o.DurationMinutes,
+			WorkingHours: u.WorkingHours, Absences: u.Absences})
+		users = append(users, o.User)
+	}
+	from, until := q.From.Time().AddDate(0, 0, -2), q.To.Time().AddDate(0, 0, 3) // wider than any zone's offset and any span
+	busy, err := b.calendar.Busy(ctx, company, users, from, until)
+	sq.Busy = busy
+	return sq, err
+}
+
+func deref(p *int, def int) int {
+	if p == nil {
+		return def
+	}
+	return *p
+}
+
+// Book books the slot the body asks for, with a new customer if it brings
+// one, all in one transaction with its Idempotency-Key: the slot is checked
+// again inside it, after a lock on the user's calendar, and on PostgreSQL
+// the database refuses an overlapping online booking besides.
+func (b *Booking) Book(ctx context.Context, grant domain.Grant, body []byte, key *ports.IdempotencyKey) (ports.Response, error) {
+	r := b.records
+	rc, err := r.ruleContext(ctx, grant.CompanyID)
+	if err != nil {
+		return ports.Response{}, err
+	}
+	company, err := r.companies.Get(ctx, grant.CompanyID)
+	if err != nil {
+		return ports.Response{}, err
+	}
+	req, err := domain.BookingKind.Decode(body, rc)
+	if err != nil {
+		return ports.Response{}, err
+	}
+	booking := domain.Booking(req)
+	appointments := domain.AppointmentsKind()
+	var resp ports.Response
+	err = r.tx.InTx(ctx, func(ctx context.Context) error {
+		if key != nil {
+			saved, err := r.keys.Claim(ctx, grant.CompanyID, grant.ClientID, *key, rc.Now)
+			if err != nil || saved != nil {
+				if saved != nil {
+					resp = ports.Response{SavedResponse: *saved, Replayed: true}
+				}
+				return err
+			}
+		}
+		if err := r.checkRefs(ctx, grant.CompanyID, req); err != nil {
+			return err
+		}
+		if err := b.calendar.Lock(ctx, grant.CompanyID, booking.UserID); err != nil {
+			return err
+		}
+		cat, _, err := catalog(ctx, r.store, grant.CompanyID)
+		if err != nil {
+			return err
+		}
+		offer, err := bookableOffer(cat.Offers(), booking)
+		if err != nil {
+			return err
+		}
+		day := domain.DateOf(booking.Start.Time, rc.Zone)
+		sq, err := b.slotQuery(ctx, grant.CompanyID, cat,
+			domain.SlotRequest{Service: offer.Service, Location: offer.Location, User: &offer.User, From: day, To: day},
+			rc, company.BookingNoticeMinutes)
+		if err != nil {
+			return err
+		}
+		if !slices.ContainsFunc(domain.Slots(sq), func(s domain.Slot) bool { return s.Start.Equal(booking.Start.Time) }) {
+			return domain.ErrSlotUnavailable
+		}
+		customer, err := b.customerOf(ctx, grant.CompanyID, booking, rc)
+		if err != nil {
+			return err
+		}
+		obj, err := appointments.Decode(booking.AppointmentJSON(customer, offer), rc)
+		if err != nil {
+			return err
+		}
+		obj.JSON, err = domain.SetFields(obj.JSON, map[string]any{"source": domain.BookedOnline})
+		if err != nil {
+			return err
+		}
+		stored, err := r.store.Insert(ctx, grant.CompanyID, appointments,
+			ports.StoredObject{ID: domain.NewObjectID(), Customer: &customer, Payload: obj.JSON, CreatedAt: rc.Now})
+		if err != nil {
+			return err
+		}
+		resp.SavedResponse = ports.SavedResponse{Status: http.StatusCreated, Location: appointments.Slug + "/" + stored.ID,
+			Body: render(appointments, stored)}
+		if key != nil {
+			return r.keys.Save(ctx, grant.CompanyID, grant.ClientID, *key, resp.SavedResponse)
+		}
+		return nil
+	})
+	return resp, err
+}
+
+// bookableOffer is the offer a booking names; a 422 on the first field that offers nothing.
+func bookableOffer(offers []domain.Offer, b *domain.BookingRequest) (domain.Offer, error) {
+	field := "service_id"
+	for _, o := range offers {
+		if o.Service != b.ServiceID {
+			continue
+		}
+		field = "location_id"
+		if o.Location != b.LocationID {
+			continue
+		}
+		field = "user_id"
+		if o.User == b.UserID {
+			return o, nil
+		}
+	}
+	return domain.Offer{}, domain.FieldErrors{{Field: field, Message: "names nothing bookable online with the other fields"}}.Err()
+}
+
+// customerOf is the booking's existing customer, or the new one it brings,
+// created here in the booking's transaction.
+func (b *Booking) customerOf(ctx context.Context, company domain.CompanyID, booking *domain.BookingRequest, rc domain.RuleContext) (domain.CustomerID, error) {
+	if booking.CustomerID != nil {
+		return *booking.CustomerID, nil
+	}
+	customers := domain.KindOf("customers")
+	obj, err := customers.Decode(booking.NewCustomerJSON(), rc)
+	if err != nil {
+		return 0, domain.PrefixFields(err, "customer")
+	}
+	stored, err := b.records.store.Insert(ctx, company, customers, ports.StoredObject{Payload: obj.JSON, CreatedAt: rc.Now})
+	if err != nil {
+		return 0, err
+	}
+	id, ok := domain.ParseCustomerPathID(stored.ID)
+	if !ok {
+		return 0, domain.ErrInvalid
+	}
+	return id, nil
+}
+
+// Cancel ends a booked or arrived appointment; the slot is free at once.
+func (r *Records) Cancel(ctx context.Context, grant domain.Grant, id string, body []byte) ([]byte, error) {
+	rc, err := r.ruleContext(ctx, grant.CompanyID)
+	if err != nil {
+		return nil, err
+	}
+	kind := domain.AppointmentsKind()
+	var out []byte
+	err = r.tx.InTx(ctx, func(ctx context.Context) error {
+		current, err := r.store.Get(ctx, grant.CompanyID, kind, id, true)
+		if err != nil {
+			return err
+		}
+		reasons, err := domain.CancellationKind.Decode(body, rc)
+		if err != nil {
+			return err
+		}
+		payload, err := domain.Cancel(current.Payload, reasons, rc)
+		if err != nil {
+			return err
+		}
+		updated, err := r.store.Update(ctx, grant.CompanyID, kind, id, payload, rc.Now)
+		if err != nil {
+			return err
+		}
+		out = render(kind, updated)
+		return nil
+	})
+	return out, err
+}
+
+// fillEnd completes an appointment without an end from the duration of its
+// service: the assignment's, else the service's.
+func (r *Records) fillEnd(ctx context.Context, company domain.CompanyID, obj *domain.Object) error {
+	if !obj.NeedsEnd() {
+		return nil
+	}
+	cat, _, err := catalog(ctx, r.store, company)
+	if err != nil {
+		return err
+	}
+	return domain.FillEnd(obj, cat.Duration)
+}

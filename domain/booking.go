@@ -1,0 +1,164 @@
+package domain
+
+import (
+	"encoding/json"
+	"slices"
+	"strconv"
+	"time"
+)
+
+// BookingRequest is the body of POST booking/appointments (spec/sections.md §1).
+type BookingRequest struct {
+	ServiceID  UUID             `json:"service_id" jsonschema:"required"`
+	UserID     UUID             `json:"user_id" jsonschema:"required"`
+	LocationID UUID             `json:"location_id" jsonschema:"required"`
+	Start      DateTime         `json:"start" jsonschema:"required"`
+	CustomerID *CustomerID      `json:"customer_id"`
+	Customer   *BookingCustomer `json:"customer"`
+	Note       *string          `json:"note" jsonschema:"maxLength=2000,format=text"`
+}
+
+// BookingCustomer is a new patient booking online: created with the
+// appointment, never matched against existing customers.
+type BookingCustomer struct {
+	FirstName string  `json:"first_name" jsonschema:"required,maxLength=100,format=line,pattern=\\S"`
+	LastName  string  `json:"last_name" jsonschema:"required,maxLength=100,format=line,pattern=\\S"`
+	BirthDate Date    `json:"birth_date" jsonschema:"required"`
+	Email     *string `json:"email" jsonschema:"format=email,maxLength=254"`
+	Phone     *string `json:"phone" jsonschema:"format=phone"`
+}
+
+func (*BookingRequest) normalize(RuleContext) {}
+
+func (b *BookingRequest) check(rc RuleContext, errs *FieldErrors) {
+	switch {
+	case b.CustomerID == nil && b.Customer == nil:
+		errs.Add("customer_id", "or customer is required")
+	case b.CustomerID != nil && b.Customer != nil:
+		errs.Add("customer", "must not be given together with customer_id")
+	case b.Customer != nil:
+		if b.Customer.Email == nil && b.Customer.Phone == nil {
+			errs.Add("customer.email", "or customer.phone is required")
+		}
+		if b.Customer.BirthDate < "1900-01-01" || b.Customer.BirthDate.After(rc.Today()) {
+			errs.Add("customer.birth_date", "must lie between 1900-01-01 and today")
+		}
+	}
+}
+
+func (b *BookingRequest) refs() []Ref {
+	if b.CustomerID == nil {
+		return nil
+	}
+	return []Ref{customerRef(*b.CustomerID)}
+}
+
+func (b *BookingRequest) customer() *CustomerID { return b.CustomerID }
+
+// BookingKind validates booking bodies like every other body.
+var BookingKind = newKind[BookingRequest]("booking/appointments", 0, exampleBooking)
+
+// Booking is a decoded booking request.
+func Booking(o Object) *BookingRequest { return o.payload.(*BookingRequest) }
+
+// NewCustomerJSON is the customer create body of a booking's new patient.
+func (b *BookingRequest) NewCustomerJSON() []byte {
+	raw, _ := json.Marshal(b.Customer)
+	return raw
+}
+
+// AppointmentJSON is the appointment create body a booking of offer o becomes.
+func (b *BookingRequest) AppointmentJSON(customer CustomerID, o Offer) []byte {
+	raw, _ := json.Marshal(map[string]any{
+		"customer_id": customer, "user_id": b.UserID, "location_id": b.LocationID, "service_id": b.ServiceID,
+		"start": b.Start.Format(time.RFC3339), "end": b.Start.Add(time.Duration(o.DurationMinutes) * time.Minute).Format(time.RFC3339),
+		"note": b.Note,
+	})
+	return raw
+}
+
+// PrefixFields names field errors of a nested object by their body path.
+func PrefixFields(err error, prefix string) error {
+	fe, ok := AsFieldErrors(err)
+	if !ok {
+		return err
+	}
+	out := make(FieldErrors, len(fe))
+	for i, f := range fe {
+		out[i] = FieldError{Field: prefix + "." + f.Field, Message: f.Message}
+	}
+	return out.Err()
+}
+
+// AppointmentsKind is the appointments section's kind.
+func AppointmentsKind() *Kind { return KindOf("appointments") }
+
+var exampleBooking = `{"service_id":"$SERVICE","user_id":"$USER","location_id":"$LOCATION","start":"2026-03-10T09:00:00+01:00",
+"customer":{"first_name":"Anna","last_name":"Berger","birth_date":"1980-02-29","email":"anna.berger@example.at"},
+"note":"First visit"}`
+
+// BookingQuery narrows a booking list and pages it in id order.
+type BookingQuery struct {
+	Limit int
+	// After is the last id of the previous page; "" starts at the beginning.
+	After                   string
+	Service, Location, User *UUID
+}
+
+// SlotRequest is the validated query of booking/slots.
+type SlotRequest struct {
+	Service, Location UUID
+	User              *UUID
+	From, To          Date
+}
+
+// Offered lists the ids of the bookable users, locations or services
+// (section) among offers that match q's filters, in id order.
+func Offered(offers []Offer, section string, q BookingQuery) []UUID {
+	var out []UUID
+	for _, o := range offers {
+		if (q.Service != nil && o.Service != *q.Service) || (q.Location != nil && o.Location != *q.Location) ||
+			(q.User != nil && o.User != *q.User) {
+			continue
+		}
+		id := o.User
+		switch section {
+		case "locations":
+			id = o.Location
+		case "services":
+			id = o.Service
+		}
+		if !slices.Contains(out, id) {
+			out = append(out, id)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// BookingView is what the booking widget may show of an object: the
+// fields the section lists, nothing personal beyond a user's display name.
+func BookingView(section string, id UUID, payload []byte) ([]byte, error) {
+	var fields []string
+	switch section {
+	case "users":
+		fields = []string{"title", "display_name", "specialty"}
+	case "locations":
+		fields = []string{"name", "address", "phone"}
+	case "services":
+		fields = []string{"name", "description", "category", "duration_minutes", "price", "currency"}
+	}
+	var all map[string]json.RawMessage
+	if err := json.Unmarshal(payload, &all); err != nil {
+		return nil, err
+	}
+	b := append([]byte(`{"id":`), strconv.Quote(string(id))...)
+	for _, f := range fields {
+		v, ok := all[f]
+		if !ok {
+			v = json.RawMessage("null")
+		}
+		b = append(append(append(append(b, ',', '"'), f...), '"', ':'), v...)
+	}
+	return append(b, '}'), nil
+}

@@ -1,0 +1,251 @@
+package domain
+
+import (
+	"cmp"
+	"slices"
+	"sort"
+	"strconv"
+	"time"
+)
+
+// MaxSlotDays is the longest window booking/slots answers, both dates counted.
+const MaxSlotDays = 31
+
+// Offer is one bookable combination: a user offering a service at a
+// location, for DurationMinutes (the assignment's, else the service's).
+type Offer struct {
+	User, Service, Location UUID
+	DurationMinutes         int
+}
+
+// BookingCatalog is the company's master data as the booking widget sees it.
+type BookingCatalog struct {
+	Users     map[UUID]User
+	Locations map[UUID]Location
+	Services  map[UUID]Service
+	// Assignments are the live service assignments.
+	Assignments []ServiceAssignment
+}
+
+// Offers are the catalogue's bookable combinations: an active, online-bookable
+// assignment whose user, service and location are active and online-bookable
+// too. An assignment without a location offers every location where its
+// user has working hours; one naming the location wins over it.
+func (c BookingCatalog) Offers() []Offer {
+	type key struct{ user, service, location UUID }
+	found := map[key]Offer{}
+	specific := map[key]bool{}
+	for _, a := range c.Assignments {
+		u, uok := c.Users[a.UserID]
+		s, sok := c.Services[a.ServiceID]
+		if !uok || !sok || !on(a.Active) || !on(a.OnlineBookable) || !bookable(u.Active, u.OnlineBookable) ||
+			!bookable(s.Active, s.OnlineBookable) {
+			continue
+		}
+		duration := s.DurationMinutes
+		if a.DurationMinutes != nil {
+			duration = *a.DurationMinutes
+		}
+		locations := []UUID{}
+		if a.LocationID != nil {
+			locations = append(locations, *a.LocationID)
+		} else {
+			for _, w := range u.WorkingHours {
+				if !slices.Contains(locations, w.LocationID) {
+					locations = append(locations, w.LocationID)
+				}
+			}
+		}
+		for _, l := range locations {
+			loc, ok := c.Locations[l]
+			k := key{a.UserID, a.ServiceID, l}
+			if !ok || !bookable(loc.Active, loc.OnlineBookable) || (specific[k] && a.LocationID == nil) {
+				continue
+			}
+			found[k] = Offer{User: a.UserID, Service: a.ServiceID, Location: l, DurationMinutes: duration}
+			specific[k] = specific[k] || a.LocationID != nil
+		}
+	}
+	out := make([]Offer, 0, len(found))
+	for _, o := range found {
+		out = append(out, o)
+	}
+	slices.SortFunc(out, func(a, b Offer) int {
+		return cmp.Or(cmp.Compare(a.User, b.User), cmp.Compare(a.Service, b.Service), cmp.Compare(a.Location, b.Location))
+	})
+	return out
+}
+
+func on(b *bool) bool                    { return b != nil && *b }
+func bookable(active, online *bool) bool { return on(active) && on(online) }
+
+// SlotQuery is everything the free slots of one service at one location
+// depend on; Slots is a pure function of it.
+type SlotQuery struct {
+	From, To      Date
+	Zone          *time.Location
+	Now           time.Time
+	NoticeMinutes int
+	Service       UUID
+	Location      UUID
+	StepMinutes   int
+	BufferMinutes int
+	Candidates    []SlotCandidate
+	// Busy are the candidates' active appointments at any location, each
+	// blocking [start, end + its service's buffer).
+	Busy []AppointmentSpan
+}
+
+// SlotCandidate is a user who offers the service at the location.
+type SlotCandidate struct {
+	User            UUID
+	DurationMinutes int
+	WorkingHours    []WorkingTime
+	Absences        []Absence
+}
+
+// Slot is one bookable start.
+type Slot struct {
+	Start, End              time.Time
+	User, Location, Service UUID
+}
+
+// Slots computes the free slots of q, sorted by start, then user. Working
+// hours are wall-clock times of each local date, so a daylight-saving day
+// yields the same local starts as any other: a start whose local time does
+// not exist that day yields no slot, an ambiguous one is taken once.
+func Slots(q SlotQuery) []Slot {
+	var out []Slot
+	earliest := q.Now.Add(time.Duration(q.NoticeMinutes) * time.Minute)
+	busy := map[UUID][]AppointmentSpan{}
+	for _, b := range q.Busy {
+		if b.Active {
+			busy[b.User] = append(busy[b.User], b)
+		}
+	}
+	for u := range busy {
+		slices.SortFunc(busy[u], func(a, b AppointmentSpan) int { return a.Start.Compare(b.Start) })
+	}
+	step := max(q.StepMinutes, 1)
+	for _, c := range q.Candidates {
+		length := time.Duration(c.DurationMinutes) * time.Minute
+		blocks := length + time.Duration(q.BufferMinutes)*time.Minute
+		for day := q.From.Time(); !day.After(q.To.Time()); day = day.AddDate(0, 0, 1) {
+			weekday := weekdayNames[day.Weekday()]
+			for _, w := range c.WorkingHours {
+				if w.LocationID != q.Location || w.Weekday != weekday {
+					continue
+				}
+				from, to := w.From.Minutes(), w.To.Minutes()
+				end := wallClock(day, to, q.Zone)
+				for m := from; m < to; m += step {
+					t, exists := wallClockExact(day, m, q.Zone)
+					if !exists || t.Before(earliest) {
+						continue
+					}
+					if t.Add(blocks).After(end) {
+						break
+					}
+					if overlapsAbsence(c.Absences, t, t.Add(blocks)) || overlapsBusy(busy[c.User], t, t.Add(blocks)) {
+						continue
+					}
+					out = append(out, Slot{Start: t, End: t.Add(length), User: c.User, Location: q.Location, Service: q.Service})
+				}
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b Slot) int { return cmp.Or(a.Start.Compare(b.Start), cmp.Compare(a.User, b.User)) })
+	return out
+}
+
+var weekdayNames = [...]string{"sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"}
+
+// wallClock is the instant of minutes past midnight of day in zone; a time
+// that does not exist is moved on by the gap, as time.Date does.
+func wallClock(day time.Time, minutes int, zone *time.Location) time.Time {
+	return time.Date(day.Year(), day.Month(), day.Day(), 0, minutes, 0, 0, zone)
+}
+
+// wallClockExact is wallClock for a start: false when that local time does not exist on day.
+func wallClockExact(day time.Time, minutes int, zone *time.Location) (time.Time, bool) {
+	t := wallClock(day, minutes, zone)
+	return t, t.Day() == day.Day() && t.Hour()*60+t.Minute() == minutes
+}
+
+// longestSpan bounds how far before a slot an overlapping appointment may start.
+const longestSpan = MaxAppointmentLength + 2*time.Hour + time.Minute
+
+func overlapsBusy(spans []AppointmentSpan, start, end time.Time) bool {
+	i := sort.Search(len(spans), func(i int) bool { return spans[i].Start.After(start.Add(-longestSpan)) })
+	for ; i < len(spans) && spans[i].Start.Before(end); i++ {
+		if spans[i].BlockedUntil.After(start) {
+			return true
+		}
+	}
+	return false
+}
+
+func overlapsAbsence(absences []Absence, start, end time.Time) bool {
+	for _, a := range absences {
+		if a.Start.Before(end) && a.End.After(start) {
+			return true
+		}
+	}
+	return false
+}
+
+// Minutes is the time of day as minutes past midnight; 24:00 is 1440.
+func (t TimeOfDay) Minutes() int {
+	if len(t) != 5 {
+		return 0
+	}
+	h, _ := strconv.Atoi(string(t[:2]))
+	m, _ := strconv.Atoi(string(t[3:]))
+	return h*60 + m
+}
+
+// SlotWindow validates the from and to query parameters of booking/slots:
+// local dates, from ≤ to, at most MaxSlotDays both counted.
+func SlotWindow(from, to string) (Date, Date, error) {
+	var errs FieldErrors
+	f, ferr := time.Parse(time.DateOnly, from)
+	t, terr := time.Parse(time.DateOnly, to)
+	fok, tok := ferr == nil, terr == nil
+	if !fok {
+		errs.Add("from", "must be a date YYYY-MM-DD")
+	}
+	if !tok {
+		errs.Add("to", "must be a date YYYY-MM-DD")
+	}
+	if fok && tok {
+		switch days := int(t.Sub(f).Hours() / 24); {
+		case days < 0:
+			errs.Add("to", "must not be before from")
+		case days >= MaxSlotDays:
+			errs.Add("to", "must be at most "+strconv.Itoa(MaxSlotDays)+" days from from, both counted")
+		}
+	}
+	return Date(from), Date(to), errs.Err()
+}
+
+// Duration is how long an appointment of service with user at location
+// lasts: the live, active assignment's length (one naming the location
+// first, then one for every location), else the service's.
+func (c BookingCatalog) Duration(user, service, location UUID) int {
+	general := 0
+	for _, a := range c.Assignments {
+		if a.UserID != user || a.ServiceID != service || !on(a.Active) || a.DurationMinutes == nil {
+			continue
+		}
+		switch {
+		case a.LocationID != nil && *a.LocationID == location:
+			return *a.DurationMinutes
+		case a.LocationID == nil:
+			general = *a.DurationMinutes
+		}
+	}
+	if general > 0 {
+		return general
+	}
+	return c.Services[service].DurationMinutes
+}
