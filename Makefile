@@ -44,12 +44,14 @@ lint:
 	$(GO) run $(GOLANGCI_LINT) run ./...
 
 ## bench: Go benchmarks, then the load programs against the built binary (figures printed):
-## uploads on the embedded defaults, OAuth on PostgreSQL + Redis. Exits non-zero if a target is missed.
+## uploads on the embedded defaults, OAuth and booking slots on PostgreSQL + Redis.
+## Exits non-zero if a target is missed.
 bench: build
 	$(GO) test -run=NONE -bench=. -benchmem ./...
 	$(GO) run ./test/bench/upload -binary $(BIN); upload=$$?; \
 	$(GO) run ./test/bench/oauth -binary $(BIN); oauth=$$?; \
-	exit $$((upload | oauth))
+	$(GO) run ./test/bench/booking -binary $(BIN); booking=$$?; \
+	exit $$((upload | oauth | booking))
 
 ## fuzz: run each fuzz target for FUZZTIME (their seed corpora run in `make test`)
 fuzz:

@@ -127,19 +127,23 @@ func Slots(q SlotQuery) []Slot {
 		slices.SortFunc(busy[u], func(a, b AppointmentSpan) int { return a.Start.Compare(b.Start) })
 	}
 	step := max(q.StepMinutes, 1)
-	for _, c := range q.Candidates {
-		length := time.Duration(c.DurationMinutes) * time.Minute
-		blocks := length + time.Duration(q.BufferMinutes)*time.Minute
-		for day := q.From.Time(); !day.After(q.To.Time()); day = day.AddDate(0, 0, 1) {
-			weekday := weekdayNames[day.Weekday()]
+	// Day by day: every slot of a local date starts before those of the
+	// next, so only each day's slots need sorting.
+	for day := q.From.Time(); !day.After(q.To.Time()); day = day.AddDate(0, 0, 1) {
+		weekday := weekdayNames[day.Weekday()]
+		first := len(out)
+		wall := wallClockOf(day, q.Zone)
+		for _, c := range q.Candidates {
+			length := time.Duration(c.DurationMinutes) * time.Minute
+			blocks := length + time.Duration(q.BufferMinutes)*time.Minute
 			for _, w := range c.WorkingHours {
 				if w.LocationID != q.Location || w.Weekday != weekday {
 					continue
 				}
 				from, to := w.From.Minutes(), w.To.Minutes()
-				end := wallClock(day, to, q.Zone)
+				end, _ := wall(to)
 				for m := from; m < to; m += step {
-					t, exists := wallClockExact(day, m, q.Zone)
+					t, exists := wall(m)
 					if !exists || t.Before(earliest) {
 						continue
 					}
@@ -153,23 +157,32 @@ func Slots(q SlotQuery) []Slot {
 				}
 			}
 		}
+		slices.SortFunc(out[first:], func(a, b Slot) int { return cmp.Or(a.Start.Compare(b.Start), cmp.Compare(a.User, b.User)) })
 	}
-	slices.SortFunc(out, func(a, b Slot) int { return cmp.Or(a.Start.Compare(b.Start), cmp.Compare(a.User, b.User)) })
 	return out
 }
 
 var weekdayNames = [...]string{"sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"}
 
-// wallClock is the instant of minutes past midnight of day in zone; a time
-// that does not exist is moved on by the gap, as time.Date does.
-func wallClock(day time.Time, minutes int, zone *time.Location) time.Time {
-	return time.Date(day.Year(), day.Month(), day.Day(), 0, minutes, 0, 0, zone)
-}
-
-// wallClockExact is wallClock for a start: false when that local time does not exist on day.
-func wallClockExact(day time.Time, minutes int, zone *time.Location) (time.Time, bool) {
-	t := wallClock(day, minutes, zone)
-	return t, t.Day() == day.Day() && t.Hour()*60+t.Minute() == minutes
+// wallClockOf maps minutes past midnight of the civil date day to instants
+// in zone, and tells whether that local time exists (false in a gap, where
+// the instant is moved on by the gap, as time.Date does). A day without a
+// change of offset is plain addition; only a changeover day asks the zone
+// for every time.
+func wallClockOf(day time.Time, zone *time.Location) func(minutes int) (time.Time, bool) {
+	exact := func(minutes int) (time.Time, bool) {
+		t := time.Date(day.Year(), day.Month(), day.Day(), 0, minutes, 0, 0, zone)
+		h, m, _ := t.Clock()
+		return t, (t.Day() == day.Day() || minutes >= 24*60) && h*60+m == minutes%(24*60)
+	}
+	midnight, ok := exact(0)
+	next, _ := exact(24 * 60)
+	_, before := midnight.Zone()
+	_, after := next.Zone()
+	if !ok || before != after || next.Sub(midnight) != 24*time.Hour {
+		return exact
+	}
+	return func(minutes int) (time.Time, bool) { return midnight.Add(time.Duration(minutes) * time.Minute), true }
 }
 
 // longestSpan bounds how far before a slot an overlapping appointment may start.

@@ -50,8 +50,9 @@ type RecordStore interface {
 	// Values lists a top-level field of the kind's live objects whose field
 	// match equals value (e.g. the receipt numbers of one register).
 	Values(ctx context.Context, company domain.CompanyID, kind *domain.Kind, match, value, field string) ([]string, error)
-	// All lists every live object of a company-wide kind (master data), in id order.
-	All(ctx context.Context, company domain.CompanyID, kind *domain.Kind) ([]StoredObject, error)
+	// All lists every live object of company-wide kinds (master data) in
+	// one query: a list per kind, in id order.
+	All(ctx context.Context, company domain.CompanyID, kinds ...*domain.Kind) ([][]StoredObject, error)
 	// Existing returns the objects among ids, live or deleted, by id.
 	Existing(ctx context.Context, company domain.CompanyID, kind *domain.Kind, ids []string) (map[string]StoredObject, error)
 	// Put stores objects under their given ids in one statement: new ones

@@ -3,6 +3,8 @@ package sqlstore
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"slices"
 	"strconv"
 	"time"
 
@@ -462,16 +464,28 @@ func (s *RecordStore) Values(ctx context.Context, company domain.CompanyID, kind
 	return out, translate(err)
 }
 
-func (s *RecordStore) All(ctx context.Context, company domain.CompanyID, kind *domain.Kind) ([]ports.StoredObject, error) {
-	t := tableOf(kind)
-	var rows []objectRow
-	err := t.scoped(conn(ctx, s.db).NewSelect(), company).Where("deleted_at IS NULL").OrderExpr("id").Scan(ctx, &rows)
+func (s *RecordStore) All(ctx context.Context, company domain.CompanyID, kinds ...*domain.Kind) ([][]ports.StoredObject, error) {
+	slugs := make([]string, len(kinds))
+	for i, k := range kinds {
+		if k.Shape == domain.ShapeCustomer {
+			return nil, errors.New("All reads company-wide kinds of the records table")
+		}
+		slugs[i] = k.Slug
+	}
+	var rows []struct {
+		objectRow
+		Kind string `bun:"kind"`
+	}
+	err := conn(ctx, s.db).NewSelect().TableExpr("records").ColumnExpr(tableOf(kinds[0]).columns+", kind").
+		Where("company_id = ?", uuid.UUID(company)).Where("kind IN (?)", bun.List(slugs)).Where("deleted_at IS NULL").
+		OrderExpr("id").Scan(ctx, &rows)
 	if err != nil {
 		return nil, translate(err)
 	}
-	out := make([]ports.StoredObject, len(rows))
-	for i, r := range rows {
-		out[i] = r.toPort()
+	out := make([][]ports.StoredObject, len(kinds))
+	for _, r := range rows {
+		i := slices.Index(slugs, r.Kind)
+		out[i] = append(out[i], r.toPort())
 	}
 	return out, nil
 }

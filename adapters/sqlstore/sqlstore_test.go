@@ -2,12 +2,17 @@ package sqlstore_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/uptrace/bun"
 
 	"github.com/praxis-health/praxis/adapters/sqlstore"
+	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/ports"
 	"github.com/praxis-health/praxis/ports/porttest"
 	"github.com/praxis-health/praxis/test/testenv"
 )
@@ -76,4 +81,54 @@ func recordRepositories(t *testing.T, url string) porttest.RecordRepositories {
 	t.Helper()
 	db := migrated(t, url)
 	return porttest.RecordRepositories{Repositories: repositoriesOn(db), Records: sqlstore.NewRecordStore(db)}
+}
+
+// TestPostgresRefusesOverlappingOnlineBookings: the exclusion constraint
+// beneath the booking's own check. Two online bookings of one user that
+// overlap by their buffer are refused by the database; a practice's
+// appointment over them, or another user's, is not.
+func TestPostgresRefusesOverlappingOnlineBookings(t *testing.T) {
+	t.Parallel()
+	db := migrated(t, testenv.PostgresURL(t))
+	repos := repositoriesOn(db)
+	store, tx, ctx := sqlstore.NewRecordStore(db), sqlstore.NewTransactor(db), context.Background()
+	company, _, err := domain.NewCompany("Praxis", "", domain.PlanPro, 1000, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := repos.Companies.Create(ctx, company); err != nil {
+		t.Fatal(err)
+	}
+	service := domain.NewObjectID()
+	users := []string{domain.NewObjectID(), domain.NewObjectID()}
+	location := domain.NewObjectID()
+	insert := func(kind, id, payload string) error {
+		return tx.InTx(ctx, func(ctx context.Context) error {
+			_, err := store.Insert(ctx, company.ID, domain.KindOf(kind), ports.StoredObject{ID: id, Payload: []byte(payload), CreatedAt: time.Now()})
+			return err
+		})
+	}
+	if err := insert("services", service, `{"name":"Check-up","duration_minutes":20,"buffer_after_minutes":10}`); err != nil {
+		t.Fatal(err)
+	}
+	appointment := func(user, start, end, source string) error {
+		return insert("appointments", domain.NewObjectID(), fmt.Sprintf(`{"title":"x","user_id":%q,"location_id":%q,"service_id":%q,"start":%q,"end":%q,"status":"booked","source":%q}`,
+			user, location, service, start, end, source))
+	}
+	if err := appointment(users[0], "2026-03-10T09:00:00+01:00", "2026-03-10T09:20:00+01:00", domain.BookedOnline); err != nil {
+		t.Fatal(err)
+	}
+	// 09:25 lies inside the first booking's buffer (until 09:30).
+	if err := appointment(users[0], "2026-03-10T09:25:00+01:00", "2026-03-10T09:45:00+01:00", domain.BookedOnline); !errors.Is(err, domain.ErrSlotUnavailable) {
+		t.Errorf("an overlapping online booking: %v, want ErrSlotUnavailable", err)
+	}
+	for _, c := range []struct{ user, start, end, source string }{
+		{users[0], "2026-03-10T09:30:00+01:00", "2026-03-10T09:50:00+01:00", domain.BookedOnline}, // after the buffer
+		{users[1], "2026-03-10T09:00:00+01:00", "2026-03-10T09:20:00+01:00", domain.BookedOnline}, // another user
+		{users[0], "2026-03-10T09:00:00+01:00", "2026-03-10T10:00:00+01:00", domain.BookedByAPI},  // the practice overbooks
+	} {
+		if err := appointment(c.user, c.start, c.end, c.source); err != nil {
+			t.Errorf("%+v: %v", c, err)
+		}
+	}
 }

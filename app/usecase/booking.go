@@ -32,11 +32,17 @@ func catalog(ctx context.Context, store ports.RecordStore, company domain.Compan
 	c := domain.BookingCatalog{Users: map[domain.UUID]domain.User{}, Locations: map[domain.UUID]domain.Location{},
 		Services: map[domain.UUID]domain.Service{}}
 	raw := map[string]map[domain.UUID][]byte{}
-	for _, section := range []string{"users", "locations", "services", "service-assignments"} {
-		objs, err := store.All(ctx, company, domain.KindOf(section))
-		if err != nil {
-			return c, nil, err
-		}
+	sections := []string{"users", "locations", "services", "service-assignments"}
+	kinds := make([]*domain.Kind, len(sections))
+	for i, s := range sections {
+		kinds[i] = domain.KindOf(s)
+	}
+	all, err := store.All(ctx, company, kinds...)
+	if err != nil {
+		return c, nil, err
+	}
+	for i, section := range sections {
+		objs := all[i]
 		raw[section] = make(map[domain.UUID][]byte, len(objs))
 		for _, o := range objs {
 			id := domain.UUID(o.ID)
@@ -66,6 +72,16 @@ func catalog(ctx context.Context, store ports.RecordStore, company domain.Compan
 		}
 	}
 	return c, raw, nil
+}
+
+// company reads the company once: its booking notice, and now in its zone.
+func (b *Booking) company(ctx context.Context, id domain.CompanyID) (domain.Company, domain.RuleContext, error) {
+	c, err := b.records.companies.Get(ctx, id)
+	if err != nil {
+		return c, domain.RuleContext{}, err
+	}
+	zone, err := c.Location()
+	return c, domain.RuleContext{Now: b.records.now().UTC().Truncate(time.Second), Zone: zone}, err
 }
 
 // Offered lists the bookable users, locations or services, one page in id order.
@@ -104,11 +120,7 @@ func (b *Booking) Offered(ctx context.Context, grant domain.Grant, section strin
 
 // Slots answers the free slots of q: {"time_zone":…,"data":[…]}.
 func (b *Booking) Slots(ctx context.Context, grant domain.Grant, q domain.SlotRequest) ([]byte, error) {
-	rc, err := b.records.ruleContext(ctx, grant.CompanyID)
-	if err != nil {
-		return nil, err
-	}
-	company, err := b.records.companies.Get(ctx, grant.CompanyID)
+	company, rc, err := b.company(ctx, grant.CompanyID)
 	if err != nil {
 		return nil, err
 	}
@@ -193,11 +205,7 @@ func deref(p *int, def int) int {
 // the database refuses an overlapping online booking besides.
 func (b *Booking) Book(ctx context.Context, grant domain.Grant, body []byte, key *ports.IdempotencyKey) (ports.Response, error) {
 	r := b.records
-	rc, err := r.ruleContext(ctx, grant.CompanyID)
-	if err != nil {
-		return ports.Response{}, err
-	}
-	company, err := r.companies.Get(ctx, grant.CompanyID)
+	company, rc, err := b.company(ctx, grant.CompanyID)
 	if err != nil {
 		return ports.Response{}, err
 	}

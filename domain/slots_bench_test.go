@@ -1,0 +1,39 @@
+package domain
+
+import (
+	"fmt"
+	"testing"
+	"time"
+)
+
+// BenchmarkSlots is booking/slots' pure part at the size of the issue: a
+// 31-day window of a practice with 10 bookable users at 2 locations and 500
+// appointments.
+func BenchmarkSlots(b *testing.B) {
+	z, err := time.LoadLocation("Europe/Vienna")
+	if err != nil {
+		b.Fatal(err)
+	}
+	q := SlotQuery{From: "2026-03-02", To: "2026-04-01", Zone: z, Now: time.Date(2026, 3, 1, 0, 0, 0, 0, z),
+		Service: slotService, Location: slotPlace, StepMinutes: 15, BufferMinutes: 5}
+	for i := range 10 {
+		u := UUID(fmt.Sprintf("019bc0e2-1280-781f-a8e2-5d940ed904%02d", i))
+		var hours []WorkingTime
+		for _, d := range []string{"monday", "tuesday", "wednesday", "thursday", "friday"} {
+			hours = append(hours, WorkingTime{LocationID: slotPlace, Weekday: d, From: "08:00", To: "12:00"},
+				WorkingTime{LocationID: slotPlace2, Weekday: d, From: "13:00", To: "18:00"})
+		}
+		q.Candidates = append(q.Candidates, SlotCandidate{User: u, DurationMinutes: 20, WorkingHours: hours})
+		for j := range 50 { // 500 in all, spread over the window and both locations
+			start := time.Date(2026, 3, 2+j*31/50, 8+j%9, 0, 0, 0, z)
+			q.Busy = append(q.Busy, AppointmentSpan{User: u, Start: start, BlockedUntil: start.Add(25 * time.Minute), Active: true})
+		}
+	}
+	n := len(Slots(q))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		Slots(q)
+	}
+	b.ReportMetric(float64(n), "slots")
+}
