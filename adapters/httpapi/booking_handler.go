@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"slices"
-	"strconv"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -44,14 +43,7 @@ func (h *BookingSection) offered(section string) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		var errs domain.FieldErrors
 		onlyParams(c, append([]string{"limit", "cursor"}, filters...), &errs)
-		q := domain.BookingQuery{Limit: domain.DefaultPageSize}
-		if v := c.Query("limit"); v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 || n > domain.MaxPageSize {
-				errs.Add("limit", "must be a whole number from 1 to 500")
-			}
-			q.Limit = n
-		}
+		q := domain.BookingQuery{Limit: limitParam(c, &errs)}
 		if v := c.Query("cursor"); v != "" {
 			cur, err := domain.ParseCursor(v)
 			if err != nil || (cur.ID != "" && !domain.ValidObjectID(cur.ID)) {
@@ -112,11 +104,7 @@ func (h *BookingSection) book(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if resp.Replayed {
-		c.Set("Idempotent-Replayed", "true")
-	}
-	c.Set(fiber.HeaderLocation, resourcePrefix+"/"+resp.Location)
-	return sendJSON(c, resp.Status, resp.Body)
+	return sendCreated(c, resp)
 }
 
 func (h *BookingSection) cancel(c *fiber.Ctx) error {

@@ -30,8 +30,8 @@ func kindListQuery(c *fiber.Ctx, k *domain.Kind) (domain.ListQuery, error) {
 }
 
 func readListQuery(c *fiber.Ctx, withCustomer, withCalendar bool) (domain.ListQuery, error) {
-	q := domain.ListQuery{Limit: domain.DefaultPageSize}
 	var errs domain.FieldErrors
+	q := domain.ListQuery{Limit: limitParam(c, &errs)}
 	args := c.Request().URI().QueryArgs()
 	args.VisitAll(func(k, _ []byte) {
 		name := string(k)
@@ -42,13 +42,6 @@ func readListQuery(c *fiber.Ctx, withCustomer, withCalendar bool) (domain.ListQu
 			errs.Add(name, "is given more than once")
 		}
 	})
-	if v := c.Query("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > domain.MaxPageSize {
-			errs.Add("limit", "must be a whole number from 1 to 500")
-		}
-		q.Limit = n
-	}
 	if v := c.Query("cursor"); v != "" {
 		cur, err := domain.ParseCursor(v)
 		if err != nil {
@@ -101,6 +94,19 @@ func writePage(c *fiber.Ctx, data []byte, next string, more bool) error {
 	b = append(b, '}')
 	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
 	return c.Send(b)
+}
+
+// limitParam reads ?limit, 1–500, default 100.
+func limitParam(c *fiber.Ctx, errs *domain.FieldErrors) int {
+	v := c.Query("limit")
+	if v == "" {
+		return domain.DefaultPageSize
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > domain.MaxPageSize {
+		errs.Add("limit", "must be a whole number from 1 to 500")
+	}
+	return n
 }
 
 // uuidParam reads an optional id parameter; another spelling than the canonical one is 422.

@@ -67,12 +67,17 @@ func (h *Records) create(k *domain.Kind) fiber.Handler {
 		if err != nil {
 			return err
 		}
-		if resp.Replayed {
-			c.Set("Idempotent-Replayed", "true")
-		}
-		c.Set(fiber.HeaderLocation, resourcePrefix+"/"+resp.Location)
-		return sendJSON(c, resp.Status, resp.Body)
+		return sendCreated(c, resp)
 	}
+}
+
+// sendCreated answers a POST: 201 with Location, or the replay of an Idempotency-Key's first answer.
+func sendCreated(c *fiber.Ctx, resp ports.Response) error {
+	if resp.Replayed {
+		c.Set("Idempotent-Replayed", "true")
+	}
+	c.Set(fiber.HeaderLocation, resourcePrefix+"/"+resp.Location)
+	return sendJSON(c, resp.Status, resp.Body)
 }
 
 func (h *Records) patch(k *domain.Kind) fiber.Handler {

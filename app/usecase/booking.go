@@ -157,24 +157,9 @@ func (b *Booking) Slots(ctx context.Context, grant domain.Grant, q domain.SlotRe
 // users' working hours and absences, and their appointments around the window.
 func (b *Booking) slotQuery(ctx context.Context, company domain.CompanyID, cat domain.BookingCatalog, q domain.SlotRequest,
 	rc domain.RuleContext, notice int) (domain.SlotQuery, error) {
-	offers := cat.Offers()
-	var matched []domain.Offer
-	field := "service_id"
-	for _, o := range offers {
-		if o.Service != q.Service {
-			continue
-		}
-		field = "location_id"
-		if o.Location != q.Location {
-			continue
-		}
-		field = "user_id"
-		if q.User == nil || o.User == *q.User {
-			matched = append(matched, o)
-		}
-	}
-	if len(matched) == 0 {
-		return domain.SlotQuery{}, domain.FieldErrors{{Field: field, Message: "names nothing bookable online with the other parameters"}}.Err()
+	matched, err := matchOffers(cat.Offers(), q.Service, q.Location, q.User)
+	if err != nil {
+		return domain.SlotQuery{}, err
 	}
 	svc := cat.Services[q.Service]
 	sq := domain.SlotQuery{From: q.From, To: q.To, Zone: rc.Zone, Now: rc.Now, NoticeMinutes: notice, Service: q.Service,
@@ -217,14 +202,8 @@ func (b *Booking) Book(ctx context.Context, grant domain.Grant, body []byte, key
 	appointments := domain.AppointmentsKind()
 	var resp ports.Response
 	err = r.tx.InTx(ctx, func(ctx context.Context) error {
-		if key != nil {
-			saved, err := r.keys.Claim(ctx, grant.CompanyID, grant.ClientID, *key, rc.Now)
-			if err != nil || saved != nil {
-				if saved != nil {
-					resp = ports.Response{SavedResponse: *saved, Replayed: true}
-				}
-				return err
-			}
+		if replayed, err := r.claim(ctx, grant, key, rc.Now, &resp); replayed || err != nil {
+			return err
 		}
 		if err := r.checkRefs(ctx, grant.CompanyID, req); err != nil {
 			return err
@@ -236,10 +215,11 @@ func (b *Booking) Book(ctx context.Context, grant domain.Grant, body []byte, key
 		if err != nil {
 			return err
 		}
-		offer, err := bookableOffer(cat.Offers(), booking)
+		offers, err := matchOffers(cat.Offers(), booking.ServiceID, booking.LocationID, &booking.UserID)
 		if err != nil {
 			return err
 		}
+		offer := offers[0]
 		day := domain.DateOf(booking.Start.Time, rc.Zone)
 		sq, err := b.slotQuery(ctx, grant.CompanyID, cat,
 			domain.SlotRequest{Service: offer.Service, Location: offer.Location, User: &offer.User, From: day, To: day},
@@ -277,23 +257,28 @@ func (b *Booking) Book(ctx context.Context, grant domain.Grant, body []byte, key
 	return resp, err
 }
 
-// bookableOffer is the offer a booking names; a 422 on the first field that offers nothing.
-func bookableOffer(offers []domain.Offer, b *domain.BookingRequest) (domain.Offer, error) {
+// matchOffers keeps the offers of service at location (and of user, when
+// given); none is a 422 on the first of them that offers nothing.
+func matchOffers(offers []domain.Offer, service, location domain.UUID, user *domain.UUID) ([]domain.Offer, error) {
+	var matched []domain.Offer
 	field := "service_id"
 	for _, o := range offers {
-		if o.Service != b.ServiceID {
+		if o.Service != service {
 			continue
 		}
 		field = "location_id"
-		if o.Location != b.LocationID {
+		if o.Location != location {
 			continue
 		}
 		field = "user_id"
-		if o.User == b.UserID {
-			return o, nil
+		if user == nil || o.User == *user {
+			matched = append(matched, o)
 		}
 	}
-	return domain.Offer{}, domain.FieldErrors{{Field: field, Message: "names nothing bookable online with the other fields"}}.Err()
+	if len(matched) == 0 {
+		return nil, domain.FieldErrors{{Field: field, Message: "names nothing bookable online with the other parameters"}}.Err()
+	}
+	return matched, nil
 }
 
 // customerOf is the booking's existing customer, or the new one it brings,

@@ -82,14 +82,8 @@ func (r *Records) Create(ctx context.Context, grant domain.Grant, kind *domain.K
 	}
 	var resp ports.Response
 	err = r.tx.InTx(ctx, func(ctx context.Context) error {
-		if key != nil {
-			saved, err := r.keys.Claim(ctx, grant.CompanyID, grant.ClientID, *key, rc.Now)
-			if err != nil || saved != nil {
-				if saved != nil {
-					resp = ports.Response{SavedResponse: *saved, Replayed: true}
-				}
-				return err
-			}
+		if replayed, err := r.claim(ctx, grant, key, rc.Now, &resp); replayed || err != nil {
+			return err
 		}
 		obj, err := kind.Decode(body, rc)
 		if err != nil {
@@ -154,6 +148,20 @@ func (r *Records) Patch(ctx context.Context, grant domain.Grant, kind *domain.Ki
 		return nil
 	})
 	return out, err
+}
+
+// claim takes the Idempotency-Key of a create inside its transaction:
+// replayed when the key already holds a first answer, now in resp; a
+// concurrent twin waits here for the first one's commit.
+func (r *Records) claim(ctx context.Context, grant domain.Grant, key *ports.IdempotencyKey, now time.Time, resp *ports.Response) (bool, error) {
+	if key == nil {
+		return false, nil
+	}
+	saved, err := r.keys.Claim(ctx, grant.CompanyID, grant.ClientID, *key, now)
+	if saved != nil {
+		*resp = ports.Response{SavedResponse: *saved, Replayed: true}
+	}
+	return saved != nil, err
 }
 
 // checkRefs looks every referenced object up in the company, one query per

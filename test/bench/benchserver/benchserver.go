@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"strconv"
@@ -169,4 +170,18 @@ func cpuOf(pid string) time.Duration {
 	utime, _ := strconv.ParseInt(f[11], 10, 64)
 	stime, _ := strconv.ParseInt(f[12], 10, 64)
 	return time.Duration(utime+stime) * time.Second / clockTicks
+}
+
+// TokenFor gets an access token for a client through the token endpoint at base.
+func TokenFor(c *http.Client, base, id, secret string) (string, error) {
+	resp, err := c.PostForm(base+"/api/oauth/v2/token", url.Values{"grant_type": {"client_credentials"}, "client_id": {id}, "client_secret": {secret}})
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	var t struct {
+		AccessToken string `json:"access_token"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&t)
+	return t.AccessToken, err
 }

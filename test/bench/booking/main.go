@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -67,7 +66,7 @@ func run(binary, pgURL, redisURL string, clients int, duration, maxP99 time.Dura
 		return err
 	}
 	httpc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients}}
-	token, err := tokenFor(httpc, srv.URL, client.ID, client.Secret)
+	token, err := benchserver.TokenFor(httpc, srv.URL, client.ID, client.Secret)
 	if err != nil {
 		return err
 	}
@@ -184,19 +183,6 @@ func get(c *http.Client, url, token string) ([]byte, error) {
 		return nil, fmt.Errorf("GET %s: %d %s", url, resp.StatusCode, body)
 	}
 	return body, err
-}
-
-func tokenFor(c *http.Client, base, id, secret string) (string, error) {
-	resp, err := c.PostForm(base+"/api/oauth/v2/token", url.Values{"grant_type": {"client_credentials"}, "client_id": {id}, "client_secret": {secret}})
-	if err != nil {
-		return "", err
-	}
-	defer func() { _ = resp.Body.Close() }()
-	var t struct {
-		AccessToken string `json:"access_token"`
-	}
-	err = json.NewDecoder(resp.Body).Decode(&t)
-	return t.AccessToken, err
 }
 
 func pct(d []time.Duration, p int) time.Duration {

@@ -82,7 +82,7 @@ func run(binary, pgURL, redisURL string, rows, samples int, maxDepthRatio, minSy
 	fmt.Printf("loaded %d notes in %.1f s\n", rows, time.Since(start).Seconds())
 
 	httpc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
-	token, err := tokenFor(httpc, srv.URL, client.ID, client.Secret)
+	token, err := benchserver.TokenFor(httpc, srv.URL, client.ID, client.Secret)
 	if err != nil {
 		return err
 	}
@@ -234,19 +234,6 @@ func page(c *http.Client, base, token, query string) (pageResult, error) {
 	}
 	n := bytes.Count(raw[:i], []byte(`{"id":"`))
 	return pageResult{n: n, next: url.QueryEscape(tail.NextCursor), more: tail.HasMore}, nil
-}
-
-func tokenFor(c *http.Client, base, id, secret string) (string, error) {
-	resp, err := c.PostForm(base+"/api/oauth/v2/token", url.Values{"grant_type": {"client_credentials"}, "client_id": {id}, "client_secret": {secret}})
-	if err != nil {
-		return "", err
-	}
-	defer func() { _ = resp.Body.Close() }()
-	var t struct {
-		AccessToken string `json:"access_token"`
-	}
-	err = json.NewDecoder(resp.Body).Decode(&t)
-	return t.AccessToken, err
 }
 
 func median(d []time.Duration) time.Duration {
