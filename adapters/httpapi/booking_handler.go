@@ -1,8 +1,6 @@
 package httpapi
 
 import (
-	"slices"
-
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/praxis-health/praxis/domain"
@@ -117,18 +115,4 @@ func (h *BookingSection) cancel(c *fiber.Ctx) error {
 		return err
 	}
 	return sendJSON(c, fiber.StatusOK, out)
-}
-
-// onlyParams refuses a query parameter that is not among known, or one given twice.
-func onlyParams(c *fiber.Ctx, known []string, errs *domain.FieldErrors) {
-	args := c.Request().URI().QueryArgs()
-	args.VisitAll(func(k, _ []byte) {
-		name := string(k)
-		switch {
-		case !slices.Contains(known, name):
-			errs.Add(name, "is not a parameter here")
-		case len(args.PeekMulti(name)) > 1:
-			errs.Add(name, "is given more than once")
-		}
-	})
 }

@@ -31,17 +31,15 @@ func kindListQuery(c *fiber.Ctx, k *domain.Kind) (domain.ListQuery, error) {
 
 func readListQuery(c *fiber.Ctx, withCustomer, withCalendar bool) (domain.ListQuery, error) {
 	var errs domain.FieldErrors
+	known := listParams
+	if !withCustomer {
+		known = slices.DeleteFunc(slices.Clone(known), func(p string) bool { return p == "customer_id" })
+	}
+	if withCalendar {
+		known = append(slices.Clip(known), calendarParams...)
+	}
+	onlyParams(c, known, &errs)
 	q := domain.ListQuery{Limit: limitParam(c, &errs)}
-	args := c.Request().URI().QueryArgs()
-	args.VisitAll(func(k, _ []byte) {
-		name := string(k)
-		known := slices.Contains(listParams, name) || (withCalendar && slices.Contains(calendarParams, name))
-		if !known || (name == "customer_id" && !withCustomer) {
-			errs.Add(name, "is not a parameter of this list")
-		} else if len(args.PeekMulti(name)) > 1 && name != "" {
-			errs.Add(name, "is given more than once")
-		}
-	})
 	if v := c.Query("cursor"); v != "" {
 		cur, err := domain.ParseCursor(v)
 		if err != nil {
@@ -94,6 +92,20 @@ func writePage(c *fiber.Ctx, data []byte, next string, more bool) error {
 	b = append(b, '}')
 	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
 	return c.Send(b)
+}
+
+// onlyParams refuses a query parameter that is not among known, or one given twice.
+func onlyParams(c *fiber.Ctx, known []string, errs *domain.FieldErrors) {
+	args := c.Request().URI().QueryArgs()
+	args.VisitAll(func(k, _ []byte) {
+		name := string(k)
+		switch {
+		case !slices.Contains(known, name):
+			errs.Add(name, "is not a parameter of this list")
+		case len(args.PeekMulti(name)) > 1 && name != "":
+			errs.Add(name, "is given more than once")
+		}
+	})
 }
 
 // limitParam reads ?limit, 1–500, default 100.

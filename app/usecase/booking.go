@@ -76,12 +76,7 @@ func catalog(ctx context.Context, store ports.RecordStore, company domain.Compan
 
 // company reads the company once: its booking notice, and now in its zone.
 func (b *Booking) company(ctx context.Context, id domain.CompanyID) (domain.Company, domain.RuleContext, error) {
-	c, err := b.records.companies.Get(ctx, id)
-	if err != nil {
-		return c, domain.RuleContext{}, err
-	}
-	zone, err := c.Location()
-	return c, domain.RuleContext{Now: b.records.now().UTC().Truncate(time.Second), Zone: zone}, err
+	return companyContext(ctx, b.records.companies, id, b.records.now)
 }
 
 // Offered lists the bookable users, locations or services, one page in id order.
