@@ -10,6 +10,30 @@ import (
 // 31-day window of a practice with 10 bookable users at 2 locations and 500
 // appointments.
 func BenchmarkSlots(b *testing.B) {
+	q := benchSlotQuery(b)
+	n := len(Slots(q))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		Slots(q)
+	}
+	b.ReportMetric(float64(n), "slots")
+}
+
+// BenchmarkAppendSlotsJSON is the same computation rendered as booking/slots answers it.
+func BenchmarkAppendSlotsJSON(b *testing.B) {
+	q := benchSlotQuery(b)
+	buf := AppendSlotsJSON(nil, q)
+	b.SetBytes(int64(len(buf)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		buf = AppendSlotsJSON(buf[:0], q)
+	}
+}
+
+func benchSlotQuery(b *testing.B) SlotQuery {
+	b.Helper()
 	z, err := time.LoadLocation("Europe/Vienna")
 	if err != nil {
 		b.Fatal(err)
@@ -29,11 +53,5 @@ func BenchmarkSlots(b *testing.B) {
 			q.Busy = append(q.Busy, AppointmentSpan{User: u, Start: start, BlockedUntil: start.Add(25 * time.Minute), Active: true})
 		}
 	}
-	n := len(Slots(q))
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		Slots(q)
-	}
-	b.ReportMetric(float64(n), "slots")
+	return q
 }

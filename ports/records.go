@@ -116,7 +116,7 @@ type RenderedPage struct {
 // Calendar reads what appointments block of their users' time: the record
 // store writes each appointment's span with it, in the same transaction.
 type Calendar interface {
-	// Busy lists the active spans of users that overlap [from, until).
+	// Busy lists the active spans of users that overlap [from, until): user and times only.
 	Busy(ctx context.Context, company domain.CompanyID, users []domain.UUID, from, until time.Time) ([]domain.AppointmentSpan, error)
 	// Lock serializes the bookings of one user until the transaction ends.
 	Lock(ctx context.Context, company domain.CompanyID, user domain.UUID) error
@@ -126,8 +126,8 @@ type Calendar interface {
 type Booking interface {
 	// Offered lists the bookable users, locations or services (section), narrowed by q.
 	Offered(ctx context.Context, grant domain.Grant, section string, q domain.BookingQuery) (RenderedPage, error)
-	// Slots answers the free slots, {"time_zone":…,"data":[…]}.
-	Slots(ctx context.Context, grant domain.Grant, q domain.SlotRequest) ([]byte, error)
+	// Slots appends the free slots to dst, {"time_zone":…,"data":[…]}.
+	Slots(ctx context.Context, grant domain.Grant, q domain.SlotRequest, dst []byte) ([]byte, error)
 	// Book books a free slot; domain.ErrSlotUnavailable when it is not, or no longer, free.
 	Book(ctx context.Context, grant domain.Grant, body []byte, key *IdempotencyKey) (Response, error)
 }

@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"sync"
+
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/praxis-health/praxis/domain"
@@ -82,12 +84,23 @@ func (h *BookingSection) slots(c *fiber.Ctx) error {
 		return err
 	}
 	q.Service, q.Location, q.User = *service, *location, user
-	body, err := h.booking.Slots(c.UserContext(), grantOf(c), q)
+	buf := slotBuffers.Get().(*[]byte)
+	defer slotBuffers.Put(buf)
+	body, err := h.booking.Slots(c.UserContext(), grantOf(c), q, (*buf)[:0])
+	*buf = body
 	if err != nil {
 		return err
 	}
-	return sendJSON(c, fiber.StatusOK, body)
+	// SetBody copies into fasthttp's pooled body buffer, so the answer
+	// (hundreds of KiB for a month) is built in a reused buffer and costs
+	// the garbage collector nothing.
+	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
+	c.Status(fiber.StatusOK).Response().SetBody(body)
+	return nil
 }
+
+// slotBuffers hold the slot answers while they are built.
+var slotBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
 func (h *BookingSection) book(c *fiber.Ctx) error {
 	body, err := jsonBody(c)

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"slices"
-	"strconv"
-	"time"
 
 	"github.com/praxis-health/praxis/domain"
 	"github.com/praxis-health/praxis/ports"
@@ -113,8 +111,8 @@ func (b *Booking) Offered(ctx context.Context, grant domain.Grant, section strin
 	return ports.RenderedPage{Data: append(data, ']'), NextCursor: domain.Cursor{ID: next}.Encode(), HasMore: more}, nil
 }
 
-// Slots answers the free slots of q: {"time_zone":…,"data":[…]}.
-func (b *Booking) Slots(ctx context.Context, grant domain.Grant, q domain.SlotRequest) ([]byte, error) {
+// Slots appends the free slots of q to dst: {"time_zone":…,"data":[…]}.
+func (b *Booking) Slots(ctx context.Context, grant domain.Grant, q domain.SlotRequest, dst []byte) ([]byte, error) {
 	company, rc, err := b.company(ctx, grant.CompanyID)
 	if err != nil {
 		return nil, err
@@ -127,24 +125,7 @@ func (b *Booking) Slots(ctx context.Context, grant domain.Grant, q domain.SlotRe
 	if err != nil {
 		return nil, err
 	}
-	slots := domain.Slots(sq)
-	out := make([]byte, 0, 64+len(slots)*200)
-	out = append(out, `{"time_zone":`...)
-	out = strconv.AppendQuote(out, rc.Zone.String())
-	out = append(out, `,"data":[`...)
-	for i, s := range slots {
-		if i > 0 {
-			out = append(out, ',')
-		}
-		out = append(out, `{"start":"`...)
-		out = s.Start.In(rc.Zone).AppendFormat(out, time.RFC3339)
-		out = append(out, `","end":"`...)
-		out = s.End.In(rc.Zone).AppendFormat(out, time.RFC3339)
-		out = append(append(append(out, `","user_id":"`...), s.User...), `","location_id":"`...)
-		out = append(append(append(out, s.Location...), `","service_id":"`...), s.Service...)
-		out = append(out, `"}`...)
-	}
-	return append(out, "]}"...), nil
+	return domain.AppendSlotsJSON(dst, sq), nil
 }
 
 // slotQuery gathers what the slots of q depend on: the offers of the
