@@ -71,48 +71,76 @@ type Company struct {
 	BookingNoticeMinutes int
 	// UploadSecretHash is the SHA-256 of the current upload secret; the secret itself is never kept.
 	UploadSecretHash []byte
-	CreatedAt        time.Time
-	UpdatedAt        time.Time
+	// ExternalRef names the resource the company was declared by (a
+	// Kubernetes object's UID), so that declaring it again finds it; empty
+	// for a company created on the command line.
+	ExternalRef string
+	// CatalogVersion counts the writes to the sections of the booking
+	// catalogue (CatalogSections): a catalogue read after the version is at
+	// least that new, so it can be kept until the version moves.
+	CatalogVersion int64
+	// DisabledAt is when the company was disabled: from then on it uploads
+	// nothing and its clients get no tokens. Its data stays.
+	DisabledAt *time.Time
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
 }
+
+// CompanySettings are what may change of a company after its creation.
+type CompanySettings struct {
+	Name         string
+	TimeZone     string
+	Plan         Plan
+	StorageQuota int64
+}
+
+// Settings returns the company's changeable settings.
+func (c Company) Settings() CompanySettings {
+	return CompanySettings{Name: c.Name, TimeZone: c.TimeZone, Plan: c.Plan, StorageQuota: c.StorageQuota}
+}
+
+// Apply validates s and takes it over; a zero Plan or TimeZone keeps the default.
+func (c *Company) Apply(s CompanySettings, now time.Time) error {
+	s.Name = strings.TrimSpace(s.Name)
+	if s.Name == "" {
+		return invalid("name", "must not be empty")
+	}
+	if len(s.Name) > 200 {
+		return invalid("name", "must be at most 200 characters")
+	}
+	if s.TimeZone == "" {
+		s.TimeZone = DefaultTimeZone
+	}
+	if _, err := time.LoadLocation(s.TimeZone); err != nil || s.TimeZone == "Local" {
+		return invalid("time_zone", "must be an IANA time zone")
+	}
+	if s.Plan == (Plan{}) {
+		s.Plan = PlanBasic
+	}
+	if s.StorageQuota < 0 {
+		return invalid("storage_quota", "must not be negative")
+	}
+	c.Name, c.TimeZone, c.Plan, c.StorageQuota = s.Name, s.TimeZone, s.Plan, s.StorageQuota
+	c.UpdatedAt = now.UTC()
+	return nil
+}
+
+// Disabled reports whether the company has been disabled.
+func (c Company) Disabled() bool { return c.DisabledAt != nil }
 
 // NewCompany validates a new company and gives it a fresh id and upload secret.
 // The secret is returned once, to be shown to the practice; only its hash is kept.
 func NewCompany(name, timeZone string, plan Plan, quota int64, now time.Time) (Company, Secret, error) {
-	name = strings.TrimSpace(name)
-	if name == "" {
-		return Company{}, "", invalid("name", "must not be empty")
-	}
-	if len(name) > 200 {
-		return Company{}, "", invalid("name", "must be at most 200 characters")
-	}
-	if timeZone == "" {
-		timeZone = DefaultTimeZone
-	}
-	if _, err := time.LoadLocation(timeZone); err != nil || timeZone == "Local" {
-		return Company{}, "", invalid("time_zone", "must be an IANA time zone")
-	}
-	if plan == (Plan{}) {
-		plan = PlanBasic
-	}
-	if quota < 0 {
-		return Company{}, "", invalid("storage_quota", "must not be negative")
+	c := Company{ID: NewCompanyID(), BookingNoticeMinutes: DefaultBookingNotice, CreatedAt: now.UTC()}
+	if err := c.Apply(CompanySettings{Name: name, TimeZone: timeZone, Plan: plan, StorageQuota: quota}, now); err != nil {
+		return Company{}, "", err
 	}
 	secret, err := NewSecret()
 	if err != nil {
 		return Company{}, "", err
 	}
-	now = now.UTC()
-	return Company{
-		ID:                   NewCompanyID(),
-		Name:                 name,
-		TimeZone:             timeZone,
-		Plan:                 plan,
-		StorageQuota:         quota,
-		BookingNoticeMinutes: DefaultBookingNotice,
-		UploadSecretHash:     secret.Hash(),
-		CreatedAt:            now,
-		UpdatedAt:            now,
-	}, secret, nil
+	c.UploadSecretHash = secret.Hash()
+	return c, secret, nil
 }
 
 // FreeStorage is what the company may still store, never negative.

@@ -12,6 +12,8 @@ var (
 	ErrNotFound = errors.New("not found")
 	ErrConflict = errors.New("conflict")
 	ErrInvalid  = errors.New("invalid")
+	// ErrCompanyDisabled: the company has been disabled and takes no new clients.
+	ErrCompanyDisabled = fmt.Errorf("company is disabled: %w", ErrConflict)
 )
 
 // ValidationError is a rejected value of one named field.

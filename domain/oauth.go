@@ -43,20 +43,22 @@ type Client struct {
 	Scopes Scopes
 	// SecretHash is the SHA-256 of the client secret; the secret is never kept.
 	SecretHash []byte
-	CreatedAt  time.Time
-	RevokedAt  *time.Time
+	// ExternalRef names the resource the client was declared by (a
+	// Kubernetes object's UID); empty for one made on the command line.
+	ExternalRef string
+	CreatedAt   time.Time
+	RevokedAt   *time.Time
+	// CompanyDisabled is read with the client: a disabled company's clients get no tokens.
+	CompanyDisabled bool
 }
 
 // NewClient validates a new client of company and gives it an id and a secret,
 // which is returned once to be shown and otherwise kept only as its hash.
 // No scopes means every scope of the catalogue.
 func NewClient(company CompanyID, name string, scopes Scopes, now time.Time) (Client, Secret, error) {
-	name = strings.TrimSpace(name)
-	if len(name) > 200 {
-		return Client{}, "", invalid("name", "must be at most 200 characters")
-	}
-	if len(scopes) == 0 {
-		scopes = AllScopes()
+	c := Client{CompanyID: company, CreatedAt: now.UTC()}
+	if err := c.Rename(name, scopes); err != nil {
+		return Client{}, "", err
 	}
 	id, err := NewClientID()
 	if err != nil {
@@ -66,11 +68,26 @@ func NewClient(company CompanyID, name string, scopes Scopes, now time.Time) (Cl
 	if err != nil {
 		return Client{}, "", err
 	}
-	return Client{ID: id, CompanyID: company, Name: name, Scopes: scopes, SecretHash: secret.Hash(), CreatedAt: now.UTC()}, secret, nil
+	c.ID, c.SecretHash = id, secret.Hash()
+	return c, secret, nil
+}
+
+// Rename validates and takes over a new name and scopes; no scopes means
+// every scope of the catalogue. Tokens already issued keep their scopes.
+func (c *Client) Rename(name string, scopes Scopes) error {
+	name = strings.TrimSpace(name)
+	if len(name) > 200 {
+		return invalid("name", "must be at most 200 characters")
+	}
+	if len(scopes) == 0 {
+		scopes = AllScopes()
+	}
+	c.Name, c.Scopes = name, scopes
+	return nil
 }
 
 // Active reports whether the client may still obtain and use tokens.
-func (c Client) Active() bool { return c.RevokedAt == nil }
+func (c Client) Active() bool { return c.RevokedAt == nil && !c.CompanyDisabled }
 
 // Grant is what an access token stands for: a client of a company, its scopes
 // and its lifetime. The token store keeps it under the token's hash.

@@ -2,6 +2,7 @@ package ports
 
 import (
 	"context"
+	"time"
 
 	"github.com/praxis-health/praxis/domain"
 )
@@ -17,7 +18,13 @@ type CompanyRepository interface {
 	Create(ctx context.Context, c domain.Company) error
 	// Get returns domain.ErrNotFound for an unknown id.
 	Get(ctx context.Context, id domain.CompanyID) (domain.Company, error)
+	// FindByExternalRef finds the company declared by ref; domain.ErrNotFound when none is.
+	FindByExternalRef(ctx context.Context, ref string) (domain.Company, error)
 	SetUploadSecretHash(ctx context.Context, id domain.CompanyID, hash []byte) error
+	// UpdateSettings stores c's name, time zone, plan and storage quota.
+	UpdateSettings(ctx context.Context, c domain.Company) error
+	// Disable marks the company disabled; run again, it keeps the first time.
+	Disable(ctx context.Context, id domain.CompanyID, at time.Time) error
 	// ReserveStorage adds n bytes to the company's use if its quota allows,
 	// in one atomic statement, so concurrent reservations never pass the quota.
 	// It returns domain.ErrInsufficientStorage when they would.

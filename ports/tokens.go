@@ -54,4 +54,11 @@ type ClientRepository interface {
 	Get(ctx context.Context, id domain.ClientID) (domain.Client, error)
 	// Revoke marks the client revoked; domain.ErrNotFound for an unknown id.
 	Revoke(ctx context.Context, id domain.ClientID, at time.Time) error
+	// FindByExternalRef finds the company's client declared by ref;
+	// domain.ErrNotFound when the company has none.
+	FindByExternalRef(ctx context.Context, company domain.CompanyID, ref string) (domain.Client, error)
+	// Update stores c's name, scopes and secret hash; c must be of company.
+	Update(ctx context.Context, company domain.CompanyID, c domain.Client) error
+	// ActiveIDs lists the company's clients that are not revoked.
+	ActiveIDs(ctx context.Context, company domain.CompanyID) ([]domain.ClientID, error)
 }

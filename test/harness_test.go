@@ -45,6 +45,7 @@ func TestMain(m *testing.M) {
 		}
 	}
 	code := m.Run()
+	testenv.StopKube()
 	_ = os.RemoveAll(dir)
 	os.Exit(code)
 }

@@ -14,15 +14,17 @@ import (
 type clientRow struct {
 	bun.BaseModel `bun:"table:oauth_clients,alias:oauth_clients"`
 
-	ID         string     `bun:"id,pk"`
-	CompanyID  uuid.UUID  `bun:"company_id"`
-	Name       string     `bun:"name"`
-	Scopes     string     `bun:"scopes"`
-	SecretHash []byte     `bun:"secret_hash"`
-	CreatedAt  time.Time  `bun:"created_at"`
-	RevokedAt  *time.Time `bun:"revoked_at"`
-	// Plan is the company's, read with the client in the same query.
-	Plan string `bun:"plan,scanonly"`
+	ID          string     `bun:"id,pk"`
+	CompanyID   uuid.UUID  `bun:"company_id"`
+	Name        string     `bun:"name"`
+	Scopes      string     `bun:"scopes"`
+	SecretHash  []byte     `bun:"secret_hash"`
+	ExternalRef *string    `bun:"external_ref"`
+	CreatedAt   time.Time  `bun:"created_at"`
+	RevokedAt   *time.Time `bun:"revoked_at"`
+	// Plan and whether the company is disabled are read with the client in the same query.
+	Plan            string `bun:"plan,scanonly"`
+	CompanyDisabled bool   `bun:"company_disabled,scanonly"`
 }
 
 func (r clientRow) toDomain() (domain.Client, error) {
@@ -32,7 +34,10 @@ func (r clientRow) toDomain() (domain.Client, error) {
 	}
 	c := domain.Client{
 		ID: domain.ClientID(r.ID), CompanyID: domain.CompanyID(r.CompanyID), Name: r.Name, Scopes: scopes,
-		SecretHash: r.SecretHash, CreatedAt: r.CreatedAt.UTC(), Plan: domain.PlanBasic,
+		SecretHash: r.SecretHash, CreatedAt: r.CreatedAt.UTC(), Plan: domain.PlanBasic, CompanyDisabled: r.CompanyDisabled,
+	}
+	if r.ExternalRef != nil {
+		c.ExternalRef = *r.ExternalRef
 	}
 	if r.Plan != "" {
 		if c.Plan, err = domain.ParsePlan(r.Plan); err != nil {
@@ -57,21 +62,58 @@ func NewClientRepository(db *bun.DB) *ClientRepository { return &ClientRepositor
 func (r *ClientRepository) Create(ctx context.Context, c domain.Client) error {
 	row := clientRow{
 		ID: string(c.ID), CompanyID: uuid.UUID(c.CompanyID), Name: c.Name, Scopes: c.Scopes.String(),
-		SecretHash: c.SecretHash, CreatedAt: c.CreatedAt, RevokedAt: c.RevokedAt,
+		SecretHash: c.SecretHash, ExternalRef: optional(c.ExternalRef), CreatedAt: c.CreatedAt, RevokedAt: c.RevokedAt,
 	}
 	_, err := conn(ctx, r.db).NewInsert().Model(&row).Exec(ctx)
 	return translate(err)
 }
 
 func (r *ClientRepository) Get(ctx context.Context, id domain.ClientID) (domain.Client, error) {
+	return r.one(ctx, func(q *bun.SelectQuery) *bun.SelectQuery { return q.Where("oauth_clients.id = ?", string(id)) })
+}
+
+func (r *ClientRepository) FindByExternalRef(ctx context.Context, company domain.CompanyID, ref string) (domain.Client, error) {
+	if ref == "" {
+		return domain.Client{}, domain.ErrNotFound
+	}
+	return r.one(ctx, func(q *bun.SelectQuery) *bun.SelectQuery {
+		return q.Where("oauth_clients.company_id = ?", uuid.UUID(company)).Where("oauth_clients.external_ref = ?", ref)
+	})
+}
+
+// one reads a client with its company's plan and state.
+func (r *ClientRepository) one(ctx context.Context, where func(*bun.SelectQuery) *bun.SelectQuery) (domain.Client, error) {
 	var row clientRow
-	err := conn(ctx, r.db).NewSelect().Model(&row).ColumnExpr("oauth_clients.*").
-		ColumnExpr("(SELECT plan FROM companies WHERE companies.id = oauth_clients.company_id) AS plan").
-		Where("oauth_clients.id = ?", string(id)).Scan(ctx)
+	err := where(conn(ctx, r.db).NewSelect().Model(&row).ColumnExpr("oauth_clients.*").
+		ColumnExpr("companies.plan AS plan, companies.disabled_at IS NOT NULL AS company_disabled").
+		Join("JOIN companies ON companies.id = oauth_clients.company_id")).Scan(ctx)
 	if err != nil {
 		return domain.Client{}, translate(err)
 	}
 	return row.toDomain()
+}
+
+func (r *ClientRepository) Update(ctx context.Context, company domain.CompanyID, c domain.Client) error {
+	res, err := conn(ctx, r.db).NewUpdate().Model((*clientRow)(nil)).
+		Set("name = ?", c.Name).
+		Set("scopes = ?", c.Scopes.String()).
+		Set("secret_hash = ?", c.SecretHash).
+		Where("id = ?", string(c.ID)).Where("company_id = ?", uuid.UUID(company)).Exec(ctx)
+	return affectedOne(res, err)
+}
+
+func (r *ClientRepository) ActiveIDs(ctx context.Context, company domain.CompanyID) ([]domain.ClientID, error) {
+	var ids []string
+	err := conn(ctx, r.db).NewSelect().Model((*clientRow)(nil)).Column("id").
+		Where("company_id = ?", uuid.UUID(company)).Where("revoked_at IS NULL").OrderExpr("id").Scan(ctx, &ids)
+	if err != nil {
+		return nil, translate(err)
+	}
+	out := make([]domain.ClientID, len(ids))
+	for i, id := range ids {
+		out[i] = domain.ClientID(id)
+	}
+	return out, nil
 }
 
 // Revoke keeps the first revocation time when run again.

@@ -15,16 +15,19 @@ import (
 type companyRow struct {
 	bun.BaseModel `bun:"table:companies"`
 
-	ID               uuid.UUID `bun:"id,pk"`
-	Name             string    `bun:"name"`
-	TimeZone         string    `bun:"time_zone"`
-	Plan             string    `bun:"plan"`
-	StorageQuota     int64     `bun:"storage_quota"`
-	StorageUsed      int64     `bun:"storage_used"`
-	BookingNotice    int       `bun:"booking_notice_minutes"`
-	UploadSecretHash []byte    `bun:"upload_secret_hash"`
-	CreatedAt        time.Time `bun:"created_at"`
-	UpdatedAt        time.Time `bun:"updated_at"`
+	ID               uuid.UUID  `bun:"id,pk"`
+	Name             string     `bun:"name"`
+	TimeZone         string     `bun:"time_zone"`
+	Plan             string     `bun:"plan"`
+	StorageQuota     int64      `bun:"storage_quota"`
+	StorageUsed      int64      `bun:"storage_used"`
+	BookingNotice    int        `bun:"booking_notice_minutes"`
+	UploadSecretHash []byte     `bun:"upload_secret_hash"`
+	ExternalRef      *string    `bun:"external_ref"`
+	CatalogVersion   int64      `bun:"catalog_version"`
+	DisabledAt       *time.Time `bun:"disabled_at"`
+	CreatedAt        time.Time  `bun:"created_at"`
+	UpdatedAt        time.Time  `bun:"updated_at"`
 }
 
 func (r companyRow) toDomain() (domain.Company, error) {
@@ -32,11 +35,19 @@ func (r companyRow) toDomain() (domain.Company, error) {
 	if err != nil {
 		return domain.Company{}, err
 	}
-	return domain.Company{
+	c := domain.Company{
 		ID: domain.CompanyID(r.ID), Name: r.Name, TimeZone: r.TimeZone, Plan: plan,
 		StorageQuota: r.StorageQuota, StorageUsed: r.StorageUsed, UploadSecretHash: r.UploadSecretHash,
-		BookingNoticeMinutes: r.BookingNotice, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
-	}, nil
+		BookingNoticeMinutes: r.BookingNotice, CatalogVersion: r.CatalogVersion, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
+	}
+	if r.ExternalRef != nil {
+		c.ExternalRef = *r.ExternalRef
+	}
+	if r.DisabledAt != nil {
+		at := r.DisabledAt.UTC()
+		c.DisabledAt = &at
+	}
+	return c, nil
 }
 
 // CompanyRepository is the bun ports.CompanyRepository.
@@ -51,7 +62,8 @@ func (r *CompanyRepository) Create(ctx context.Context, c domain.Company) error 
 	row := companyRow{
 		ID: uuid.UUID(c.ID), Name: c.Name, TimeZone: c.TimeZone, Plan: c.Plan.String(),
 		StorageQuota: c.StorageQuota, StorageUsed: c.StorageUsed, UploadSecretHash: c.UploadSecretHash,
-		BookingNotice: c.BookingNoticeMinutes, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt,
+		BookingNotice: c.BookingNoticeMinutes, ExternalRef: optional(c.ExternalRef), DisabledAt: c.DisabledAt,
+		CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt,
 	}
 	_, err := conn(ctx, r.db).NewInsert().Model(&row).Exec(ctx)
 	return translate(err)
@@ -64,6 +76,44 @@ func (r *CompanyRepository) Get(ctx context.Context, id domain.CompanyID) (domai
 		return domain.Company{}, translate(err)
 	}
 	return row.toDomain()
+}
+
+func (r *CompanyRepository) FindByExternalRef(ctx context.Context, ref string) (domain.Company, error) {
+	if ref == "" {
+		return domain.Company{}, domain.ErrNotFound
+	}
+	var row companyRow
+	if err := conn(ctx, r.db).NewSelect().Model(&row).Where("external_ref = ?", ref).Scan(ctx); err != nil {
+		return domain.Company{}, translate(err)
+	}
+	return row.toDomain()
+}
+
+func (r *CompanyRepository) UpdateSettings(ctx context.Context, c domain.Company) error {
+	res, err := conn(ctx, r.db).NewUpdate().Model((*companyRow)(nil)).
+		Set("name = ?", c.Name).
+		Set("time_zone = ?", c.TimeZone).
+		Set("plan = ?", c.Plan.String()).
+		Set("storage_quota = ?", c.StorageQuota).
+		Set("updated_at = ?", c.UpdatedAt.UTC()).
+		Where("id = ?", uuid.UUID(c.ID)).Exec(ctx)
+	return affectedOne(res, err)
+}
+
+// Disable keeps the first time when run again.
+func (r *CompanyRepository) Disable(ctx context.Context, id domain.CompanyID, at time.Time) error {
+	res, err := conn(ctx, r.db).NewUpdate().Model((*companyRow)(nil)).
+		Set("disabled_at = COALESCE(disabled_at, ?)", at.UTC()).
+		Where("id = ?", uuid.UUID(id)).Exec(ctx)
+	return affectedOne(res, err)
+}
+
+// optional stores an empty string as NULL, so that unique indexes skip it.
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }
 
 func (r *CompanyRepository) SetUploadSecretHash(ctx context.Context, id domain.CompanyID, hash []byte) error {

@@ -53,7 +53,7 @@ func (u *Uploads) Authorize(ctx context.Context, cred ports.UploadCredentials) (
 		return ports.UploadTarget{}, companyRefused
 	}
 	company, err := u.companies.Get(ctx, companyID)
-	if errors.Is(err, domain.ErrNotFound) {
+	if errors.Is(err, domain.ErrNotFound) || err == nil && company.Disabled() {
 		return ports.UploadTarget{}, companyRefused
 	}
 	if err != nil {

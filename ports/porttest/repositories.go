@@ -106,6 +106,105 @@ func RunRepositorySuite(t *testing.T, newRepos func(t *testing.T) Repositories) 
 		}
 	})
 
+	t.Run("declared companies and clients: by reference, update, disable, another company", func(t *testing.T) {
+		r := newRepos(t)
+		ctx := context.Background()
+		a, _, _ := domain.NewCompany("A", "", domain.PlanBasic, 10, time.Now())
+		a.ExternalRef = "uid-a"
+		b, _ := newCompany(t, r, "B", 10)
+		if err := r.Companies.Create(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+		twin, _, _ := domain.NewCompany("A again", "", domain.PlanBasic, 10, time.Now())
+		twin.ExternalRef = "uid-a"
+		if err := r.Companies.Create(ctx, twin); !errors.Is(err, domain.ErrConflict) {
+			t.Errorf("second company with one reference: %v, want ErrConflict", err)
+		}
+		got, err := r.Companies.FindByExternalRef(ctx, "uid-a")
+		if err != nil || got.ID != a.ID || got.ExternalRef != "uid-a" {
+			t.Fatalf("by reference: %+v, %v; want company A", got, err)
+		}
+		for _, ref := range []string{"", "uid-b"} {
+			if _, err := r.Companies.FindByExternalRef(ctx, ref); !errors.Is(err, domain.ErrNotFound) {
+				t.Errorf("reference %q: %v, want ErrNotFound (company B has none)", ref, err)
+			}
+		}
+
+		if err := got.Apply(domain.CompanySettings{Name: "A renamed", TimeZone: "Europe/Berlin", Plan: domain.PlanEnterprise, StorageQuota: 99}, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Companies.UpdateSettings(ctx, got); err != nil {
+			t.Fatal(err)
+		}
+		got, _ = r.Companies.Get(ctx, a.ID)
+		if got.Name != "A renamed" || got.TimeZone != "Europe/Berlin" || got.Plan != domain.PlanEnterprise || got.StorageQuota != 99 {
+			t.Errorf("after update: %+v", got)
+		}
+		if gotB, _ := r.Companies.Get(ctx, b.ID); gotB.Name != "B" || gotB.StorageQuota != 10 {
+			t.Errorf("updating A changed B: %+v", gotB)
+		}
+
+		client, _, _ := domain.NewClient(a.ID, "Lab", nil, time.Now())
+		client.ExternalRef = "uid-client"
+		other, _, _ := domain.NewClient(b.ID, "Other", nil, time.Now())
+		other.ExternalRef = "uid-client" // the same reference in another company
+		for _, c := range []domain.Client{client, other} {
+			if err := r.Clients.Create(ctx, c); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if found, err := r.Clients.FindByExternalRef(ctx, a.ID, "uid-client"); err != nil || found.ID != client.ID {
+			t.Errorf("A's client by reference: %+v, %v", found, err)
+		}
+		if found, err := r.Clients.FindByExternalRef(ctx, b.ID, "uid-client"); err != nil || found.ID != other.ID {
+			t.Errorf("B's client by reference: %+v, %v", found, err)
+		}
+		fresh, _ := domain.NewSecret()
+		readOnly, _ := domain.ParseScopes("company:read")
+		renamed := client
+		_ = renamed.Rename("Lab 2", readOnly)
+		renamed.SecretHash = fresh.Hash()
+		if err := r.Clients.Update(ctx, b.ID, renamed); !errors.Is(err, domain.ErrNotFound) {
+			t.Errorf("update of A's client as company B: %v, want ErrNotFound", err)
+		}
+		if err := r.Clients.Update(ctx, a.ID, renamed); err != nil {
+			t.Fatal(err)
+		}
+		if found, _ := r.Clients.Get(ctx, client.ID); found.Name != "Lab 2" || found.Scopes.String() != "company:read" || !fresh.Matches(found.SecretHash) {
+			t.Errorf("after update: %+v", found)
+		}
+		if ids, err := r.Clients.ActiveIDs(ctx, a.ID); err != nil || len(ids) != 1 || ids[0] != client.ID {
+			t.Errorf("A's active clients: %v, %v; want only %s", ids, err, client.ID)
+		}
+
+		disabledAt := time.Now().Add(-time.Minute)
+		if err := r.Companies.Disable(ctx, a.ID, disabledAt); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Companies.Disable(ctx, a.ID, time.Now()); err != nil {
+			t.Errorf("second disable: %v", err)
+		}
+		got, _ = r.Companies.Get(ctx, a.ID)
+		if !got.Disabled() || !got.DisabledAt.Equal(disabledAt.UTC().Truncate(time.Microsecond)) {
+			t.Errorf("disabled at %v, want the first time %v", got.DisabledAt, disabledAt)
+		}
+		if found, _ := r.Clients.Get(ctx, client.ID); found.Active() || !found.CompanyDisabled {
+			t.Errorf("client of a disabled company is active: %+v", found)
+		}
+		if gotB, _ := r.Companies.Get(ctx, b.ID); gotB.Disabled() {
+			t.Error("disabling A disabled B")
+		}
+		if found, _ := r.Clients.Get(ctx, other.ID); !found.Active() {
+			t.Error("disabling A stopped B's client")
+		}
+		if err := r.Companies.Disable(ctx, domain.NewCompanyID(), time.Now()); !errors.Is(err, domain.ErrNotFound) {
+			t.Errorf("disable unknown: %v, want ErrNotFound", err)
+		}
+		if err := r.Companies.UpdateSettings(ctx, twin); !errors.Is(err, domain.ErrNotFound) {
+			t.Errorf("update unknown: %v, want ErrNotFound", err)
+		}
+	})
+
 	t.Run("upload secret rotation touches one company", func(t *testing.T) {
 		r := newRepos(t)
 		ctx := context.Background()

@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -85,7 +86,7 @@ func (m manifest) str(path ...any) string { s, _ := m.get(path...).(string); ret
 // render runs helm template and returns the objects by kind.
 func render(t *testing.T, helm string, values ...string) map[string][]manifest {
 	t.Helper()
-	args := []string{"template", "praxis", chartDir, "--kube-version", kubeVersion}
+	args := []string{"template", "praxis", chartDir, "--kube-version", kubeVersion, "--include-crds"}
 	for _, v := range values {
 		args = append(args, "-f", v)
 	}
@@ -113,6 +114,7 @@ var valueSets = map[string][]string{
 	"default":         nil,
 	"production":      {chartDir + "/ci/production-values.yaml"},
 	"existing-secret": {chartDir + "/ci/production-values.yaml", chartDir + "/ci/existing-secret-values.yaml"},
+	"operator":        {chartDir + "/ci/production-values.yaml", chartDir + "/ci/operator-values.yaml"},
 }
 
 func TestLintAndValidate(t *testing.T) {
@@ -144,7 +146,15 @@ func TestLintAndValidate(t *testing.T) {
 					}
 				}
 			}
-			if out, err := run(t, validate, "--version", "1.30", dir); err != nil {
+			// The example resources are checked against the chart's CRDs, rendered beside them.
+			example, err := os.ReadFile(chartDir + "/examples/dr-huber.yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, "99-example.yaml"), example, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if out, err := run(t, validate, "--version", "1.30", "--local-crds", chartDir+"/crds", dir); err != nil {
 				t.Fatalf("%v\n%s", err, out)
 			}
 		})
@@ -156,11 +166,20 @@ func TestManifests(t *testing.T) {
 	for name, values := range valueSets {
 		t.Run(name, func(t *testing.T) {
 			objs := render(t, helm, values...)
-			deployments := objs["Deployment"]
+			var deployments []manifest
+			for _, d := range objs["Deployment"] {
+				if d.str("metadata", "labels", "app.kubernetes.io/component") != "operator" {
+					deployments = append(deployments, d)
+				}
+			}
 			if len(deployments) != 1 {
-				t.Fatalf("%d Deployments", len(deployments))
+				t.Fatalf("%d Deployments of the server", len(deployments))
 			}
 			d := deployments[0]
+			if crds := objs["CustomResourceDefinition"]; len(crds) != 2 {
+				t.Errorf("%d CRDs, want Company and OAuthClient", len(crds))
+			}
+			checkOperator(t, objs, name == "operator")
 			c := d.get("spec", "template", "spec", "containers", 0).(map[string]any)
 			container := manifest(c)
 			if container.str("livenessProbe", "httpGet", "path") != "/livez" || container.str("readinessProbe", "httpGet", "path") != "/readyz" ||
@@ -235,8 +254,12 @@ func TestManifests(t *testing.T) {
 					if kind == "HorizontalPodAutoscaler" && existing {
 						continue // that value set turns autoscaling off
 					}
-					if len(objs[kind]) != 1 {
-						t.Errorf("%d %s objects, want 1", len(objs[kind]), kind)
+					want := 1
+					if kind == "ServiceAccount" && name == "operator" {
+						want = 2 // the operator's own
+					}
+					if len(objs[kind]) != want {
+						t.Errorf("%d %s objects, want %d", len(objs[kind]), kind, want)
 					}
 				}
 				if sm := objs["ServiceMonitor"]; len(sm) == 1 && (sm[0].str("spec", "endpoints", 0, "path") != "/metrics" || sm[0].str("spec", "endpoints", 0, "port") != "http") {
@@ -279,6 +302,71 @@ func TestManifests(t *testing.T) {
 	}
 }
 
+// checkOperator: the operator's Deployment, ServiceAccount and RBAC exist
+// exactly when enabled; it runs with leader election, and may do no more
+// than its reconcilers need.
+func checkOperator(t *testing.T, objs map[string][]manifest, enabled bool) {
+	t.Helper()
+	var op []manifest
+	for _, d := range objs["Deployment"] {
+		if d.str("metadata", "labels", "app.kubernetes.io/component") == "operator" {
+			op = append(op, d)
+		}
+	}
+	if !enabled {
+		if len(op) != 0 || len(objs["ClusterRole"]) != 0 || len(objs["Role"]) != 0 {
+			t.Errorf("operator disabled, yet %d Deployments, %d ClusterRoles, %d Roles", len(op), len(objs["ClusterRole"]), len(objs["Role"]))
+		}
+		return
+	}
+	if len(op) != 1 {
+		t.Fatalf("%d operator Deployments", len(op))
+	}
+	pod := manifest(op[0].get("spec", "template", "spec").(map[string]any))
+	args := fmt.Sprint(pod.get("containers", 0, "args"))
+	if !strings.HasPrefix(args, "[operator --leader-elect=true") || !strings.Contains(args, "--token-url=https://praxis.example.com/api/oauth/v2/token") {
+		t.Errorf("operator args %s", args)
+	}
+	if pod.str("containers", 0, "livenessProbe", "httpGet", "path") != "/healthz" || pod.str("containers", 0, "readinessProbe", "httpGet", "path") != "/readyz" {
+		t.Errorf("operator probes %v %v", pod.get("containers", 0, "livenessProbe"), pod.get("containers", 0, "readinessProbe"))
+	}
+	sa := pod.str("serviceAccountName")
+	selector := op[0].get("spec", "selector", "matchLabels").(map[string]any)
+	if selector["app.kubernetes.io/name"] != "praxis-operator" {
+		t.Errorf("operator selector %v would take in the server's pods", selector)
+	}
+	var accounts []string
+	for _, a := range objs["ServiceAccount"] {
+		accounts = append(accounts, a.str("metadata", "name"))
+	}
+	if !slices.Contains(accounts, sa) {
+		t.Errorf("operator runs as %q, not among the ServiceAccounts %v", sa, accounts)
+	}
+	// Least privilege: named resources and verbs, never a wildcard, never delete.
+	for _, kind := range []string{"ClusterRole", "Role"} {
+		for _, r := range objs[kind] {
+			for i := 0; r.get("rules", i) != nil; i++ {
+				rule := fmt.Sprint(r.get("rules", i))
+				if strings.Contains(rule, "*") || strings.Contains(rule, "delete") {
+					t.Errorf("%s %s rule %s", kind, r.str("metadata", "name"), rule)
+				}
+			}
+		}
+	}
+	bound := map[string]string{}
+	for _, kind := range []string{"ClusterRoleBinding", "RoleBinding"} {
+		for _, b := range objs[kind] {
+			if b.str("subjects", 0, "name") != sa {
+				t.Errorf("%s %s binds %q", kind, b.str("metadata", "name"), b.str("subjects", 0, "name"))
+			}
+			bound[b.str("roleRef", "kind")] = b.str("roleRef", "name")
+		}
+	}
+	if bound["ClusterRole"] != "praxis-operator" || bound["Role"] != "praxis-operator-leader-election" {
+		t.Errorf("bindings %v", bound)
+	}
+}
+
 // TestWrongValuesFail: values.schema.json and the chart's own checks refuse
 // values that cannot work, at install time.
 func TestWrongValuesFail(t *testing.T) {
@@ -296,6 +384,8 @@ func TestWrongValuesFail(t *testing.T) {
 		"embedded mode, three replicas": {"--set", "replicaCount=3"},
 		"replicas without Redis":        {"-f", prod, "--set", "secrets.redisURL="},
 		"database without blob store":   {"--set", "secrets.databaseURL=postgres://db/praxis"},
+		"operator in the embedded mode": {"--set", "operator.enabled=true"},
+		"operator namespace":            {"-f", prod, "--set", "operator.enabled=true", "--set", "operator.watchNamespace=Not_A_Namespace"},
 	} {
 		if out, err := run(t, helm, append([]string{"template", "praxis", chartDir, "--kube-version", kubeVersion}, args...)...); err == nil {
 			t.Errorf("%s: rendered anyway:\n%.300s", name, out)

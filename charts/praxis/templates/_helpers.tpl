@@ -86,3 +86,17 @@ PRAXIS_REDIS_URL: {{ . | b64enc | quote }}
 {{- define "praxis.seconds" -}}
 {{- if hasSuffix "m" . -}}{{ mul (trimSuffix "m" . | int) 60 }}{{- else -}}{{ trimSuffix "s" . | int }}{{- end -}}
 {{- end -}}
+
+{{/* The operator's pods: a name of their own, so that the server's selectors, Service and NetworkPolicy never take them in. */}}
+{{- define "praxis.operatorSelectorLabels" -}}
+app.kubernetes.io/name: {{ include "praxis.name" . }}-operator
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "praxis.operatorLabels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+{{ include "praxis.operatorSelectorLabels" . }}
+app.kubernetes.io/component: operator
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end -}}
