@@ -3,8 +3,8 @@ package domain
 import (
 	"cmp"
 	"slices"
-	"sort"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -17,6 +17,13 @@ type Offer struct {
 	User, Service, Location UUID
 	DurationMinutes         int
 }
+
+// CatalogSections are the sections a BookingCatalog is read from. A write to
+// any of them changes the company's CatalogVersion.
+var CatalogSections = []string{"users", "locations", "services", "service-assignments"}
+
+// InCatalog reports whether the booking catalogue is read from k.
+func (k *Kind) InCatalog() bool { return slices.Contains(CatalogSections, k.Slug) }
 
 // BookingCatalog is the company's master data as the booking widget sees it.
 type BookingCatalog struct {
@@ -115,13 +122,15 @@ type Slot struct {
 // yields the same local starts as any other: a start whose local time does
 // not exist that day yields no slot, an ambiguous one is taken once.
 func Slots(q SlotQuery) []Slot {
-	candidates, found := freeStarts(q)
-	out := make([]Slot, len(found))
-	for i, f := range found {
-		c := candidates[f.candidate]
-		at := time.Unix(f.at, 0).In(q.Zone)
-		out[i] = Slot{Start: at, End: at.Add(time.Duration(c.DurationMinutes) * time.Minute), User: c.User, Location: q.Location, Service: q.Service}
-	}
+	var out []Slot
+	withFreeStarts(q, func(candidates []SlotCandidate, found []freeStart) {
+		out = make([]Slot, len(found))
+		for i, f := range found {
+			c := candidates[f.candidate]
+			at := time.Unix(f.at, 0).In(q.Zone)
+			out[i] = Slot{Start: at, End: at.Add(time.Duration(c.DurationMinutes) * time.Minute), User: c.User, Location: q.Location, Service: q.Service}
+		}
+	})
 	return out
 }
 
@@ -129,23 +138,25 @@ func Slots(q SlotQuery) []Slot {
 // {"time_zone":…,"data":[{"start","end","user_id","location_id","service_id"}]},
 // times with the zone's offset, rendered straight from the computation.
 func AppendSlotsJSON(b []byte, q SlotQuery) []byte {
-	candidates, found := freeStarts(q)
-	b = slices.Grow(b, 64+len(found)*240)
-	b = strconv.AppendQuote(append(b, `{"time_zone":`...), q.Zone.String())
-	b = append(b, `,"data":[`...)
-	for i, f := range found {
-		if i > 0 {
-			b = append(b, ',')
+	withFreeStarts(q, func(candidates []SlotCandidate, found []freeStart) {
+		b = slices.Grow(b, 64+len(found)*240)
+		b = strconv.AppendQuote(append(b, `{"time_zone":`...), q.Zone.String())
+		b = append(b, `,"data":[`...)
+		for i, f := range found {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			c := candidates[f.candidate]
+			at := time.Unix(f.at, 0).In(q.Zone)
+			b = at.AppendFormat(append(b, `{"start":"`...), time.RFC3339)
+			b = at.Add(time.Duration(c.DurationMinutes)*time.Minute).AppendFormat(append(b, `","end":"`...), time.RFC3339)
+			b = append(append(append(b, `","user_id":"`...), c.User...), `","location_id":"`...)
+			b = append(append(append(b, q.Location...), `","service_id":"`...), q.Service...)
+			b = append(b, `"}`...)
 		}
-		c := candidates[f.candidate]
-		at := time.Unix(f.at, 0).In(q.Zone)
-		b = at.AppendFormat(append(b, `{"start":"`...), time.RFC3339)
-		b = at.Add(time.Duration(c.DurationMinutes)*time.Minute).AppendFormat(append(b, `","end":"`...), time.RFC3339)
-		b = append(append(append(b, `","user_id":"`...), c.User...), `","location_id":"`...)
-		b = append(append(append(b, q.Location...), `","service_id":"`...), q.Service...)
-		b = append(b, `"}`...)
-	}
-	return append(b, "]}"...)
+		b = append(b, "]}"...)
+	})
+	return b
 }
 
 // freeStart is a free slot as computed: its Unix second and the index of its
@@ -155,23 +166,43 @@ type freeStart struct {
 	candidate int
 }
 
-// freeStarts computes the free starts of q, sorted by start, then user, and
-// the candidates (in user order) their indexes refer to.
-func freeStarts(q SlotQuery) ([]SlotCandidate, []freeStart) {
-	earliest := q.Now.Add(time.Duration(q.NoticeMinutes) * time.Minute)
-	busy := map[UUID][]AppointmentSpan{}
+// busyInterval is [from, until) in Unix seconds: an appointment and its buffer.
+type busyInterval struct{ from, until int64 }
+
+// startsPool keeps the free starts of earlier computations: a 31-day window
+// has thousands, and a server computes many windows a second.
+var startsPool = sync.Pool{New: func() any { return new([]freeStart) }}
+
+// withFreeStarts computes the free starts of q, sorted by start, then user,
+// and the candidates (in user order) their indexes refer to, and hands them
+// to use; they are reused once use returns.
+func withFreeStarts(q SlotQuery, use func(candidates []SlotCandidate, found []freeStart)) {
+	p := startsPool.Get().(*[]freeStart)
+	candidates, found := freeStarts(q, (*p)[:0])
+	use(candidates, found)
+	*p = found
+	startsPool.Put(p)
+}
+
+// freeStarts appends the free starts of q to found.
+func freeStarts(q SlotQuery, found []freeStart) ([]SlotCandidate, []freeStart) {
+	earliest := q.Now.Add(time.Duration(q.NoticeMinutes) * time.Minute).Unix()
+	busy := map[UUID][]busyInterval{}
 	for _, b := range q.Busy {
 		if b.Active {
-			busy[b.User] = append(busy[b.User], b)
+			until := b.BlockedUntil.Unix()
+			if b.BlockedUntil.Nanosecond() > 0 { // a fraction of a second still blocks that second
+				until++
+			}
+			busy[b.User] = append(busy[b.User], busyInterval{b.Start.Unix(), until})
 		}
 	}
 	for u := range busy {
-		slices.SortFunc(busy[u], func(a, b AppointmentSpan) int { return a.Start.Compare(b.Start) })
+		slices.SortFunc(busy[u], func(a, b busyInterval) int { return cmp.Compare(a.from, b.from) })
 	}
 	// Candidates in user order, so that the order of their indexes is that of their ids.
 	candidates := slices.Clone(q.Candidates)
 	slices.SortFunc(candidates, func(a, b SlotCandidate) int { return cmp.Compare(a.User, b.User) })
-	var found []freeStart
 	step := max(q.StepMinutes, 1)
 	// Day by day: every slot of a local date starts before those of the
 	// next, so only each day's slots need sorting.
@@ -180,25 +211,27 @@ func freeStarts(q SlotQuery) ([]SlotCandidate, []freeStart) {
 		first := len(found)
 		wall := wallClockOf(day, q.Zone)
 		for i, c := range candidates {
-			blocks := time.Duration(c.DurationMinutes+q.BufferMinutes) * time.Minute
+			blocks := int64(c.DurationMinutes+q.BufferMinutes) * 60
 			for _, w := range c.WorkingHours {
 				if w.LocationID != q.Location || w.Weekday != weekday {
 					continue
 				}
 				from, to := w.From.Minutes(), w.To.Minutes()
-				end, _ := wall(to)
+				endOfHours, _ := wall(to)
+				end := endOfHours.Unix()
 				for m := from; m < to; m += step {
-					t, exists := wall(m)
-					if !exists || t.Before(earliest) {
+					wt, exists := wall(m)
+					t := wt.Unix()
+					if !exists || t < earliest {
 						continue
 					}
-					if t.Add(blocks).After(end) {
+					if t+blocks > end {
 						break
 					}
-					if overlapsAbsence(c.Absences, t, t.Add(blocks)) || overlapsBusy(busy[c.User], t, t.Add(blocks)) {
+					if overlapsAbsence(c.Absences, wt, wt.Add(time.Duration(blocks)*time.Second)) || overlapsBusy(busy[c.User], t, t+blocks) {
 						continue
 					}
-					found = append(found, freeStart{at: t.Unix(), candidate: i})
+					found = append(found, freeStart{at: t, candidate: i})
 				}
 			}
 		}
@@ -235,10 +268,11 @@ func wallClockOf(day time.Time, zone *time.Location) func(minutes int) (time.Tim
 // longestSpan bounds how far before a slot an overlapping appointment may start.
 const longestSpan = MaxAppointmentLength + 2*time.Hour + time.Minute
 
-func overlapsBusy(spans []AppointmentSpan, start, end time.Time) bool {
-	i := sort.Search(len(spans), func(i int) bool { return spans[i].Start.After(start.Add(-longestSpan)) })
-	for ; i < len(spans) && spans[i].Start.Before(end); i++ {
-		if spans[i].BlockedUntil.After(start) {
+func overlapsBusy(spans []busyInterval, start, end int64) bool {
+	longest := int64(longestSpan / time.Second)
+	i, _ := slices.BinarySearchFunc(spans, start-longest, func(s busyInterval, t int64) int { return cmp.Compare(s.from, t+1) })
+	for ; i < len(spans) && spans[i].from < end; i++ {
+		if spans[i].until > start {
 			return true
 		}
 	}

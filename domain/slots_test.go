@@ -118,6 +118,11 @@ func TestSlotsBufferAndAppointments(t *testing.T) {
 	if got := clock(Slots(q), z); got != "08:00 08:15 08:30" {
 		t.Errorf("another user's appointment: %q", got)
 	}
+	// Blocked until half a second past 08:30: the 08:30 slot overlaps it.
+	q.Busy = []AppointmentSpan{{User: slotUser, Start: at("08:00"), BlockedUntil: at("08:30").Add(500 * time.Millisecond), Active: true}}
+	if got := clock(Slots(q), z); got != "" {
+		t.Errorf("an appointment blocking until 08:30:00.5: %q, want no slot", got)
+	}
 }
 
 func TestSlotsAbsenceAcrossMidnight(t *testing.T) {

@@ -87,6 +87,30 @@ func TestBooking(t *testing.T) {
 			!strings.HasPrefix(free[0]["end"].(string), day+"T08:30:00+0") {
 			t.Fatalf("slots of %s 08:00–12:00 every 30 minutes: %v", day, free)
 		}
+		// A change of the catalogue (by the import, the door of master data)
+		// is seen by the very next query: the server keeps the catalogue per version.
+		service := func(step int, bookable bool) {
+			t.Helper()
+			line := fmt.Sprintf(`{"section":"services","id":%q,"data":{"name":"Check-up","description":null,"category":null,"duration_minutes":30,`+
+				`"buffer_after_minutes":0,"slot_step_minutes":%d,"price":"45.00","currency":"EUR","tax_rate":"0","online_bookable":%t,"active":true}}`, p.service, step, bookable)
+			s.praxis(t, nil, "admin", "import", "--company", p.company.ID, writeLines(t, line))
+		}
+		service(60, true)
+		if got := p.slots(t, day, ""); len(got) != 4 {
+			t.Errorf("slots after the step became 60 minutes: %d, want 4", len(got))
+		}
+		service(60, false)
+		if r := p.get(t, "booking/services"); len(r.decode(t)["data"].([]any)) != 0 {
+			t.Errorf("a service no longer bookable is still offered: %s", r.body)
+		}
+		service(30, true)
+		if got := p.slots(t, day, ""); len(got) != 8 {
+			t.Errorf("slots after the step became 30 minutes again: %d, want 8", len(got))
+		}
+		if r := other.get(t, "booking/services"); strings.Contains(string(r.body), p.service) {
+			t.Errorf("another company's catalogue shows this one's service: %s", r.body)
+		}
+
 		for query, field := range map[string]string{
 			"service_id=" + p.service + "&location_id=" + p.location + "&from=" + day + "&to=2099-01-01":                    "to",
 			"location_id=" + p.location + "&from=" + day + "&to=" + day:                                                     "service_id",

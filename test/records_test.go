@@ -77,6 +77,14 @@ func seedRecord(t *testing.T, s *server, companyID, kind, payload string) string
 	if _, err := db.NewInsert().Model(&row).TableExpr("records").Exec(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	// As the record store does with every write to the booking catalogue:
+	// a server that cached the catalogue reads it again.
+	if domain.KindOf(kind).InCatalog() {
+		_, err := db.NewUpdate().TableExpr("companies").Set("catalog_version = catalog_version + 1").Where("id = ?", uuid.MustParse(companyID)).Exec(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
 	return id
 }
 

@@ -82,9 +82,23 @@ func (t table) idArg(id string) (any, bool) {
 	return id, domain.ValidObjectID(id)
 }
 
+// stamp takes the change number of a write of kind and, for a section of
+// the booking catalogue, moves the company's catalogue version, both in the
+// writing transaction.
+func stamp(ctx context.Context, db bun.IDB, company domain.CompanyID, kind *domain.Kind) (int64, error) {
+	if kind.InCatalog() {
+		_, err := db.NewUpdate().TableExpr("companies").Set("catalog_version = catalog_version + 1").
+			Where("id = ?", uuid.UUID(company)).Exec(ctx)
+		if err != nil {
+			return 0, translate(err)
+		}
+	}
+	return nextChange(ctx, db)
+}
+
 func (s *RecordStore) Insert(ctx context.Context, company domain.CompanyID, kind *domain.Kind, obj ports.StoredObject) (ports.StoredObject, error) {
 	db := conn(ctx, s.db)
-	change, err := nextChange(ctx, db)
+	change, err := stamp(ctx, db, company, kind)
 	if err != nil {
 		return ports.StoredObject{}, err
 	}
@@ -157,7 +171,7 @@ func (s *RecordStore) Update(ctx context.Context, company domain.CompanyID, kind
 	if !ok {
 		return ports.StoredObject{}, domain.ErrNotFound
 	}
-	change, err := nextChange(ctx, db)
+	change, err := stamp(ctx, db, company, kind)
 	if err != nil {
 		return ports.StoredObject{}, err
 	}
@@ -184,7 +198,7 @@ func (s *RecordStore) Delete(ctx context.Context, company domain.CompanyID, kind
 	if !ok {
 		return domain.ErrNotFound
 	}
-	change, err := nextChange(ctx, db)
+	change, err := stamp(ctx, db, company, kind)
 	if err != nil {
 		return err
 	}
@@ -371,7 +385,7 @@ func (s *RecordStore) Put(ctx context.Context, company domain.CompanyID, kind *d
 		return nil
 	}
 	db := conn(ctx, s.db)
-	change, err := nextChange(ctx, db)
+	change, err := stamp(ctx, db, company, kind)
 	if err != nil {
 		return err
 	}

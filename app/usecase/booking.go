@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"slices"
+	"sync"
 
 	"github.com/praxis-health/praxis/domain"
 	"github.com/praxis-health/praxis/ports"
@@ -16,13 +17,57 @@ import (
 type Booking struct {
 	records  *Records
 	calendar ports.Calendar
+	catalogs *catalogCache
 }
 
 var _ ports.Booking = (*Booking)(nil)
 
 // NewBooking wires the booking use case onto the records use case.
 func NewBooking(records *Records, calendar ports.Calendar) *Booking {
-	return &Booking{records: records, calendar: calendar}
+	return &Booking{records: records, calendar: calendar, catalogs: &catalogCache{byCompany: map[domain.CompanyID]cachedCatalog{}}}
+}
+
+// maxCachedCatalogs bounds the catalogue cache; past it, it starts empty again.
+const maxCachedCatalogs = 1000
+
+// catalogCache keeps each company's decoded booking catalogue with the
+// catalogue version it was read at or after. Every write to a catalogue
+// section moves the version in its own transaction, so an entry whose
+// version is the company's current one is never older than the database.
+type catalogCache struct {
+	mu        sync.Mutex
+	byCompany map[domain.CompanyID]cachedCatalog
+}
+
+type cachedCatalog struct {
+	version int64
+	cat     domain.BookingCatalog
+	raw     map[string]map[domain.UUID][]byte
+}
+
+// catalog returns the company's catalogue, read again only when its version
+// moved. The maps returned are shared: callers only read them.
+func (b *Booking) catalog(ctx context.Context, company domain.Company) (domain.BookingCatalog, map[string]map[domain.UUID][]byte, error) {
+	c := b.catalogs
+	c.mu.Lock()
+	e, ok := c.byCompany[company.ID]
+	c.mu.Unlock()
+	if ok && e.version == company.CatalogVersion {
+		return e.cat, e.raw, nil
+	}
+	cat, raw, err := catalog(ctx, b.records.store, company.ID) // read after the version: at least that new
+	if err != nil {
+		return cat, raw, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.byCompany) >= maxCachedCatalogs {
+		clear(c.byCompany)
+	}
+	if e, ok := c.byCompany[company.ID]; !ok || e.version < company.CatalogVersion {
+		c.byCompany[company.ID] = cachedCatalog{version: company.CatalogVersion, cat: cat, raw: raw}
+	}
+	return cat, raw, nil
 }
 
 // catalog reads the company's master data: users, locations, services and assignments.
@@ -30,7 +75,7 @@ func catalog(ctx context.Context, store ports.RecordStore, company domain.Compan
 	c := domain.BookingCatalog{Users: map[domain.UUID]domain.User{}, Locations: map[domain.UUID]domain.Location{},
 		Services: map[domain.UUID]domain.Service{}}
 	raw := map[string]map[domain.UUID][]byte{}
-	sections := []string{"users", "locations", "services", "service-assignments"}
+	sections := domain.CatalogSections
 	kinds := make([]*domain.Kind, len(sections))
 	for i, s := range sections {
 		kinds[i] = domain.KindOf(s)
@@ -79,7 +124,11 @@ func (b *Booking) company(ctx context.Context, id domain.CompanyID) (domain.Comp
 
 // Offered lists the bookable users, locations or services, one page in id order.
 func (b *Booking) Offered(ctx context.Context, grant domain.Grant, section string, q domain.BookingQuery) (ports.RenderedPage, error) {
-	cat, raw, err := catalog(ctx, b.records.store, grant.CompanyID)
+	company, err := b.records.companies.Get(ctx, grant.CompanyID)
+	if err != nil {
+		return ports.RenderedPage{}, err
+	}
+	cat, raw, err := b.catalog(ctx, company)
 	if err != nil {
 		return ports.RenderedPage{}, err
 	}
@@ -117,7 +166,7 @@ func (b *Booking) Slots(ctx context.Context, grant domain.Grant, q domain.SlotRe
 	if err != nil {
 		return nil, err
 	}
-	cat, _, err := catalog(ctx, b.records.store, grant.CompanyID)
+	cat, _, err := b.catalog(ctx, company)
 	if err != nil {
 		return nil, err
 	}

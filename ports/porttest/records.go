@@ -137,6 +137,41 @@ func RunRecordStoreSuite(t *testing.T, newRepos func(t *testing.T) RecordReposit
 		}
 	})
 
+	t.Run("a committed write of a catalogue section moves only its company's catalogue version", func(t *testing.T) {
+		f := newRecordFixture(t, newRepos)
+		other, _ := newCompany(t, f.r.Repositories, "Other", 10)
+		ctx := context.Background()
+		version := func(id domain.CompanyID) int64 {
+			t.Helper()
+			c, err := f.r.Companies.Get(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return c.CatalogVersion
+		}
+		start, otherStart := version(f.company), version(other.ID)
+		for _, slug := range domain.CatalogSections {
+			f.insert(t, ctx, domain.KindOf(slug))
+		}
+		f.insert(t, ctx, notes)
+		rollback := errors.New("rolled back")
+		err := f.r.Tx.InTx(ctx, func(ctx context.Context) error {
+			if _, err := f.insertIn(ctx, domain.KindOf("services"), f.company, f.customer); err != nil {
+				return err
+			}
+			return rollback
+		})
+		if !errors.Is(err, rollback) {
+			t.Fatal(err)
+		}
+		if got, want := version(f.company), start+int64(len(domain.CatalogSections)); got != want {
+			t.Errorf("catalogue version %d after %d catalogue writes, a note and a rolled-back write from %d; want %d", got, len(domain.CatalogSections), start, want)
+		}
+		if got := version(other.ID); got != otherStart {
+			t.Errorf("another company's catalogue version moved: %d → %d", otherStart, got)
+		}
+	})
+
 	t.Run("the schema refuses a record naming another company's customer", func(t *testing.T) {
 		f := newRecordFixture(t, newRepos)
 		other, _ := newCompany(t, f.r.Repositories, "Other", 10)
