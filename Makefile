@@ -52,14 +52,17 @@ lint:
 	$(GO) run $(GOLANGCI_LINT) run ./...
 
 ## bench: Go benchmarks, then the load programs against the built binary (figures printed):
-## uploads on the embedded defaults, OAuth and booking slots on PostgreSQL + Redis.
+## uploads on the embedded defaults; OAuth, booking slots, the million-row sync and
+## import/export on PostgreSQL + Redis.
 ## Exits non-zero if a target is missed.
 bench: build
 	$(GO) test -run=NONE -bench=. -benchmem ./...
 	$(GO) run ./test/bench/upload -binary $(BIN); upload=$$?; \
 	$(GO) run ./test/bench/oauth -binary $(BIN); oauth=$$?; \
 	$(GO) run ./test/bench/booking -binary $(BIN); booking=$$?; \
-	exit $$((upload | oauth | booking))
+	$(GO) run ./test/bench/records -binary $(BIN); records=$$?; \
+	$(GO) run ./test/bench/exchange -binary $(BIN); exchange=$$?; \
+	exit $$((upload | oauth | booking | records | exchange))
 
 ## fuzz: run each fuzz target for FUZZTIME (their seed corpora run in `make test`)
 fuzz:
