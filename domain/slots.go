@@ -99,8 +99,32 @@ type SlotQuery struct {
 	BufferMinutes int
 	Candidates    []SlotCandidate
 	// Busy are the candidates' active appointments at any location, each
-	// blocking [start, end + its service's buffer).
-	Busy []AppointmentSpan
+	// blocking [start, end + its service's buffer). Sorted by user, then
+	// From, as the calendar lists them, they are used as they are;
+	// otherwise a sorted copy is.
+	Busy []BusySpan
+}
+
+// BusySpan is [From, Until) in Unix seconds during which User is taken: a
+// non-cancelled appointment at any location plus its service's buffer.
+type BusySpan struct {
+	User        UUID
+	From, Until int64
+}
+
+// Busy is the span a blocks in whole seconds: a fraction of a second past
+// its end still blocks that second.
+func (a AppointmentSpan) Busy() BusySpan {
+	until := a.BlockedUntil.Unix()
+	if a.BlockedUntil.Nanosecond() > 0 {
+		until++
+	}
+	return BusySpan{User: a.User, From: a.Start.Unix(), Until: until}
+}
+
+// compareBusy orders spans by user, then start.
+func compareBusy(a, b BusySpan) int {
+	return cmp.Or(cmp.Compare(a.User, b.User), cmp.Compare(a.From, b.From))
 }
 
 // SlotCandidate is a user who offers the service at the location.
@@ -166,9 +190,6 @@ type freeStart struct {
 	candidate int
 }
 
-// busyInterval is [from, until) in Unix seconds: an appointment and its buffer.
-type busyInterval struct{ from, until int64 }
-
 // startsPool keeps the free starts of earlier computations: a 31-day window
 // has thousands, and a server computes many windows a second.
 var startsPool = sync.Pool{New: func() any { return new([]freeStart) }}
@@ -187,18 +208,9 @@ func withFreeStarts(q SlotQuery, use func(candidates []SlotCandidate, found []fr
 // freeStarts appends the free starts of q to found.
 func freeStarts(q SlotQuery, found []freeStart) ([]SlotCandidate, []freeStart) {
 	earliest := q.Now.Add(time.Duration(q.NoticeMinutes) * time.Minute).Unix()
-	busy := map[UUID][]busyInterval{}
-	for _, b := range q.Busy {
-		if b.Active {
-			until := b.BlockedUntil.Unix()
-			if b.BlockedUntil.Nanosecond() > 0 { // a fraction of a second still blocks that second
-				until++
-			}
-			busy[b.User] = append(busy[b.User], busyInterval{b.Start.Unix(), until})
-		}
-	}
-	for u := range busy {
-		slices.SortFunc(busy[u], func(a, b busyInterval) int { return cmp.Compare(a.from, b.from) })
+	busy := q.Busy
+	if !slices.IsSortedFunc(busy, compareBusy) {
+		busy = slices.SortedFunc(slices.Values(busy), compareBusy)
 	}
 	// Candidates in user order, so that the order of their indexes is that of their ids.
 	candidates := slices.Clone(q.Candidates)
@@ -212,6 +224,7 @@ func freeStarts(q SlotQuery, found []freeStart) ([]SlotCandidate, []freeStart) {
 		wall := wallClockOf(day, q.Zone)
 		for i, c := range candidates {
 			blocks := int64(c.DurationMinutes+q.BufferMinutes) * 60
+			taken := spansOf(busy, c.User)
 			for _, w := range c.WorkingHours {
 				if w.LocationID != q.Location || w.Weekday != weekday {
 					continue
@@ -228,7 +241,7 @@ func freeStarts(q SlotQuery, found []freeStart) ([]SlotCandidate, []freeStart) {
 					if t+blocks > end {
 						break
 					}
-					if overlapsAbsence(c.Absences, wt, wt.Add(time.Duration(blocks)*time.Second)) || overlapsBusy(busy[c.User], t, t+blocks) {
+					if overlapsAbsence(c.Absences, wt, wt.Add(time.Duration(blocks)*time.Second)) || overlapsBusy(taken, t, t+blocks) {
 						continue
 					}
 					found = append(found, freeStart{at: t, candidate: i})
@@ -268,11 +281,23 @@ func wallClockOf(day time.Time, zone *time.Location) func(minutes int) (time.Tim
 // longestSpan bounds how far before a slot an overlapping appointment may start.
 const longestSpan = MaxAppointmentLength + 2*time.Hour + time.Minute
 
-func overlapsBusy(spans []busyInterval, start, end int64) bool {
+// spansOf is the run of user's spans in busy, sorted by compareBusy.
+func spansOf(busy []BusySpan, user UUID) []BusySpan {
+	lo, _ := slices.BinarySearchFunc(busy, user, func(s BusySpan, u UUID) int { return cmp.Compare(s.User, u) })
+	hi := lo
+	for hi < len(busy) && busy[hi].User == user {
+		hi++
+	}
+	return busy[lo:hi]
+}
+
+// overlapsBusy reports whether [start, end) meets one of spans, one user's
+// spans sorted by start.
+func overlapsBusy(spans []BusySpan, start, end int64) bool {
 	longest := int64(longestSpan / time.Second)
-	i, _ := slices.BinarySearchFunc(spans, start-longest, func(s busyInterval, t int64) int { return cmp.Compare(s.from, t+1) })
-	for ; i < len(spans) && spans[i].from < end; i++ {
-		if spans[i].until > start {
+	i, _ := slices.BinarySearchFunc(spans, start-longest, func(s BusySpan, t int64) int { return cmp.Compare(s.From, t+1) })
+	for ; i < len(spans) && spans[i].From < end; i++ {
+		if spans[i].Until > start {
 			return true
 		}
 	}

@@ -2,6 +2,7 @@ package domain
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 )
@@ -50,8 +51,9 @@ func benchSlotQuery(b *testing.B) SlotQuery {
 		q.Candidates = append(q.Candidates, SlotCandidate{User: u, DurationMinutes: 20, WorkingHours: hours})
 		for j := range 50 { // 500 in all, spread over the window and both locations
 			start := time.Date(2026, 3, 2+j*31/50, 8+j%9, 0, 0, 0, z)
-			q.Busy = append(q.Busy, AppointmentSpan{User: u, Start: start, BlockedUntil: start.Add(25 * time.Minute), Active: true})
+			q.Busy = append(q.Busy, BusySpan{User: u, From: start.Unix(), Until: start.Add(25 * time.Minute).Unix()})
 		}
 	}
+	slices.SortFunc(q.Busy, compareBusy) // as the calendar lists them
 	return q
 }

@@ -106,22 +106,29 @@ func TestSlotsBufferAndAppointments(t *testing.T) {
 		return v
 	}
 	// An appointment 08:00–08:20 with a 10-minute buffer, at the other location: it blocks the user everywhere.
-	q.Busy = []AppointmentSpan{{User: slotUser, Location: slotPlace2, Start: at("08:00"), BlockedUntil: at("08:30"), Active: true}}
+	span := AppointmentSpan{User: slotUser, Location: slotPlace2, Start: at("08:00"), BlockedUntil: at("08:30"), Active: true}
+	q.Busy = []BusySpan{span.Busy()}
 	if got := clock(Slots(q), z); got != "08:30" {
 		t.Errorf("with an appointment at another location until 08:30: %q", got)
 	}
-	q.Busy[0].Active = false
-	if got := clock(Slots(q), z); got != "08:00 08:15 08:30" {
-		t.Errorf("a cancelled appointment blocks nothing: %q", got)
-	}
-	q.Busy = []AppointmentSpan{{User: slotUser2, Start: at("08:00"), BlockedUntil: at("09:00"), Active: true}}
+	q.Busy = []BusySpan{{User: slotUser2, From: at("08:00").Unix(), Until: at("09:00").Unix()}}
 	if got := clock(Slots(q), z); got != "08:00 08:15 08:30" {
 		t.Errorf("another user's appointment: %q", got)
 	}
 	// Blocked until half a second past 08:30: the 08:30 slot overlaps it.
-	q.Busy = []AppointmentSpan{{User: slotUser, Start: at("08:00"), BlockedUntil: at("08:30").Add(500 * time.Millisecond), Active: true}}
+	span.BlockedUntil = at("08:30").Add(500 * time.Millisecond)
+	q.Busy = []BusySpan{span.Busy()}
 	if got := clock(Slots(q), z); got != "" {
 		t.Errorf("an appointment blocking until 08:30:00.5: %q, want no slot", got)
+	}
+	// Spans in any order: the same answer as sorted ones.
+	q.Busy = []BusySpan{
+		{User: slotUser, From: at("08:45").Unix(), Until: at("09:00").Unix()},
+		{User: slotUser2, From: at("08:00").Unix(), Until: at("09:00").Unix()},
+		{User: slotUser, From: at("08:00").Unix(), Until: at("08:15").Unix()},
+	}
+	if got := clock(Slots(q), z); got != "08:15" {
+		t.Errorf("unsorted spans 08:00–08:15 and 08:45–09:00: %q, want 08:15", got)
 	}
 }
 

@@ -116,8 +116,9 @@ type RenderedPage struct {
 // Calendar reads what appointments block of their users' time: the record
 // store writes each appointment's span with it, in the same transaction.
 type Calendar interface {
-	// Busy lists the active spans of users that overlap [from, until): user and times only.
-	Busy(ctx context.Context, company domain.CompanyID, users []domain.UUID, from, until time.Time) ([]domain.AppointmentSpan, error)
+	// Busy appends to dst the active spans of users that overlap [from,
+	// until), sorted by user, then start.
+	Busy(ctx context.Context, company domain.CompanyID, users []domain.UUID, from, until time.Time, dst []domain.BusySpan) ([]domain.BusySpan, error)
 	// Lock serializes the bookings of one user until the transaction ends.
 	Lock(ctx context.Context, company domain.CompanyID, user domain.UUID) error
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -22,38 +24,46 @@ var _ ports.Calendar = (*Calendar)(nil)
 // NewCalendar returns the calendar of db.
 func NewCalendar(db *bun.DB) *Calendar { return &Calendar{db: db} }
 
-// Busy lists the active spans of users that overlap [from, until): their
-// user and times (what the slots need), nothing else.
-func (c *Calendar) Busy(ctx context.Context, company domain.CompanyID, users []domain.UUID, from, until time.Time) ([]domain.AppointmentSpan, error) {
+// Busy appends the active spans of users that overlap [from, until) to
+// dst, sorted by user, then start: their user and times (what the slots
+// need), nothing else.
+func (c *Calendar) Busy(ctx context.Context, company domain.CompanyID, users []domain.UUID, from, until time.Time, dst []domain.BusySpan) ([]domain.BusySpan, error) {
 	if len(users) == 0 {
-		return nil, nil
+		return dst, nil
 	}
-	byID := make(map[uuid.UUID]domain.UUID, len(users))
 	ids := make([]string, len(users))
 	for i, u := range users {
 		ids[i] = string(u)
-		if id, err := uuid.Parse(string(u)); err == nil {
-			byID[id] = u
-		}
 	}
-	// Read row by row into fixed-size values: no reflection, no allocation per row.
-	rows, err := conn(ctx, c.db).QueryContext(ctx, "SELECT user_id, starts_at, blocks_until FROM appointment_spans "+
-		"WHERE company_id = ? AND user_id IN (?) AND active AND starts_at < ? AND blocks_until > ?",
-		uuid.UUID(company), bun.List(validIDs(ids)), until.Unix(), from.Unix())
+	ids = validIDs(ids)
+	// Each row names its user by its index in ids (CASE user_id WHEN … THEN
+	// i): three integers to read, no UUID to parse. Rows are read one by one
+	// into fixed-size values: no reflection, no allocation of ours per row.
+	var which strings.Builder
+	args := make([]any, 0, len(ids)+5)
+	which.WriteString("CASE user_id")
+	for i, id := range ids {
+		fmt.Fprintf(&which, " WHEN ? THEN %d", i)
+		args = append(args, id)
+	}
+	which.WriteString(" END")
+	args = append(args, uuid.UUID(company), bun.List(ids), until.Unix(), from.Unix())
+	rows, err := conn(ctx, c.db).QueryContext(ctx, "SELECT "+which.String()+", starts_at, blocks_until FROM appointment_spans "+
+		"WHERE company_id = ? AND user_id IN (?) AND active AND starts_at < ? AND blocks_until > ? ORDER BY user_id, starts_at", args...)
 	if err != nil {
-		return nil, translate(err)
+		return dst, translate(err)
 	}
 	defer func() { _ = rows.Close() }()
-	var out []domain.AppointmentSpan
 	for rows.Next() {
-		var user uuid.UUID
-		var start, end int64
-		if err := rows.Scan(&user, &start, &end); err != nil {
-			return nil, translate(err)
+		var i int
+		var span domain.BusySpan
+		if err := rows.Scan(&i, &span.From, &span.Until); err != nil {
+			return dst, translate(err)
 		}
-		out = append(out, domain.AppointmentSpan{User: byID[user], Start: time.Unix(start, 0), BlockedUntil: time.Unix(end, 0), Active: true})
+		span.User = domain.UUID(ids[i])
+		dst = append(dst, span)
 	}
-	return out, translate(rows.Err())
+	return dst, translate(rows.Err())
 }
 
 // Lock serializes the bookings of one user until the transaction ends. On
@@ -99,9 +109,10 @@ func putSpan(ctx context.Context, db bun.IDB, company domain.CompanyID, kind *do
 	if err != nil {
 		return err
 	}
+	busy := span.Busy()
 	row := map[string]any{
 		"company_id": uuid.UUID(company), "appointment_id": uuid.MustParse(id), "user_id": uuid.MustParse(string(span.User)),
-		"location_id": uuid.MustParse(string(span.Location)), "starts_at": span.Start.Unix(), "blocks_until": span.BlockedUntil.Unix(),
+		"location_id": uuid.MustParse(string(span.Location)), "starts_at": busy.From, "blocks_until": busy.Until,
 		"active": span.Active, "online": span.Online,
 	}
 	_, err = db.NewInsert().Model(&row).TableExpr("appointment_spans").On("CONFLICT (company_id, appointment_id) DO UPDATE").

@@ -170,7 +170,10 @@ func (b *Booking) Slots(ctx context.Context, grant domain.Grant, q domain.SlotRe
 	if err != nil {
 		return nil, err
 	}
-	sq, err := b.slotQuery(ctx, grant.CompanyID, cat, q, rc, company.BookingNoticeMinutes)
+	buf := busyBuffers.Get().(*[]domain.BusySpan)
+	defer busyBuffers.Put(buf)
+	sq, err := b.slotQuery(ctx, grant.CompanyID, cat, q, rc, company.BookingNoticeMinutes, (*buf)[:0])
+	*buf = sq.Busy
 	if err != nil {
 		return nil, err
 	}
@@ -179,9 +182,10 @@ func (b *Booking) Slots(ctx context.Context, grant domain.Grant, q domain.SlotRe
 
 // slotQuery gathers what the slots of q depend on: the offers of the
 // service at the location (422 naming the parameter that offers none), the
-// users' working hours and absences, and their appointments around the window.
+// users' working hours and absences, and their appointments around the
+// window, appended to dst.
 func (b *Booking) slotQuery(ctx context.Context, company domain.CompanyID, cat domain.BookingCatalog, q domain.SlotRequest,
-	rc domain.RuleContext, notice int) (domain.SlotQuery, error) {
+	rc domain.RuleContext, notice int, dst []domain.BusySpan) (domain.SlotQuery, error) {
 	matched, err := matchOffers(cat.Offers(), q.Service, q.Location, q.User)
 	if err != nil {
 		return domain.SlotQuery{}, err
@@ -197,10 +201,14 @@ func (b *Booking) slotQuery(ctx context.Context, company domain.CompanyID, cat d
 		users = append(users, o.User)
 	}
 	from, until := q.From.Time().AddDate(0, 0, -2), q.To.Time().AddDate(0, 0, 3) // wider than any zone's offset and any span
-	busy, err := b.calendar.Busy(ctx, company, users, from, until)
+	busy, err := b.calendar.Busy(ctx, company, users, from, until, dst)
 	sq.Busy = busy
 	return sq, err
 }
+
+// busyBuffers hold the appointment spans of slot queries while they run:
+// hundreds for a month of a busy practice, at every widget's request.
+var busyBuffers = sync.Pool{New: func() any { return new([]domain.BusySpan) }}
 
 func deref(p *int, def int) int {
 	if p == nil {
@@ -248,7 +256,7 @@ func (b *Booking) Book(ctx context.Context, grant domain.Grant, body []byte, key
 		day := domain.DateOf(booking.Start.Time, rc.Zone)
 		sq, err := b.slotQuery(ctx, grant.CompanyID, cat,
 			domain.SlotRequest{Service: offer.Service, Location: offer.Location, User: &offer.User, From: day, To: day},
-			rc, company.BookingNoticeMinutes)
+			rc, company.BookingNoticeMinutes, nil)
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,101 @@
+package sqlstore_test
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/praxis-health/praxis/adapters/sqlstore"
+	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/ports"
+	"github.com/praxis-health/praxis/test/testenv"
+)
+
+// TestCalendarBusy: the spans a slot query reads are the asked users'
+// non-cancelled appointments of the company that meet the window, with
+// their service's buffer, sorted by user and start; the buffer handed in
+// is appended to.
+func TestCalendarBusy(t *testing.T) {
+	t.Parallel()
+	for name, url := range map[string]func(t *testing.T) string{
+		"sqlite":   func(t *testing.T) string { return "sqlite:" + filepath.Join(t.TempDir(), "praxis.db") },
+		"postgres": func(t *testing.T) string { return testenv.PostgresURL(t) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			db := migrated(t, url(t))
+			repos := repositoriesOn(db)
+			store, tx, calendar, ctx := sqlstore.NewRecordStore(db), sqlstore.NewTransactor(db), sqlstore.NewCalendar(db), context.Background()
+			var companies [2]domain.CompanyID
+			for i := range companies {
+				c, _, err := domain.NewCompany(fmt.Sprint("Praxis ", i), "", domain.PlanPro, 1000, time.Now())
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := repos.Companies.Create(ctx, c); err != nil {
+					t.Fatal(err)
+				}
+				companies[i] = c.ID
+			}
+			insert := func(company domain.CompanyID, kind, id, payload string) {
+				t.Helper()
+				err := tx.InTx(ctx, func(ctx context.Context) error {
+					_, err := store.Insert(ctx, company, domain.KindOf(kind), ports.StoredObject{ID: id, Payload: []byte(payload), CreatedAt: time.Now()})
+					return err
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			service, location := domain.NewObjectID(), domain.NewObjectID()
+			users := []domain.UUID{domain.UUID(domain.NewObjectID()), domain.UUID(domain.NewObjectID()), domain.UUID(domain.NewObjectID())}
+			insert(companies[0], "services", service, `{"name":"Check-up","duration_minutes":20,"buffer_after_minutes":10}`)
+			appointment := func(company domain.CompanyID, user domain.UUID, start, end, status string) {
+				insert(company, "appointments", domain.NewObjectID(), fmt.Sprintf(`{"title":"x","user_id":%q,"location_id":%q,"service_id":%q,"start":%q,"end":%q,"status":%q}`,
+					user, location, service, start, end, status))
+			}
+			appointment(companies[0], users[0], "2026-03-10T10:00:00+01:00", "2026-03-10T10:20:00+01:00", "booked")
+			appointment(companies[0], users[0], "2026-03-10T09:00:00+01:00", "2026-03-10T09:20:00+01:00", "arrived")
+			appointment(companies[0], users[1], "2026-03-10T08:00:00+01:00", "2026-03-10T08:20:00+01:00", "booked")
+			appointment(companies[0], users[0], "2026-03-10T11:00:00+01:00", "2026-03-10T11:20:00+01:00", "cancelled") // blocks nothing
+			appointment(companies[0], users[2], "2026-03-10T09:00:00+01:00", "2026-03-10T09:20:00+01:00", "booked")    // not asked for
+			appointment(companies[0], users[0], "2026-03-12T09:00:00+01:00", "2026-03-12T09:20:00+01:00", "booked")    // after the window
+			appointment(companies[1], users[0], "2026-03-10T12:00:00+01:00", "2026-03-10T12:20:00+01:00", "booked")    // another company
+
+			at := func(s string) int64 {
+				v, err := time.Parse(time.RFC3339, s)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return v.Unix()
+			}
+			want := []domain.BusySpan{
+				{User: users[0], From: at("2026-03-10T09:00:00+01:00"), Until: at("2026-03-10T09:30:00+01:00")},
+				{User: users[0], From: at("2026-03-10T10:00:00+01:00"), Until: at("2026-03-10T10:30:00+01:00")},
+				{User: users[1], From: at("2026-03-10T08:00:00+01:00"), Until: at("2026-03-10T08:30:00+01:00")},
+			}
+			slices.SortFunc(want, func(a, b domain.BusySpan) int { // by user, then start: users are random ids
+				return cmp.Or(cmp.Compare(a.User, b.User), cmp.Compare(a.From, b.From))
+			})
+			from, until := time.Date(2026, 3, 10, 0, 0, 0, 0, time.UTC), time.Date(2026, 3, 11, 0, 0, 0, 0, time.UTC)
+			kept := domain.BusySpan{User: "kept", From: 1, Until: 2}
+			got, err := calendar.Busy(ctx, companies[0], []domain.UUID{users[1], users[0]}, from, until, []domain.BusySpan{kept})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) == 0 || got[0] != kept || !slices.Equal(got[1:], want) {
+				t.Errorf("busy:\n got %+v\nwant %+v after %+v", got, want, kept)
+			}
+			if got, err := calendar.Busy(ctx, companies[1], []domain.UUID{users[1]}, from, until, nil); err != nil || len(got) != 0 {
+				t.Errorf("another company's user 1: %+v, %v", got, err)
+			}
+			if got, err := calendar.Busy(ctx, companies[0], []domain.UUID{"not-an-id"}, from, until, nil); err != nil || len(got) != 0 {
+				t.Errorf("an invalid id: %+v, %v", got, err)
+			}
+		})
+	}
+}
