@@ -61,6 +61,10 @@ type ListQuery struct {
 	Customer *CustomerID
 	// Calendar narrows a calendar kind's list (appointments).
 	Calendar CalendarFilter
+	// Dump lists every committed change, also those the feed still holds
+	// back because an older transaction may yet commit before them: for a
+	// one-pass read (an export) that no client resumes later.
+	Dump bool
 }
 
 // CalendarFilter keeps the appointments of one user, of one location, or

@@ -161,7 +161,10 @@ func TestImportExport(t *testing.T) {
 		path := writeLines(t, strings.TrimSpace(exported))
 		var moved importReport
 		s2.praxis(t, &moved, "admin", "import", "--company", c2.ID, "--json", path)
-		reexported, _, _ := praxisIn(t, s2.env, "admin", "export", "--company", c2.ID)
+		reexported, stderr, code := praxisIn(t, s2.env, "admin", "export", "--company", c2.ID)
+		if code != 0 {
+			t.Fatalf("export of the imported company: exit %d\n%s", code, stderr)
+		}
 		if sortedLines(exported) != sortedLines(reexported) {
 			t.Errorf("export → import → export differs:\n%s\n---\n%s", exported, reexported)
 		}

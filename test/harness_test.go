@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/uptrace/bun"
 
 	"github.com/praxis-health/praxis/adapters/sqlstore"
 	"github.com/praxis-health/praxis/test/testenv"
@@ -208,12 +209,19 @@ type storage struct {
 	objects     int
 }
 
-func (s *server) storageOf(t *testing.T, companyID string) storage {
+// openDB opens the server's database for a test to look into; the caller closes it.
+func (s *server) openDB(t *testing.T) *bun.DB {
 	t.Helper()
 	db, err := sqlstore.Open(s.dbURL)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return db
+}
+
+func (s *server) storageOf(t *testing.T, companyID string) storage {
+	t.Helper()
+	db := s.openDB(t)
 	defer db.Close()
 	var st storage
 	ctx := context.Background()

@@ -190,10 +190,7 @@ func (c cluster) company(name string, spec operator.CompanySpec) *operator.Compa
 // countCompanies counts the database's companies declared by uid.
 func countCompanies(t *testing.T, s *server, uid string) int64 {
 	t.Helper()
-	db, err := sqlstore.Open(s.dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := s.openDB(t)
 	defer db.Close()
 	n, err := db.NewSelect().Table("companies").Where("external_ref = ?", uid).Count(context.Background())
 	if err != nil {
@@ -210,10 +207,7 @@ type companySettings struct {
 
 func settingsOf(t *testing.T, s *server, companyID string) companySettings {
 	t.Helper()
-	db, err := sqlstore.Open(s.dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := s.openDB(t)
 	defer db.Close()
 	var got companySettings
 	if err := db.NewSelect().Table("companies").Column("name", "plan", "storage_quota").Where("id = ?", companyID).Scan(context.Background(), &got); err != nil {
@@ -391,10 +385,7 @@ func TestOperatorResumesAfterCrash(t *testing.T) {
 			t.Fatal(err)
 		}
 		// What the crashed operator did: the database write, through the same use case.
-		db, err := sqlstore.Open(s.dbURL)
-		if err != nil {
-			t.Fatal(err)
-		}
+		db := s.openDB(t)
 		defer db.Close()
 		admin := usecase.NewAdmin(sqlstore.NewCompanyRepository(db), sqlstore.NewCustomerRepository(db), sqlstore.NewClientRepository(db), memstore.New(memstore.Limits{}))
 		left, lost, err := admin.EnsureCompany(ctx, usecase.NewCompanyInput{Name: "Praxis Dr. Huber", ExternalRef: string(huber.UID)})

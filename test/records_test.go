@@ -12,7 +12,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/praxis-health/praxis/adapters/sqlstore"
 	"github.com/praxis-health/praxis/domain"
 )
 
@@ -65,10 +64,7 @@ func seedUser(t *testing.T, s *server, companyID, role string, location ...strin
 // seedRecord stores a master-data object straight in the database.
 func seedRecord(t *testing.T, s *server, companyID, kind, payload string) string {
 	t.Helper()
-	db, err := sqlstore.Open(s.dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := s.openDB(t)
 	defer db.Close()
 	id := domain.NewObjectID()
 	row := map[string]any{"id": uuid.MustParse(id), "company_id": uuid.MustParse(companyID), "kind": kind,

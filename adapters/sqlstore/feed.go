@@ -34,7 +34,10 @@ func feedQuery(q *bun.SelectQuery, table string, lq domain.ListQuery, idArg func
 	// Order by the table's own id column, not a text alias of the select
 	// list: the index serves that order, so a page deep in the feed costs
 	// what the first one does.
-	return settledChanges(q).OrderExpr(table + ".change, " + table + ".id").Limit(int64(lq.Limit + 1)), nil
+	if !lq.Dump {
+		q = settledChanges(q)
+	}
+	return q.OrderExpr(table + ".change, " + table + ".id").Limit(int64(lq.Limit + 1)), nil
 }
 
 // trimPage cuts the extra row of a feed query and tells where the page ended:

@@ -569,7 +569,10 @@ func sameCustomer(a, b *domain.CustomerID) bool {
 
 // Export writes the live objects of the named sections (every one but the
 // company when none are named) in the import format, section by section in
-// table order, each in feed order; files as their metadata.
+// table order, each in feed order; files as their metadata. It writes every
+// object committed before it began, including those the sync feed still
+// holds back for an older open transaction; one committed while it runs
+// may or may not be in it.
 func (e *Exchange) Export(ctx context.Context, company domain.CompanyID, sections []string, w io.Writer) error {
 	if _, err := e.companies.Get(ctx, company); err != nil {
 		return err
@@ -591,7 +594,7 @@ func (e *Exchange) Export(ctx context.Context, company domain.CompanyID, section
 	}
 	out := bufio.NewWriter(w)
 	for _, k := range kinds {
-		q := domain.ListQuery{Limit: domain.MaxPageSize}
+		q := domain.ListQuery{Limit: domain.MaxPageSize, Dump: true}
 		for {
 			page, err := e.store.List(ctx, company, k, q)
 			if err != nil {
@@ -621,7 +624,7 @@ func (e *Exchange) Export(ctx context.Context, company domain.CompanyID, section
 }
 
 func (e *Exchange) exportFiles(ctx context.Context, company domain.CompanyID, out io.Writer) error {
-	q := domain.ListQuery{Limit: domain.MaxPageSize}
+	q := domain.ListQuery{Limit: domain.MaxPageSize, Dump: true}
 	for {
 		page, err := e.files.List(ctx, company, q)
 		if err != nil {

@@ -283,6 +283,42 @@ func RunRecordStoreSuite(t *testing.T, newRepos func(t *testing.T) RecordReposit
 		}
 	})
 
+	t.Run("a dump lists a committed write that the feed holds back for an older open transaction", func(t *testing.T) {
+		f := newRecordFixture(t, newRepos)
+		ctx := context.Background()
+		began, release, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+		go func() { // begins first, commits last
+			done <- f.r.Tx.InTx(ctx, func(ctx context.Context) error {
+				_, err := f.insertIn(ctx, notes, f.company, f.customer)
+				close(began)
+				<-release
+				return err
+			})
+		}()
+		<-began
+		lateDone := make(chan ports.StoredObject, 1)
+		go func() { lateDone <- f.insert(t, ctx, notes) }()
+		select {
+		case late := <-lateDone: // PostgreSQL: committed while the older transaction is open
+			if feed, _ := follow(t, f.r.Records, f.company, notes, domain.ListQuery{Limit: 100}); contains(ids(feed), late.ID) {
+				t.Errorf("the feed lists %s before the older transaction ended: a follower's cursor would pass that one", late.ID)
+			}
+			if dumped, _ := follow(t, f.r.Records, f.company, notes, domain.ListQuery{Limit: 100, Dump: true}); !contains(ids(dumped), late.ID) {
+				t.Errorf("a dump lists %v, without the committed %s", ids(dumped), late.ID)
+			}
+			close(release)
+		case <-time.After(500 * time.Millisecond): // SQLite: one writer at a time, nothing is held back
+			close(release)
+			<-lateDone
+		}
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if dumped, _ := follow(t, f.r.Records, f.company, notes, domain.ListQuery{Limit: 100, Dump: true}); len(dumped) != 2 {
+			t.Errorf("a dump after both committed lists %v, want both", ids(dumped))
+		}
+	})
+
 	t.Run("concurrent writers: a follower receives every write exactly once", func(t *testing.T) {
 		f := newRecordFixture(t, newRepos)
 		ctx := context.Background()
