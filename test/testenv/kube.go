@@ -7,8 +7,10 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/go-logr/logr"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 )
 
 // Kube is one real kube-apiserver with etcd (controller-runtime's envtest),
@@ -38,6 +40,9 @@ func KubeAPI(t testing.TB, crdDir string) *Kube {
 		unavailable(t, "kube-apiserver and etcd", fmt.Errorf("KUBEBUILDER_ASSETS is not set: run make test, or KUBEBUILDER_ASSETS=$(.ci/envtest-assets) go test"))
 	}
 	kube.once.Do(func() {
+		// The tests' own clients have nothing to log; the operator under test
+		// logs through its own process.
+		ctrllog.SetLogger(logr.Discard())
 		kube.env = &envtest.Environment{CRDDirectoryPaths: []string{crdDir}, ErrorIfCRDPathMissing: true, BinaryAssetsDirectory: assets}
 		cfg, err := kube.env.Start()
 		if err != nil {
