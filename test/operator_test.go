@@ -427,6 +427,24 @@ func TestOperatorResumesAfterCrash(t *testing.T) {
 		if countCompanies(t, s, string(mars.UID)) != 0 || mars.Status.CompanyID != "" {
 			t.Errorf("a company was made of an invalid spec: %+v", mars.Status)
 		}
+
+		// A Secret of that name that the operator did not write is left alone.
+		theirs := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: c.ns, Name: "theirs"}, StringData: map[string]string{"password": "keep me"}}
+		if err := c.kc.Create(ctx, theirs); err != nil {
+			t.Fatal(err)
+		}
+		taken := c.company("taken", operator.CompanySpec{DisplayName: "Praxis Taken", UploadSecretName: "theirs"})
+		if err := c.kc.Create(ctx, taken); err != nil {
+			t.Fatal(err)
+		}
+		c.condition(t, taken, metav1.ConditionFalse, "SecretConflict")
+		var after corev1.Secret
+		if err := c.kc.Get(ctx, client.ObjectKeyFromObject(theirs), &after); err != nil {
+			t.Fatal(err)
+		}
+		if string(after.Data["password"]) != "keep me" || len(after.Data) != 1 || len(after.OwnerReferences) != 0 {
+			t.Errorf("someone else's Secret was changed: %v, owners %v", after.Data, after.OwnerReferences)
+		}
 	})
 }
 

@@ -19,6 +19,7 @@ import (
 // company, with its credentials in a Secret the resource owns.
 type clientReconciler struct {
 	kube     client.Client
+	secrets  secrets
 	tenants  ports.Tenants
 	tokenURL string
 }
@@ -64,11 +65,11 @@ func (r *clientReconciler) apply(ctx context.Context, res *OAuthClient) error {
 	case !c.Active():
 		return fmt.Errorf("client %s was revoked: %w", c.ID, domain.ErrInvalid)
 	}
+	stored, err := r.secrets.read(ctx, res.Namespace, res.Spec.SecretName)
+	if err != nil {
+		return err
+	}
 	if secret == "" { // not just created: rotate only a secret that was lost
-		stored, err := readSecret(ctx, r.kube, res.Namespace, res.Spec.SecretName)
-		if err != nil {
-			return err
-		}
 		if string(stored.Data["client_id"]) == string(c.ID) && domain.Secret(stored.Data["client_secret"]).Matches(c.SecretHash) {
 			return nil
 		}
@@ -76,7 +77,7 @@ func (r *clientReconciler) apply(ctx context.Context, res *OAuthClient) error {
 			return err
 		}
 	}
-	return writeSecret(ctx, r.kube, res, res.Spec.SecretName, map[string][]byte{
+	return r.secrets.write(ctx, res, stored, map[string][]byte{
 		"client_id":     []byte(c.ID),
 		"client_secret": []byte(secret),
 		"token_url":     []byte(r.tokenURL),

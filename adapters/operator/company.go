@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -18,6 +16,7 @@ import (
 // its upload secret in a Secret the resource owns.
 type companyReconciler struct {
 	kube    client.Client
+	secrets secrets
 	tenants ports.Tenants
 }
 
@@ -59,7 +58,7 @@ func (r *companyReconciler) apply(ctx context.Context, res *Company) error {
 
 	name := uploadSecretName(res)
 	rotation := res.Annotations[RotateUploadSecretAnnotation]
-	stored, err := readSecret(ctx, r.kube, res.Namespace, name)
+	stored, err := r.secrets.read(ctx, res.Namespace, name)
 	switch {
 	case err != nil:
 		return err
@@ -76,7 +75,7 @@ func (r *companyReconciler) apply(ctx context.Context, res *Company) error {
 	}
 	// The Secret itself records the rotation it answers, in the same write as
 	// the secret: an operator stopped before its status write does not rotate twice.
-	err = writeSecret(ctx, r.kube, res, name, map[string][]byte{
+	err = r.secrets.write(ctx, res, stored, map[string][]byte{
 		"company_id":    []byte(company.ID.String()),
 		"upload_secret": []byte(secret),
 	}, map[string]string{rotatedForAnnotation: rotation})
@@ -110,14 +109,4 @@ func uploadSecretName(res *Company) string {
 		return res.Spec.UploadSecretName
 	}
 	return res.Name + "-upload"
-}
-
-// readSecret returns the operator's Secret name; an empty one when there is none.
-func readSecret(ctx context.Context, kube client.Client, namespace, name string) (*corev1.Secret, error) {
-	var s corev1.Secret
-	err := kube.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &s)
-	if apierrors.IsNotFound(err) {
-		return &corev1.Secret{}, nil
-	}
-	return &s, err
 }

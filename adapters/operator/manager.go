@@ -86,16 +86,17 @@ func New(cfg *rest.Config, tenants ports.Tenants, o Options) (ctrl.Manager, erro
 		return nil, fmt.Errorf("operator manager: %w", err)
 	}
 	kube := mgr.GetClient()
+	fresh := secrets{api: mgr.GetAPIReader(), kube: kube}
 	err = ctrl.NewControllerManagedBy(mgr).Named("company").
 		For(&Company{}).Owns(&corev1.Secret{}).
-		Complete(&companyReconciler{kube: kube, tenants: tenants})
+		Complete(&companyReconciler{kube: kube, secrets: fresh, tenants: tenants})
 	if err != nil {
 		return nil, err
 	}
 	err = ctrl.NewControllerManagedBy(mgr).Named("oauthclient").
 		For(&OAuthClient{}).Owns(&corev1.Secret{}).
 		Watches(&Company{}, handler.EnqueueRequestsFromMapFunc(clientsOf(kube))).
-		Complete(&clientReconciler{kube: kube, tenants: tenants, tokenURL: o.TokenURL})
+		Complete(&clientReconciler{kube: kube, secrets: fresh, tenants: tenants, tokenURL: o.TokenURL})
 	if err != nil {
 		return nil, err
 	}

@@ -89,24 +89,48 @@ func reportStatus(ctx context.Context, kube client.Client, res declared, before 
 	return retry
 }
 
-// writeSecret creates or replaces the data of the Secret name, owned by res
-// (deleted with it) and labelled as the operator's, with annotations set.
-func writeSecret(ctx context.Context, kube client.Client, res client.Object, name string, data map[string][]byte, annotations map[string]string) error {
-	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: res.GetNamespace(), Name: name}}
-	_, err := controllerutil.CreateOrUpdate(ctx, kube, s, func() error {
-		if s.Labels == nil {
-			s.Labels = map[string]string{}
-		}
-		s.Labels[managedByLabel] = managedBy
-		for k, v := range annotations {
-			metav1.SetMetaDataAnnotation(&s.ObjectMeta, k, v)
-		}
-		s.Type = corev1.SecretTypeOpaque
-		s.Data = data
-		return controllerutil.SetControllerReference(res, s, kube.Scheme())
-	})
+// secrets reads the operator's Secrets from the API server itself, not from
+// the cache: a decision to rotate must not rest on a copy older than the
+// operator's own last write, and a write must carry the latest version.
+type secrets struct {
+	api  client.Reader // uncached
+	kube client.Client
+}
+
+// read returns the Secret name, or a new one of that name when there is none.
+func (s secrets) read(ctx context.Context, namespace, name string) (*corev1.Secret, error) {
+	var sec corev1.Secret
+	err := s.api.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &sec)
+	if apierrors.IsNotFound(err) {
+		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}, nil
+	}
+	return &sec, err
+}
+
+// write makes sec, as read, hold data and annotations, owned by res (deleted
+// with it) and labelled as the operator's. A Secret of that name that the
+// operator did not write is left alone: AlreadyExists.
+func (s secrets) write(ctx context.Context, res client.Object, sec *corev1.Secret, data map[string][]byte, annotations map[string]string) error {
+	exists := sec.ResourceVersion != ""
+	if exists && sec.Labels[managedByLabel] != managedBy {
+		return fmt.Errorf("write Secret %s: %w", sec.Name, apierrors.NewAlreadyExists(corev1.Resource("secrets"), sec.Name))
+	}
+	metav1.SetMetaDataLabel(&sec.ObjectMeta, managedByLabel, managedBy)
+	for k, v := range annotations {
+		metav1.SetMetaDataAnnotation(&sec.ObjectMeta, k, v)
+	}
+	sec.Type, sec.Data = corev1.SecretTypeOpaque, data
+	if err := controllerutil.SetControllerReference(res, sec, s.kube.Scheme()); err != nil {
+		return fmt.Errorf("write Secret %s: %w", sec.Name, err)
+	}
+	var err error
+	if exists {
+		err = s.kube.Update(ctx, sec)
+	} else {
+		err = s.kube.Create(ctx, sec)
+	}
 	if err != nil {
-		return fmt.Errorf("write Secret %s: %w", name, err)
+		return fmt.Errorf("write Secret %s: %w", sec.Name, err)
 	}
 	return nil
 }
