@@ -205,14 +205,17 @@ func openBlobStore(lc fx.Lifecycle, cfg Config, tel *telemetry.Telemetry) (*blob
 
 // serveHTTP listens in OnStart (so a taken port fails start-up), serves in a
 // goroutine, and in OnStop turns /readyz to 503, keeps serving for
-// PRAXIS_SHUTDOWN_DELAY, then stops accepting and lets in-flight requests finish.
+// PRAXIS_SHUTDOWN_DELAY, then stops accepting and lets in-flight requests
+// finish; a connection that never sent a request is closed, not waited for.
 func serveHTTP(lc fx.Lifecycle, cfg Config, app *fiber.App, health *httpapi.Health, logger *slog.Logger) {
+	var ln *quietListener
 	lc.Append(fx.Hook{
 		OnStart: func(context.Context) error {
-			ln, err := net.Listen("tcp", cfg.HTTPAddr)
+			l, err := net.Listen("tcp", cfg.HTTPAddr)
 			if err != nil {
 				return fmt.Errorf("listen on %s: %w", cfg.HTTPAddr, err)
 			}
+			ln = newQuietListener(l)
 			logger.Info("serving", "addr", ln.Addr().String())
 			go func() {
 				if err := app.Listener(ln); err != nil {
@@ -227,6 +230,22 @@ func serveHTTP(lc fx.Lifecycle, cfg Config, app *fiber.App, health *httpapi.Heal
 			case <-time.After(cfg.ShutdownDelay):
 			case <-ctx.Done():
 			}
+			// While in-flight requests finish, connections that never sent a
+			// request are closed rather than waited for.
+			done := make(chan struct{})
+			defer close(done)
+			go func() {
+				tick := time.NewTicker(100 * time.Millisecond)
+				defer tick.Stop()
+				for {
+					ln.closeQuiet()
+					select {
+					case <-done:
+						return
+					case <-tick.C:
+					}
+				}
+			}()
 			return app.ShutdownWithContext(ctx)
 		},
 	})

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"syscall"
@@ -152,4 +153,45 @@ func (s *stallingReader) Read(p []byte) (int, error) {
 		return n, io.ErrUnexpectedEOF
 	}
 	return n, err
+}
+
+// A connection that never sent a request (a browser's preconnect, a spare
+// one a client pool dialled) does not hold the shutdown for the grace
+// period: the server exits 0 at once, and a kept-alive connection that did
+// serve a request does not hold it either.
+func TestShutdownClosesConnectionsThatSentNothing(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, backends[0]) // the default grace: 30 s
+	silent, err := net.Dial("tcp", strings.TrimPrefix(s.url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	kept := &http.Client{Transport: &http.Transport{}}
+	resp, err := kept.Get(s.url + "/livez")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	time.Sleep(200 * time.Millisecond) // both accepted and waiting
+	began := time.Now()
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-s.exited:
+		if err != nil {
+			t.Errorf("exit: %v, want 0\n%s", err, s.log.String())
+		}
+		if took := time.Since(began); took > 10*time.Second {
+			t.Errorf("exit took %v: the silent connection was waited for", took)
+		}
+	case <-time.After(25 * time.Second):
+		t.Fatal("a connection that sent nothing held the process until its grace period")
+	}
+	s.exited <- nil
+	if n, err := silent.Read(make([]byte, 1)); err == nil {
+		t.Errorf("the silent connection is still open (read %d bytes)", n)
+	}
 }
