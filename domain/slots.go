@@ -215,6 +215,10 @@ func freeStarts(q SlotQuery, found []freeStart) ([]SlotCandidate, []freeStart) {
 	// Candidates in user order, so that the order of their indexes is that of their ids.
 	candidates := slices.Clone(q.Candidates)
 	slices.SortFunc(candidates, func(a, b SlotCandidate) int { return cmp.Compare(a.User, b.User) })
+	taken := make([][]BusySpan, len(candidates)) // each candidate's spans, the same every day
+	for i, c := range candidates {
+		taken[i] = spansOf(busy, c.User)
+	}
 	step := max(q.StepMinutes, 1)
 	// Day by day: every slot of a local date starts before those of the
 	// next, so only each day's slots need sorting.
@@ -224,7 +228,6 @@ func freeStarts(q SlotQuery, found []freeStart) ([]SlotCandidate, []freeStart) {
 		wall := wallClockOf(day, q.Zone)
 		for i, c := range candidates {
 			blocks := int64(c.DurationMinutes+q.BufferMinutes) * 60
-			taken := spansOf(busy, c.User)
 			for _, w := range c.WorkingHours {
 				if w.LocationID != q.Location || w.Weekday != weekday {
 					continue
@@ -241,7 +244,7 @@ func freeStarts(q SlotQuery, found []freeStart) ([]SlotCandidate, []freeStart) {
 					if t+blocks > end {
 						break
 					}
-					if overlapsAbsence(c.Absences, wt, wt.Add(time.Duration(blocks)*time.Second)) || overlapsBusy(taken, t, t+blocks) {
+					if overlapsAbsence(c.Absences, wt, wt.Add(time.Duration(blocks)*time.Second)) || overlapsBusy(taken[i], t, t+blocks) {
 						continue
 					}
 					found = append(found, freeStart{at: t, candidate: i})

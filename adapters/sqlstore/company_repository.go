@@ -70,20 +70,20 @@ func (r *CompanyRepository) Create(ctx context.Context, c domain.Company) error 
 }
 
 func (r *CompanyRepository) Get(ctx context.Context, id domain.CompanyID) (domain.Company, error) {
-	var row companyRow
-	err := conn(ctx, r.db).NewSelect().Model(&row).Where("id = ?", uuid.UUID(id)).Scan(ctx)
-	if err != nil {
-		return domain.Company{}, translate(err)
-	}
-	return row.toDomain()
+	return r.one(ctx, "id = ?", uuid.UUID(id))
 }
 
 func (r *CompanyRepository) FindByExternalRef(ctx context.Context, ref string) (domain.Company, error) {
 	if ref == "" {
 		return domain.Company{}, domain.ErrNotFound
 	}
+	return r.one(ctx, "external_ref = ?", ref)
+}
+
+// one reads the company the condition where (with its argument) selects.
+func (r *CompanyRepository) one(ctx context.Context, where string, arg any) (domain.Company, error) {
 	var row companyRow
-	if err := conn(ctx, r.db).NewSelect().Model(&row).Where("external_ref = ?", ref).Scan(ctx); err != nil {
+	if err := conn(ctx, r.db).NewSelect().Model(&row).Where(where, arg).Scan(ctx); err != nil {
 		return domain.Company{}, translate(err)
 	}
 	return row.toDomain()
