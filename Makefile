@@ -68,6 +68,8 @@ bench: build
 fuzz:
 	$(GO) test -run=NONE -fuzz=FuzzParseUploadHeaders -fuzztime=$(FUZZTIME) ./domain/
 	$(GO) test -run=NONE -fuzz=FuzzParseGDT -fuzztime=$(FUZZTIME) ./domain/
+	$(GO) test -run=NONE -fuzz=FuzzLooksLikeGDT -fuzztime=$(FUZZTIME) ./domain/
+	$(GO) test -run=NONE -fuzz=FuzzGDTPatientCheck -fuzztime=$(FUZZTIME) ./domain/
 	$(GO) test -run=NONE -fuzz=FuzzUploadHandler -fuzztime=$(FUZZTIME) ./adapters/httpapi/
 	$(GO) test -run=NONE -fuzz=FuzzTokenEndpoint -fuzztime=$(FUZZTIME) ./adapters/httpapi/
 

@@ -2,6 +2,7 @@ package domain
 
 import (
 	"bytes"
+	"encoding/json"
 	"path"
 	"strconv"
 	"strings"
@@ -59,31 +60,31 @@ type GDTFile struct {
 // records, no final newline, a Ctrl-Z end. The encoding is UTF-8 when the
 // bytes are valid UTF-8, else what field 9206 says (2 = CP437,
 // 3 = ISO-8859-15), else CP437. Any bytes parse; nothing panics.
+//
+// Its lines come from the same splitter that recognises GDT (LooksLikeGDT)
+// and checks the patient of every record while a file streams past
+// (GDTPatientCheck), so what one of them skips the others skip too.
 func ParseGDT(raw []byte) GDTFile {
 	var f GDTFile
-	raw = bytes.TrimPrefix(raw, []byte("\xef\xbb\xbf"))
-	if i := bytes.IndexByte(raw, 0x1a); i >= 0 { // Ctrl-Z ends old DOS files
+	raw = bytes.TrimPrefix(raw, []byte(utf8BOM))
+	if i := bytes.IndexByte(raw, ctrlZ); i >= 0 { // Ctrl-Z ends old DOS files
 		raw = raw[:i]
 	}
 	text := f.decode(raw)
-	lines := strings.FieldsFunc(strings.ReplaceAll(text, "\r\n", "\n"), func(r rune) bool { return r == '\n' || r == '\r' })
 	var current *GDTRecord
-	for n, line := range lines {
-		n++
-		if strings.TrimSpace(line) == "" {
-			continue
-		}
-		if len(line) < 7 || !allDigits(line[:7]) {
+	lines := gdtLines{each: func(n int, line []byte) {
+		id, value, ok := gdtFieldLine(line)
+		if !ok {
 			f.warn(n, "is no GDT field line: skipped")
-			continue
+			return
 		}
-		id, value := line[3:7], strings.TrimRight(line[7:], " ")
-		declared, _ := strconv.Atoi(line[:3])
-		switch chars := utf8.RuneCountInString(line); declared {
-		case len(line) + 2, chars + 2: // CR LF counted, in bytes or in characters
-		case len(line) + 1, chars + 1: // a one-character line end counted
+		s := string(line)
+		declared, _ := strconv.Atoi(s[:3])
+		switch chars := utf8.RuneCountInString(s); declared {
+		case len(s) + 2, chars + 2: // CR LF counted, in bytes or in characters
+		case len(s) + 1, chars + 1: // a one-character line end counted
 		default:
-			f.warn(n, "declares length "+line[:3]+", has "+strconv.Itoa(chars+2))
+			f.warn(n, "declares length "+s[:3]+", has "+strconv.Itoa(chars+2))
 		}
 		if id == "8000" || current == nil {
 			if id != "8000" {
@@ -93,11 +94,108 @@ func ParseGDT(raw []byte) GDTFile {
 			current = &f.Records[len(f.Records)-1]
 		}
 		current.Fields = append(current.Fields, GDTField{ID: id, Value: value, Line: n})
-	}
+	}}
+	_, _ = lines.Write([]byte(text))
+	lines.Close()
 	if len(f.Records) == 0 {
 		f.Warnings = append(f.Warnings, "no GDT record")
 	}
 	return f
+}
+
+const (
+	utf8BOM = "\xef\xbb\xbf"
+	ctrlZ   = 0x1a
+	// maxGDTLine is how much of one line is kept; the rest of a longer line
+	// is dropped, but the line is still read as what its start says.
+	maxGDTLine = 64 << 10
+)
+
+// gdtLines splits a GDT byte stream into lines, as it arrives in pieces of
+// any size: a byte-order mark at the start is dropped, CR LF, LF and a lone
+// CR each end a line, blank lines are skipped, a Ctrl-Z ends the file, and
+// the last line needs no line end (Close hands it over). each gets the
+// line's number (counting every line end) and its bytes, valid only during
+// the call.
+type gdtLines struct {
+	each    func(n int, line []byte)
+	head    []byte // the first bytes, held until a byte-order mark can be told
+	line    []byte
+	n       int
+	started bool // the start was looked at for a byte-order mark
+	ended   bool // a Ctrl-Z was seen
+	cr      bool // the last byte was a CR, so a LF right after it ends no line
+}
+
+func (l *gdtLines) Write(p []byte) (int, error) {
+	written := len(p)
+	if !l.started {
+		l.head = append(l.head, p...)
+		if len(l.head) < len(utf8BOM) && strings.HasPrefix(utf8BOM, string(l.head)) {
+			return written, nil
+		}
+		p = bytes.TrimPrefix(l.head, []byte(utf8BOM))
+		l.head, l.started = nil, true
+	}
+	l.split(p)
+	return written, nil
+}
+
+func (l *gdtLines) split(p []byte) {
+	for len(p) > 0 && !l.ended {
+		i := bytes.IndexAny(p, "\r\n\x1a")
+		if i < 0 {
+			l.keep(p)
+			l.cr = false
+			return
+		}
+		c := p[i]
+		l.keep(p[:i])
+		lf := c == '\n' && i == 0 && l.cr
+		p, l.cr = p[i+1:], c == '\r'
+		switch {
+		case lf: // the LF of a CR LF
+		case c == ctrlZ:
+			l.ended = true
+			l.end()
+		default:
+			l.end()
+		}
+	}
+}
+
+// Close hands over a last line that had no line end.
+func (l *gdtLines) Close() {
+	if !l.started {
+		l.started = true
+		l.split(bytes.TrimPrefix(l.head, []byte(utf8BOM)))
+	}
+	if len(l.line) > 0 {
+		l.end()
+	}
+}
+
+// end ends the current line: it counts, and goes to each unless blank.
+func (l *gdtLines) end() {
+	l.n++
+	if len(bytes.TrimSpace(l.line)) > 0 {
+		l.each(l.n, l.line)
+	}
+	l.line = l.line[:0]
+}
+
+func (l *gdtLines) keep(p []byte) {
+	if room := maxGDTLine - len(l.line); room > 0 {
+		l.line = append(l.line, p[:min(room, len(p))]...)
+	}
+}
+
+// gdtFieldLine reads "LLLFFFFvalue": false for a line that is no field line.
+func gdtFieldLine(line []byte) (id, value string, ok bool) {
+	if len(line) < 7 || !isDigits(line[:7]) {
+		return "", "", false
+	}
+	return string(line[3:7]), strings.TrimRight(string(line[7:]), " "), true
 }
 
 func (f *GDTFile) warn(line int, msg string) {
@@ -155,38 +253,168 @@ func allDigits(s string) bool {
 	return s != ""
 }
 
-// Patient is field 3000 of the file's first record that has one, as sent.
-func (f GDTFile) Patient() (string, bool) {
-	for _, r := range f.Records {
-		if v, ok := r.Get("3000"); ok {
-			return v, true
-		}
+// LooksLikeGDT recognises a GDT file from its first bytes: the first line
+// the parser reads as a field (past a byte-order mark, blank lines and lines
+// that are no field, with any line ends) is a record type 8000. A head with
+// a NUL byte is binary, never GDT.
+func LooksLikeGDT(head []byte) bool {
+	if bytes.IndexByte(head, 0) >= 0 {
+		return false
 	}
-	return "", false
+	first, decided := false, false
+	lines := gdtLines{each: func(_ int, line []byte) {
+		if id, _, ok := gdtFieldLine(line); ok && !decided {
+			first, decided = id == "8000", true
+		}
+	}}
+	_, _ = lines.Write(head)
+	lines.Close()
+	return first
 }
 
-// GDTTest is one test of an examination (8410–8421).
+// Patients is every patient number (field 3000) the file's records name, as
+// sent, each number once (leading zeros ignored), in the order they appear.
+func (f GDTFile) Patients() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, r := range f.Records {
+		for _, v := range r.All("3000") {
+			if k := patientKey(v); !seen[k] {
+				seen[k] = true
+				out = append(out, v)
+			}
+		}
+	}
+	return out
+}
+
+// patientKey is the patient a 3000 value names: the number without leading
+// zeros, or the value itself when it is no number.
+func patientKey(v string) string {
+	if id, err := ParseCustomerID(strings.TrimSpace(v)); err == nil {
+		return strconv.FormatInt(int64(id), 10)
+	}
+	return "?" + v
+}
+
+// IsPatient tells whether a field 3000 value names the customer.
+func IsPatient(value string, customer CustomerID) bool {
+	id, err := ParseCustomerID(strings.TrimSpace(value))
+	return err == nil && id == customer
+}
+
+// GDTPatientCheck reads a GDT file as it streams past (it is an io.Writer)
+// and remembers the first field 3000, in any record, that names another
+// patient than the customer: one file must never file a second patient's
+// results under the first (CONTRACT §7). It reads its lines with the
+// parser's own splitter and keeps no more than one line in memory.
+type GDTPatientCheck struct {
+	customer CustomerID
+	lines    gdtLines
+	other    *string
+}
+
+// NewGDTPatientCheck checks a file that is to be filed under customer.
+func NewGDTPatientCheck(customer CustomerID) *GDTPatientCheck {
+	c := &GDTPatientCheck{customer: customer}
+	c.lines.each = func(_ int, line []byte) {
+		if id, value, ok := gdtFieldLine(line); ok && id == "3000" && c.other == nil && !IsPatient(value, c.customer) {
+			c.other = &value
+		}
+	}
+	return c
+}
+
+func (c *GDTPatientCheck) Write(p []byte) (int, error) { return c.lines.Write(p) }
+
+// OtherPatient ends the file and returns the first field 3000 as sent that
+// is not the customer's number.
+func (c *GDTPatientCheck) OtherPatient() (string, bool) {
+	c.lines.Close()
+	if c.other == nil {
+		return "", false
+	}
+	return *c.other, true
+}
+
+// GDTTest is one test of an examination: fields 8410 (which begins it) to 8480.
 type GDTTest struct {
-	ID    string `json:"id"`
-	Name  string `json:"name"`
-	Value string `json:"value"`
-	Unit  string `json:"unit"`
+	ID             string   `json:"id"`              // 8410
+	Name           string   `json:"name"`            // 8411
+	Value          string   `json:"value"`           // 8420
+	Unit           string   `json:"unit"`            // 8421
+	Status         *string  `json:"status"`          // 8418
+	LimitIndicator *string  `json:"limit_indicator"` // 8422, e.g. "+", "-", "H", "L"
+	NormalText     []string `json:"normal_text"`     // 8460
+	NormalLow      *string  `json:"normal_low"`      // 8461
+	NormalHigh     *string  `json:"normal_high"`     // 8462
+	Comments       []string `json:"comments"`        // 8470
+	ResultText     []string `json:"result_text"`     // 8480
+}
+
+// GDTCategory is a free category of a result (6330 to 6399): a name from an
+// even field, its lines from the odd field after it.
+type GDTCategory struct {
+	Name  string   `json:"name"`
+	Lines []string `json:"lines"`
 }
 
 // GDTInfo is the examination metadata a stored GDT file carries (CONTRACT §7).
+// The header (record type to procedure) is the first record's; findings,
+// tests, tables, categories and references are every record's, in order.
+// Nothing is invented: without 6201 the time of the examination is unknown,
+// and examined_at is null while examined_on holds the date.
 type GDTInfo struct {
-	RecordType      string    `json:"record_type"`
-	Version         *string   `json:"version"`
-	SenderID        *string   `json:"sender_id"`
-	ReceiverID      *string   `json:"receiver_id"`
-	ExaminedAt      *string   `json:"examined_at"`
-	ProcedureCode   *string   `json:"procedure_code"`
-	Findings        *string   `json:"findings"`
-	Tests           []GDTTest `json:"tests"`
-	ReferencedFiles []string  `json:"referenced_files"`
+	RecordType      string        `json:"record_type"`
+	Version         *string       `json:"version"`
+	SenderID        *string       `json:"sender_id"`
+	ReceiverID      *string       `json:"receiver_id"`
+	ExaminedOn      *string       `json:"examined_on"` // 6200, a date
+	ExaminedAt      *string       `json:"examined_at"` // 6200 + 6201 in the company's zone
+	ProcedureCode   *string       `json:"procedure_code"`
+	Findings        *string       `json:"findings"`
+	Tests           []GDTTest     `json:"tests"`
+	ResultTable     []string      `json:"result_table"` // 6228, one formatted line each
+	Categories      []GDTCategory `json:"categories"`
+	ReferencedFiles []string      `json:"referenced_files"`
+	Records         int           `json:"records"`
 }
 
-// Info is the metadata of the file's first record, the examination times read in zone.
+// MarshalJSON writes absent lists as [] (files stored before a list was read have none).
+func (i GDTInfo) MarshalJSON() ([]byte, error) {
+	type plain GDTInfo
+	p := plain(i)
+	p.Tests, p.ResultTable, p.Categories, p.ReferencedFiles = orEmpty(p.Tests), orEmpty(p.ResultTable), orEmpty(p.Categories), orEmpty(p.ReferencedFiles)
+	if p.Records == 0 {
+		p.Records = 1
+	}
+	return json.Marshal(p)
+}
+
+// MarshalJSON writes absent lists as [].
+func (t GDTTest) MarshalJSON() ([]byte, error) {
+	type plain GDTTest
+	p := plain(t)
+	p.NormalText, p.Comments, p.ResultText = orEmpty(p.NormalText), orEmpty(p.Comments), orEmpty(p.ResultText)
+	return json.Marshal(p)
+}
+
+// MarshalJSON writes absent lines as [].
+func (c GDTCategory) MarshalJSON() ([]byte, error) {
+	type plain GDTCategory
+	p := plain(c)
+	p.Lines = orEmpty(p.Lines)
+	return json.Marshal(p)
+}
+
+func orEmpty[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// Info is the metadata of the file, the examination time read in zone.
 func (f GDTFile) Info(zone *time.Location) *GDTInfo {
 	if len(f.Records) == 0 {
 		return nil
@@ -199,34 +427,36 @@ func (f GDTFile) Info(zone *time.Location) *GDTInfo {
 		return nil
 	}
 	info := &GDTInfo{Version: opt("9218"), SenderID: opt("8316"), ReceiverID: opt("8315"), ProcedureCode: opt("8402"),
-		Tests: []GDTTest{}, ReferencedFiles: []string{}}
+		Tests: []GDTTest{}, ResultTable: []string{}, Categories: []GDTCategory{}, ReferencedFiles: []string{}, Records: len(f.Records)}
 	info.RecordType, _ = r.Get("8000")
-	if at, ok := examinedAt(r, zone); ok {
-		s := at.Format(time.RFC3339)
-		info.ExaminedAt = &s
+	if day, ok := examinedOn(r); ok {
+		s := day.Format(time.DateOnly)
+		info.ExaminedOn = &s
+		if at, ok := examinedAt(day, r, zone); ok {
+			s := at.Format(time.RFC3339)
+			info.ExaminedAt = &s
+		}
 	}
 	var findings []string
-	for _, fl := range r.Fields {
-		switch fl.ID {
-		case "6220", "6221", "6227":
-			findings = append(findings, fl.Value)
-		case "8410": // a test begins
-			info.Tests = append(info.Tests, GDTTest{ID: fl.Value})
-		case "8411", "8420", "8421":
-			if len(info.Tests) == 0 {
-				continue
+	for _, rec := range f.Records {
+		var test *GDTTest
+		var category *GDTCategory
+		for _, fl := range rec.Fields {
+			switch id := fl.ID; {
+			case id == "6220" || id == "6221" || id == "6227":
+				findings = append(findings, fl.Value)
+			case id == "6228":
+				info.ResultTable = append(info.ResultTable, fl.Value)
+			case id == "6305":
+				info.ReferencedFiles = append(info.ReferencedFiles, path.Base(strings.ReplaceAll(fl.Value, `\`, "/")))
+			case id == "8410": // a test begins
+				info.Tests = append(info.Tests, GDTTest{ID: fl.Value})
+				test = &info.Tests[len(info.Tests)-1]
+			case id > "8410" && id <= "8480" && test != nil:
+				test.take(id, fl.Value)
+			case id >= "6330" && id <= "6399":
+				category = info.takeCategory(category, id, fl.Value)
 			}
-			t := &info.Tests[len(info.Tests)-1]
-			switch fl.ID {
-			case "8411":
-				t.Name = fl.Value
-			case "8420":
-				t.Value = fl.Value
-			case "8421":
-				t.Unit = fl.Value
-			}
-		case "6305":
-			info.ReferencedFiles = append(info.ReferencedFiles, path.Base(strings.ReplaceAll(fl.Value, `\`, "/")))
 		}
 	}
 	if len(findings) > 0 {
@@ -236,17 +466,67 @@ func (f GDTFile) Info(zone *time.Location) *GDTInfo {
 	return info
 }
 
-// examinedAt reads 6200 (DDMMYYYY) and 6201 (HHMMSS or HHMM) in zone.
-func examinedAt(r GDTRecord, zone *time.Location) (time.Time, bool) {
+// take sets the test's field id (8411 to 8480); fields it does not know are left out.
+func (t *GDTTest) take(id, value string) {
+	v := value
+	switch id {
+	case "8411":
+		t.Name = v
+	case "8418":
+		t.Status = &v
+	case "8420":
+		t.Value = v
+	case "8421":
+		t.Unit = v
+	case "8422":
+		t.LimitIndicator = &v
+	case "8460":
+		t.NormalText = append(t.NormalText, v)
+	case "8461":
+		t.NormalLow = &v
+	case "8462":
+		t.NormalHigh = &v
+	case "8470":
+		t.Comments = append(t.Comments, v)
+	case "8480":
+		t.ResultText = append(t.ResultText, v)
+	}
+}
+
+// takeCategory reads a free-category field: an even one (6330, 6332, …)
+// names a new category, the odd one after it adds a line to that category.
+// A line without its name opens a category without one.
+func (i *GDTInfo) takeCategory(current *GDTCategory, id, value string) *GDTCategory {
+	n, _ := strconv.Atoi(id)
+	if n%2 == 0 {
+		i.Categories = append(i.Categories, GDTCategory{Name: value, Lines: []string{}})
+		return &i.Categories[len(i.Categories)-1]
+	}
+	if current == nil {
+		i.Categories = append(i.Categories, GDTCategory{Lines: []string{}})
+		current = &i.Categories[len(i.Categories)-1]
+	}
+	current.Lines = append(current.Lines, value)
+	return current
+}
+
+// examinedOn reads 6200 (DDMMYYYY), a civil date.
+func examinedOn(r GDTRecord) (time.Time, bool) {
 	day, ok := r.Get("6200")
 	if !ok || len(day) != 8 || !allDigits(day) {
 		return time.Time{}, false
 	}
-	clock, _ := r.Get("6201")
-	clock += strings.Repeat("0", max(0, 6-len(clock)))
-	if !allDigits(clock[:6]) {
-		clock = "000000"
+	t, err := time.Parse("02012006", day)
+	return t, err == nil
+}
+
+// examinedAt is the date with 6201 (HHMMSS or HHMM) in zone; false without a valid 6201.
+func examinedAt(day time.Time, r GDTRecord, zone *time.Location) (time.Time, bool) {
+	clock, ok := r.Get("6201")
+	if !ok || (len(clock) != 4 && len(clock) != 6) || !allDigits(clock) {
+		return time.Time{}, false
 	}
-	t, err := time.ParseInLocation("02012006150405", day+clock[:6], zone)
+	clock += strings.Repeat("0", 6-len(clock))
+	t, err := time.ParseInLocation("20060102150405", day.Format("20060102")+clock, zone)
 	return t, err == nil
 }

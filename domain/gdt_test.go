@@ -1,6 +1,7 @@
 package domain_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -28,8 +29,8 @@ func TestParseGDTResultWithTestsAndFiles(t *testing.T) {
 	if len(f.Warnings) != 0 || f.Encoding != "utf-8" || len(f.Records) != 1 {
 		t.Fatalf("parse: %+v", f)
 	}
-	if p, _ := f.Patient(); p != "02345" {
-		t.Errorf("patient %q", p)
+	if p := f.Patients(); len(p) != 1 || p[0] != "02345" {
+		t.Errorf("patients %q", p)
 	}
 	info := f.Info(vienna)
 	if info.RecordType != "6310" || *info.Version != "02.10" || *info.SenderID != "SONO1" || *info.ReceiverID != "PRAXIS" || *info.ProcedureCode != "SONO" {
@@ -41,7 +42,7 @@ func TestParseGDTResultWithTestsAndFiles(t *testing.T) {
 	if *info.Findings != "Leber unauffällig\nMilz normal groß" {
 		t.Errorf("findings %q", *info.Findings)
 	}
-	if len(info.Tests) != 2 || info.Tests[1] != (domain.GDTTest{ID: "HB", Name: "Hämoglobin", Value: "14.1", Unit: "g/dL"}) {
+	if hb := info.Tests[len(info.Tests)-1]; len(info.Tests) != 2 || hb.ID != "HB" || hb.Name != "Hämoglobin" || hb.Value != "14.1" || hb.Unit != "g/dL" {
 		t.Errorf("tests %+v", info.Tests)
 	}
 	if strings.Join(info.ReferencedFiles, ",") != "SONO_0001.JPG,sono_0002.png" {
@@ -93,6 +94,141 @@ func TestParseGDTEncodingsAndQuirks(t *testing.T) {
 	}
 }
 
+// TestGDTInfoHoldsWhatTheResultHolds: test details and comments (8410–8480),
+// result tables (6228) and free categories (6330ff) reach the metadata in a
+// shape of their own, from every record; without 6201 the time stays unknown.
+func TestGDTInfoHoldsWhatTheResultHolds(t *testing.T) {
+	t.Parallel()
+	raw := gdtLine("8000", "6310") + gdtLine("3000", "77") + gdtLine("6200", "10032026") +
+		gdtLine("8410", "GLU") + gdtLine("8411", "Glucose") + gdtLine("8418", "B") + gdtLine("8420", "180") + gdtLine("8421", "mg/dL") +
+		gdtLine("8422", "+") + gdtLine("8460", "nüchtern") + gdtLine("8461", "70") + gdtLine("8462", "99") +
+		gdtLine("8470", "Probe nicht nüchtern") + gdtLine("8470", "Kontrolle empfohlen") + gdtLine("8480", "erhöht") +
+		gdtLine("6228", "Segment  Wert") + gdtLine("6228", "S1       0.92") +
+		gdtLine("6330", "Geräteeinstellung") + gdtLine("6331", "Sonde C5-2") + gdtLine("6331", "Tiefe 16 cm") + gdtLine("6332", "Leer") +
+		gdtLine("8000", "6310") + gdtLine("3000", "0077") + gdtLine("8410", "HB") + gdtLine("8420", "14") + gdtLine("6220", "zweiter Befund")
+	info := domain.ParseGDT([]byte(raw)).Info(vienna)
+	if info.ExaminedAt != nil || info.ExaminedOn == nil || *info.ExaminedOn != "2026-03-10" {
+		t.Errorf("without 6201 the date alone: examined_at %v, examined_on %v", info.ExaminedAt, info.ExaminedOn)
+	}
+	if info.Records != 2 || len(info.Tests) != 2 || info.Tests[1].ID != "HB" || info.Findings == nil || *info.Findings != "zweiter Befund" {
+		t.Fatalf("every record's tests and findings: %+v", info)
+	}
+	glu := info.Tests[0]
+	if *glu.Status != "B" || *glu.LimitIndicator != "+" || *glu.NormalLow != "70" || *glu.NormalHigh != "99" ||
+		strings.Join(glu.NormalText, "|") != "nüchtern" || strings.Join(glu.Comments, "|") != "Probe nicht nüchtern|Kontrolle empfohlen" ||
+		strings.Join(glu.ResultText, "|") != "erhöht" {
+		t.Errorf("test details: %+v", glu)
+	}
+	if strings.Join(info.ResultTable, "|") != "Segment  Wert|S1       0.92" {
+		t.Errorf("result table %q", info.ResultTable)
+	}
+	if len(info.Categories) != 2 || info.Categories[0].Name != "Geräteeinstellung" || strings.Join(info.Categories[0].Lines, "|") != "Sonde C5-2|Tiefe 16 cm" ||
+		info.Categories[1].Name != "Leer" || len(info.Categories[1].Lines) != 0 {
+		t.Errorf("categories %+v", info.Categories)
+	}
+	// Lists are [] in JSON, never null, also for metadata stored before they existed.
+	old, err := json.Marshal(domain.GDTInfo{RecordType: "6310", Tests: []domain.GDTTest{{ID: "X"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"result_table":[]`, `"categories":[]`, `"referenced_files":[]`, `"comments":[]`, `"records":1`, `"examined_on":null`} {
+		if !strings.Contains(string(old), want) {
+			t.Errorf("%s missing in %s", want, old)
+		}
+	}
+	// A time of four digits is HHMM; a broken one is no time at all.
+	for clock, want := range map[string]string{"0915": "2026-03-10T09:15:00+01:00", "091530": "2026-03-10T09:15:30+01:00", "9:15": "", "2561": ""} {
+		info := domain.ParseGDT([]byte(gdtLine("8000", "6310") + gdtLine("6200", "10032026") + gdtLine("6201", clock))).Info(vienna)
+		if got := ""; info.ExaminedAt != nil {
+			got = *info.ExaminedAt
+			if got != want {
+				t.Errorf("6201 %q: %s, want %q", clock, got, want)
+			}
+		} else if want != "" {
+			t.Errorf("6201 %q: no time, want %s", clock, want)
+		}
+	}
+}
+
+// gdtQuirks are forms of one file of two records that real exports take:
+// each must be read as GDT and its patients checked.
+func gdtQuirks(lines ...string) map[string]string {
+	join := func(sep string) string { return strings.Join(lines, sep) }
+	return map[string]string{
+		"CR LF":                   join("\r\n") + "\r\n",
+		"LF":                      join("\n") + "\n",
+		"CR":                      join("\r") + "\r",
+		"mixed line ends":         mixEnds(lines),
+		"no final line end":       join("\r\n"),
+		"leading blank lines":     "\r\n\n  \r\n" + join("\r\n"),
+		"byte-order mark":         "\xef\xbb\xbf" + join("\r\n"),
+		"mark then blank lines":   "\xef\xbb\xbf\r\n\r\n" + join("\n"),
+		"blank lines between":     join("\r\n\r\n\r\n"),
+		"a line that is no field": "GDT-Export Gerät 7\r\n" + join("\r\n"),
+		"Ctrl-Z end":              join("\r\n") + "\r\n\x1a",
+	}
+}
+
+func mixEnds(lines []string) string {
+	var sb strings.Builder
+	for i, l := range lines {
+		sb.WriteString(l + []string{"\r\n", "\n", "\r"}[i%3])
+	}
+	return sb.String()
+}
+
+// field is a GDT line without its line end, with a length that may be wrong.
+func field(id, value string) string { return fmt.Sprintf("%03d%s%s", len(value)+9, id, value) }
+
+// TestGDTPatientCheckReadsEveryRecord: a file whose second record names
+// another patient is found out, in every form a real file takes, however
+// the bytes arrive; wrong lengths (8100 and per line) switch nothing off.
+func TestGDTPatientCheckReadsEveryRecord(t *testing.T) {
+	t.Parallel()
+	ours := domain.CustomerID(2345)
+	same := []string{field("8000", "6310"), "9998100000000", field("3000", "02345"), "0993101Berger", field("8000", "6310"), field("3000", "2345")}
+	other := []string{field("8000", "6310"), field("8100", "00042"), field("3000", "02345"), field("6220", "Leber"), field("8000", "6310"), "0123000999", field("6220", "fremd")}
+	for _, c := range []struct {
+		name  string
+		lines []string
+		other string
+	}{{"one patient in two records", same, ""}, {"a second patient in the second record", other, "999"}} {
+		for form, raw := range gdtQuirks(c.lines...) {
+			if !domain.LooksLikeGDT([]byte(raw)) {
+				t.Errorf("%s, %s: not recognised as GDT", c.name, form)
+			}
+			parsed := domain.ParseGDT([]byte(raw))
+			if len(parsed.Records) != 2 {
+				t.Errorf("%s, %s: %d records", c.name, form, len(parsed.Records))
+			}
+			for _, size := range []int{1, 2, 3, 7, 64, len(raw)} {
+				check := domain.NewGDTPatientCheck(ours)
+				for b := []byte(raw); len(b) > 0; b = b[min(size, len(b)):] {
+					_, _ = check.Write(b[:min(size, len(b))])
+				}
+				got, found := check.OtherPatient()
+				if found != (c.other != "") || got != c.other {
+					t.Errorf("%s, %s, written %d bytes at a time: other patient %q %v, want %q", c.name, form, size, got, found, c.other)
+				}
+			}
+		}
+	}
+	// The patient of a record far past the first megabyte is read too.
+	long := field("8000", "6310") + "\r\n" + field("3000", "2345") + "\r\n" + strings.Repeat(field("6228", strings.Repeat("x", 60))+"\r\n", 40000) +
+		field("8000", "6310") + "\r\n" + field("3000", "5432") + "\r\n"
+	check := domain.NewGDTPatientCheck(ours)
+	_, _ = check.Write([]byte(long))
+	if got, found := check.OtherPatient(); !found || got != "5432" {
+		t.Errorf("a patient %d bytes into the file: %q %v", len(long)-20, got, found)
+	}
+	// An overlong 3000 line is still a 3000 line, and no patient number.
+	check = domain.NewGDTPatientCheck(ours)
+	_, _ = check.Write([]byte(field("8000", "6310") + "\n" + "9993000" + "2345" + strings.Repeat("0", 100<<10)))
+	if _, found := check.OtherPatient(); !found {
+		t.Error("an overlong 3000 line passed as the patient")
+	}
+}
+
 func TestParseGDTNeverFails(t *testing.T) {
 	t.Parallel()
 	for _, raw := range []string{"", "\x1a", "garbage", "0", "\xff\xfe\x00", "0000000", strings.Repeat("8000", 1000)} {
@@ -103,13 +239,71 @@ func TestParseGDTNeverFails(t *testing.T) {
 	}
 }
 
+// gdtSeeds are the fuzzers' seeds: results of one and of several records
+// (one patient and two), in every quirky form.
+func gdtSeeds() [][]byte {
+	seeds := [][]byte{[]byte(result6310), []byte("01380006301\r\n01092062\r\n0143000456\r\n")}
+	two := []string{field("8000", "6310"), field("3000", "2345"), field("8000", "6310"), field("3000", "999")}
+	for _, lines := range [][]string{two, two[:2]} {
+		for _, raw := range gdtQuirks(lines...) {
+			seeds = append(seeds, []byte(raw))
+		}
+	}
+	return seeds
+}
+
 func FuzzParseGDT(f *testing.F) {
-	f.Add([]byte(result6310))
-	f.Add([]byte("01380006301\r\n01092062\r\n0143000456\r\n"))
+	for _, s := range gdtSeeds() {
+		f.Add(s)
+	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		g := domain.ParseGDT(raw)
-		_ = g.Info(time.UTC)
-		_, _ = g.Patient()
+		if info := g.Info(time.UTC); info != nil {
+			if _, err := json.Marshal(info); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_ = g.Patients()
+	})
+}
+
+// FuzzLooksLikeGDT: recognition and parsing agree. What is recognised parses
+// into records of which the first begins with 8000, whatever comes before it.
+func FuzzLooksLikeGDT(f *testing.F) {
+	for _, s := range gdtSeeds() {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if !domain.LooksLikeGDT(raw) {
+			return
+		}
+		g := domain.ParseGDT(raw)
+		if len(g.Records) == 0 || g.Records[0].Fields[0].ID != "8000" {
+			t.Fatalf("recognised as GDT, parsed as %+v", g.Records)
+		}
+	})
+}
+
+// FuzzGDTPatientCheck: the streaming check finds another patient exactly when
+// the parsed file names one, however the bytes are cut into writes.
+func FuzzGDTPatientCheck(f *testing.F) {
+	for _, s := range gdtSeeds() {
+		f.Add(s, uint8(3))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte, cut uint8) {
+		ours := domain.CustomerID(2345)
+		want := false
+		for _, p := range domain.ParseGDT(raw).Patients() {
+			want = want || !domain.IsPatient(p, ours)
+		}
+		check := domain.NewGDTPatientCheck(ours)
+		size := int(cut%64) + 1
+		for b := raw; len(b) > 0; b = b[min(size, len(b)):] {
+			_, _ = check.Write(b[:min(size, len(b))])
+		}
+		if _, found := check.OtherPatient(); found != want {
+			t.Fatalf("streaming check %v, parsed file %v", found, want)
+		}
 	})
 }
 

@@ -1,7 +1,6 @@
 package domain
 
 import (
-	"bytes"
 	"errors"
 	"strings"
 )
@@ -95,15 +94,6 @@ func AcceptedContentType(mediaType string) bool {
 		mediaType = mediaType[:i]
 	}
 	return acceptedContentTypes[strings.TrimSpace(strings.ToLower(mediaType))]
-}
-
-// LooksLikeGDT recognises a GDT record: each line is a 3-digit length, a
-// 4-digit field id and the content; a GDT file starts with field 8000 (record
-// type), after a UTF-8 byte order mark if an exporter wrote one. Whatever
-// follows (Latin-1 umlauts, a DOS end-of-file Ctrl-Z) does not matter.
-func LooksLikeGDT(head []byte) bool {
-	head = bytes.TrimPrefix(head, []byte("\xef\xbb\xbf"))
-	return len(head) >= 7 && isDigits(head[:3]) && string(head[3:7]) == "8000"
 }
 
 func isDigits(b []byte) bool {

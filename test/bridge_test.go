@@ -227,6 +227,56 @@ func TestBridgeLargeBundle(t *testing.T) {
 	}
 }
 
+// TestBridgeRefusesAndWaitsBoundedly: a file whose records name two patients
+// goes to failed/ without an upload; a reference written in another letter
+// case is the same file; a referenced file that never appears sends its
+// result to failed/ after the bounded wait, and a later result of the same
+// patient is delivered meanwhile.
+func TestBridgeRefusesAndWaitsBoundedly(t *testing.T) {
+	t.Parallel()
+	s, c, customer := withPatient(t, backends[0], 100*mib)
+	other := s.newCustomer(t, c)
+	dir := t.TempDir()
+	startBridge(t, dir, s, c, "PRAXIS_BRIDGE_MISSING_FILE_TIMEOUT=6s")
+
+	two := append(result(customer), result(other)...)
+	if err := os.WriteFile(filepath.Join(dir, "zwei.gdt"), two, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "wartet.gdt"), result(customer, "NIE.JPG"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "Bild.JPG"), jpegImage(t), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "gross.gdt"), result(customer, "bild.jpg"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 15*time.Second, "the refusal and the delivery", func() bool {
+		return exists(filepath.Join(dir, "failed", "zwei.gdt.reason.txt")) && exists(filepath.Join(dir, "done", "gross.gdt"))
+	})
+	reason, _ := os.ReadFile(filepath.Join(dir, "failed", "zwei.gdt.reason.txt"))
+	if !strings.Contains(string(reason), "more than one patient") || !strings.Contains(string(reason), fmt.Sprintf("%06d", other)) {
+		t.Errorf("reason %q", reason)
+	}
+	if !exists(filepath.Join(dir, "done", "Bild.JPG")) {
+		t.Error("the image named in another letter case was not delivered with its result")
+	}
+	if st := s.storageOf(t, c.ID); st.files != 2 {
+		t.Errorf("%d files stored, want the delivered result and its image only", st.files)
+	}
+	if !exists(filepath.Join(dir, "wartet.gdt")) {
+		t.Fatal("the result waiting for its file left the folder before the wait ran out")
+	}
+	eventually(t, 30*time.Second, "the result whose file never came, in failed/", func() bool {
+		return exists(filepath.Join(dir, "failed", "wartet.gdt.reason.txt"))
+	})
+	reason, _ = os.ReadFile(filepath.Join(dir, "failed", "wartet.gdt.reason.txt"))
+	if !strings.Contains(string(reason), "NIE.JPG") || !strings.Contains(string(reason), "did not appear within 6s") {
+		t.Errorf("reason %q", reason)
+	}
+}
+
 // procStatus reads one line of /proc/<pid>/status, e.g. "VmRSS".
 func procStatus(t *testing.T, pid int, key string) string {
 	t.Helper()

@@ -42,7 +42,8 @@ func TestGDTResults(t *testing.T) {
 			gdt["findings"] != "Leber unauffällig" || fmt.Sprint(gdt["referenced_files"]) != "[BILD1.JPG bild2.png]" {
 			t.Errorf("the GDT metadata: %v", file)
 		}
-		if tests, _ := gdt["tests"].([]any); len(tests) != 1 || fmt.Sprint(tests[0]) != "map[id:GLU name:Glucose unit:mg/dL value:98]" {
+		if tests, _ := gdt["tests"].([]any); len(tests) != 1 || fmt.Sprint(tests[0]) !=
+			"map[comments:[] id:GLU limit_indicator:<nil> name:Glucose normal_high:<nil> normal_low:<nil> normal_text:[] result_text:[] status:<nil> unit:mg/dL value:98]" {
 			t.Errorf("tests: %v", gdt["tests"])
 		}
 		if fmt.Sprint(file["related_file_ids"]) != fmt.Sprintf("[%s %s]", r.Files[1].ID, r.Files[2].ID) {
@@ -123,6 +124,45 @@ func TestUploadRetriesWithIdempotencyKey(t *testing.T) {
 		h["Idempotency-Key"] = "bundle-1"
 		if r := s.upload(t, "/api/gdt/upload", h, filePart("befund.pdf", pdfOfSize(5000))); r.status != 200 || r.header.Get("Idempotent-Replayed") != "" {
 			t.Errorf("another company's same key: %d replayed %q", r.status, r.header.Get("Idempotent-Replayed"))
+		}
+	})
+}
+
+// TestGDTOneFileOnePatient: a file whose later record names another patient
+// is refused whole with the contract's answer, whatever its form (leading
+// blank lines, a byte-order mark, LF or CR line ends, wrong lengths), and
+// nothing of the request is kept.
+func TestGDTOneFileOnePatient(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, b backend) {
+		s, c, customer := withPatient(t, b, 1<<20)
+		other := s.newCustomer(t, c)
+		ours, theirs := fmt.Sprint(customer), fmt.Sprintf("0%d", other)
+		twoRecords := string(gdtRecord([2]string{"8000", "6310"}, [2]string{"3000", ours}, [2]string{"6220", "Befund 1"},
+			[2]string{"8000", "6310"}, [2]string{"3000", theirs}, [2]string{"6220", "Befund 2"}))
+		for name, raw := range map[string]string{
+			"CR LF":               twoRecords,
+			"leading blank lines": "\r\n\r\n" + twoRecords,
+			"byte-order mark":     "\xef\xbb\xbf\n" + twoRecords,
+			"LF only":             strings.ReplaceAll(twoRecords, "\r\n", "\n"),
+			"CR only, no end":     strings.TrimSuffix(strings.ReplaceAll(twoRecords, "\r\n", "\r"), "\r"),
+			"wrong lengths":       strings.ReplaceAll(twoRecords, "\r\n0", "\r\n9"),
+		} {
+			before := s.storageOf(t, c.ID)
+			r := s.upload(t, "/api/gdt/upload", gdtHeaders(c, customer), filePart("bild.jpg", jpegImage(t)), filePart("befund.gdt", []byte(raw)))
+			want := "Die Patientennummer der GDT-Datei passt nicht zum Kunden: [" + theirs + "]"
+			if r.status != http.StatusBadRequest || r.Message != want {
+				t.Errorf("%s: %d %q, want 400 %q", name, r.status, r.Message, want)
+			}
+			if after := s.storageOf(t, c.ID); after != before {
+				t.Errorf("%s: the refused request left %+v (before %+v)", name, after, before)
+			}
+		}
+		// Two records of the same patient are one result, stored with both records' findings.
+		same := strings.ReplaceAll(twoRecords, theirs, "00"+ours)
+		r := s.upload(t, "/api/gdt/upload", gdtHeaders(c, customer), filePart("befund.gdt", []byte("\r\n"+same)))
+		if r.status != 200 || len(r.Files) != 1 || r.Files[0].ContentType != "application/gdt" {
+			t.Fatalf("two records of one patient: %d %q %+v", r.status, r.Message, r.Files)
 		}
 	})
 }

@@ -37,6 +37,9 @@ type Config struct {
 	Stable                    time.Duration
 	Rescan                    time.Duration
 	MaxBackoff                time.Duration
+	// MissingFileTimeout is how long a result waits for a file its 6305
+	// lines reference before it goes to failed/ (default 10 minutes).
+	MissingFileTimeout time.Duration
 	// CrashAfterUpload exits right after a 200, before the bundle is marked:
 	// a fault-injection point for the tests of crash recovery, nothing else.
 	CrashAfterUpload bool
@@ -62,6 +65,7 @@ type observation struct {
 type retry struct {
 	attempts int
 	next     time.Time
+	missing  time.Time // since when a referenced file is missing; zero when none is
 }
 
 // Status is what the bridge reports in <state>/status.json.
@@ -88,6 +92,7 @@ func New(cfg Config, log *slog.Logger) (*Bridge, error) {
 	cfg.Stable = orDefault(cfg.Stable, 2*time.Second)
 	cfg.Rescan = orDefault(cfg.Rescan, 10*time.Second)
 	cfg.MaxBackoff = orDefault(cfg.MaxBackoff, 5*time.Minute)
+	cfg.MissingFileTimeout = orDefault(cfg.MissingFileTimeout, 10*time.Minute)
 	for _, d := range []string{filepath.Join(cfg.StateDir, "delivered"), filepath.Join(cfg.Dir, "done"), filepath.Join(cfg.Dir, "failed")} {
 		if err := os.MkdirAll(d, 0o750); err != nil {
 			return nil, err
@@ -218,27 +223,67 @@ func (b *Bridge) read(path string) (bundle, error) {
 		bd.problem = "record type " + rt + " is no examination result (6310/6311)"
 		return bd, nil
 	}
-	patient, ok := g.Patient()
-	if !ok {
+	// The same rule as the service's (CONTRACT §7): one file, one patient.
+	switch patients := g.Patients(); len(patients) {
+	case 0:
 		bd.problem = "no patient (field 3000)"
 		return bd, nil
+	case 1:
+		bd.patient = strings.TrimSpace(patients[0])
+	default:
+		bd.problem = fmt.Sprintf("the records of this file name more than one patient (field 3000: %s); "+
+			"it was not uploaded, so that no result is filed under another patient", strings.Join(patients, ", "))
+		return bd, nil
 	}
-	bd.patient = strings.TrimSpace(patient)
 	h := sha256.New()
 	h.Write(raw)
-	for _, ref := range g.Records[0].All("6305") {
-		ref = strings.ReplaceAll(strings.TrimSpace(ref), `\`, string(filepath.Separator))
-		if !filepath.IsAbs(ref) {
-			ref = filepath.Join(filepath.Dir(path), ref)
+	for _, r := range g.Records {
+		for _, ref := range r.All("6305") {
+			ref = strings.ReplaceAll(strings.TrimSpace(ref), `\`, string(filepath.Separator))
+			if !filepath.IsAbs(ref) {
+				ref = filepath.Join(filepath.Dir(path), ref)
+			}
+			ref, err = findFile(ref)
+			if err == nil {
+				h.Write([]byte{0})
+				err = hashFile(h, ref)
+			}
+			if err != nil {
+				return bd, &missingFile{name: filepath.Base(ref), err: err}
+			}
+			bd.files = append(bd.files, ref)
 		}
-		h.Write([]byte{0})
-		if err := hashFile(h, ref); err != nil {
-			return bundle{}, fmt.Errorf("referenced file %s: %w", filepath.Base(ref), err)
-		}
-		bd.files = append(bd.files, ref)
 	}
 	bd.key = "gdt-bridge-" + hex.EncodeToString(h.Sum(nil))
 	return bd, nil
+}
+
+// missingFile is a referenced file that is not there (yet), or cannot be read.
+type missingFile struct {
+	name string
+	err  error
+}
+
+func (m *missingFile) Error() string { return "referenced file " + m.name + ": " + m.err.Error() }
+
+// findFile is path, or the one file in its folder whose name differs from
+// it only in letter case: on Windows and on network shares, where practices
+// run the bridge, "BILD.JPG" and "bild.jpg" are one file.
+func findFile(path string) (string, error) {
+	_, err := os.Stat(path)
+	if !errors.Is(err, os.ErrNotExist) {
+		return path, err
+	}
+	entries, derr := os.ReadDir(filepath.Dir(path))
+	if derr != nil {
+		return path, err
+	}
+	for _, e := range entries { // sorted by name: the same choice every time
+		if !e.IsDir() && strings.EqualFold(e.Name(), filepath.Base(path)) {
+			return filepath.Join(filepath.Dir(path), e.Name()), nil
+		}
+	}
+	return path, err
 }
 
 // hashFile streams a file into h: an image may be 15 MiB.
@@ -255,7 +300,21 @@ func hashFile(h io.Writer, path string) error {
 // deliver uploads one complete result; true when it left the queue.
 func (b *Bridge) deliver(ctx context.Context, path string) bool {
 	bd, err := b.read(path)
-	if err != nil { // a referenced file not there (yet): wait for it
+	var missing *missingFile
+	if errors.As(err, &missing) { // a referenced file not there (yet): wait for it, but not forever
+		r := b.retries[path]
+		if r.missing.IsZero() {
+			r.missing = time.Now()
+			b.retries[path] = r
+		}
+		if waited := time.Since(r.missing); waited >= b.cfg.MissingFileTimeout {
+			b.fail(bd, fmt.Sprintf("%s did not appear within %s; the result was not uploaded", missing.Error(), b.cfg.MissingFileTimeout))
+			return true
+		}
+		b.later(path, 0, err.Error())
+		return false
+	}
+	if err != nil {
 		b.later(path, 0, err.Error())
 		return false
 	}

@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/praxis-health/praxis/domain"
@@ -237,9 +236,11 @@ func (up *upload) take(part ports.Part) (empty bool, err error) {
 	hash := sha256.New()
 	out := io.MultiWriter(w, hash)
 	var gdt *boundedBuffer
+	var patients *domain.GDTPatientCheck
 	if contentType == gdtContentType {
 		gdt = &boundedBuffer{limit: gdtParseLimit}
-		out = io.MultiWriter(w, hash, gdt)
+		patients = domain.NewGDTPatientCheck(up.target.Customer)
+		out = io.MultiWriter(w, hash, gdt, patients)
 	}
 	if _, err := out.Write(head); err != nil {
 		w.Abort()
@@ -266,16 +267,14 @@ func (up *upload) take(part ports.Part) (empty bool, err error) {
 	}
 	var info *domain.GDTInfo
 	if gdt != nil {
-		// Patient safety: a result naming another patient is refused whole,
-		// before a byte of it is kept (CONTRACT §7).
-		parsed := domain.ParseGDT(gdt.Bytes())
-		if patient, ok := parsed.Patient(); ok {
-			if id, err := domain.ParseCustomerID(strings.TrimSpace(patient)); err != nil || id != up.target.Customer {
-				w.Abort()
-				return false, &domain.UploadRefusal{Reason: domain.ErrPatientMismatch, Value: patient}
-			}
+		// Patient safety: a result of which any record names another patient
+		// is refused whole, before a byte of it is kept (CONTRACT §7). The
+		// check read every line of the part, not only the parsed start.
+		if other, found := patients.OtherPatient(); found {
+			w.Abort()
+			return false, &domain.UploadRefusal{Reason: domain.ErrPatientMismatch, Value: other}
 		}
-		info = parsed.Info(up.zone())
+		info = domain.ParseGDT(gdt.Bytes()).Info(up.zone())
 	}
 	if err := w.Commit(); err != nil {
 		return false, fmt.Errorf("commit blob: %w", err)

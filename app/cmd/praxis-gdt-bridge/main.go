@@ -24,6 +24,13 @@ func env(name, def string) string {
 	return def
 }
 
+func envDuration(name string, def time.Duration) time.Duration {
+	if d, err := time.ParseDuration(os.Getenv(name)); err == nil {
+		return d
+	}
+	return def
+}
+
 func main() {
 	var cfg bridge.Config
 	flag.StringVar(&cfg.Dir, "dir", env("PRAXIS_BRIDGE_DIR", ""), "the GDT exchange folder")
@@ -33,6 +40,8 @@ func main() {
 	flag.StringVar(&cfg.Prefix, "prefix", env("PRAXIS_BRIDGE_PREFIX", "gdt"), "gdt or sonogdt")
 	flag.StringVar(&cfg.StateDir, "state-dir", env("PRAXIS_BRIDGE_STATE_DIR", ""), "where delivery state is kept (default <dir>/.praxis-bridge)")
 	flag.DurationVar(&cfg.Rescan, "rescan", 10*time.Second, "rescan the folder this often (events are lost on network shares)")
+	flag.DurationVar(&cfg.MissingFileTimeout, "missing-file-timeout", envDuration("PRAXIS_BRIDGE_MISSING_FILE_TIMEOUT", 10*time.Minute),
+		"move a result to failed/ when a file its 6305 lines name has not appeared after this long")
 	logFile := flag.String("log", env("PRAXIS_BRIDGE_LOG", ""), "append the log to this file (default stdout; a Windows service has none)")
 	flag.Parse()
 	cfg.CrashAfterUpload = os.Getenv("PRAXIS_BRIDGE_TEST_CRASH_AFTER_UPLOAD") == "1"
