@@ -7,7 +7,7 @@ type CustomerData struct {
 	Title       *string  `json:"title" jsonschema:"maxLength=50,format=line"`
 	FirstName   string   `json:"first_name" jsonschema:"required,maxLength=100,format=line,pattern=\\S"`
 	LastName    string   `json:"last_name" jsonschema:"required,maxLength=100,format=line,pattern=\\S"`
-	BirthDate   *Date    `json:"birth_date" jsonschema:"required"`
+	BirthDate   *Date    `json:"birth_date" jsonschema:"required" answer:"nullable"`
 	Sex         *string  `json:"sex" jsonschema:"enum=female,enum=male,enum=diverse,enum=unknown"`
 	SVNR        *string  `json:"svnr" jsonschema:"format=svnr"`
 	KVNR        *string  `json:"kvnr" jsonschema:"format=kvnr"`

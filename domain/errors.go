@@ -12,6 +12,9 @@ var (
 	ErrNotFound = errors.New("not found")
 	ErrConflict = errors.New("conflict")
 	ErrInvalid  = errors.New("invalid")
+	// ErrMalformedJSON: a body that does not parse as JSON at all (400);
+	// JSON that parses but breaks a rule is ErrInvalid (422).
+	ErrMalformedJSON = errors.New("the body is not well-formed JSON")
 	// ErrCompanyDisabled: the company has been disabled and takes no new clients.
 	ErrCompanyDisabled = fmt.Errorf("company is disabled: %w", ErrConflict)
 )

@@ -5,6 +5,7 @@ import (
 	"math/big"
 	"regexp"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -24,7 +25,34 @@ var formats = []*jsonschema.Format{
 	{Name: "pzn", Validate: onString(ValidPZN)},
 	{Name: "loinc", Validate: onString(ValidLOINC)},
 	{Name: "uuid", Validate: onString(canonicalUUID.MatchString)},
+	// Dates and times as RFC 3339 writes them, and only those that both
+	// databases store: years 0001 to 9999 (PostgreSQL has no year 0).
+	{Name: "date", Validate: onString(func(s string) bool { _, err := ParseDate(s); return err == nil })},
+	{Name: "date-time", Validate: onString(func(s string) bool { _, err := ParseDateTime(s); return err == nil })},
 }
+
+// ParseDate reads a date YYYY-MM-DD in the years every store keeps.
+func ParseDate(s string) (time.Time, error) {
+	t, err := time.Parse(time.DateOnly, s)
+	if err != nil || !Storable(t) {
+		return time.Time{}, errFormat
+	}
+	return t, nil
+}
+
+// ParseDateTime reads an RFC 3339 date-time with an offset whose instant
+// lies in the years every store keeps.
+func ParseDateTime(s string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil || !Storable(t) || !Storable(t.UTC()) {
+		return time.Time{}, errFormat
+	}
+	return t, nil
+}
+
+// Storable tells whether t's year is one PostgreSQL and SQLite both store
+// and Go writes back the same: 0001 to 9999.
+func Storable(t time.Time) bool { return t.Year() >= 1 && t.Year() <= 9999 }
 
 var formatDescriptions = map[string]string{
 	"line":      "one line without control characters",
@@ -36,8 +64,8 @@ var formatDescriptions = map[string]string{
 	"pzn":       "a valid PZN (7 or 8 digits, mod-11 check digit)",
 	"loinc":     "a valid LOINC code (digits, hyphen, Luhn check digit)",
 	"uuid":      "a UUID in canonical lower-case form",
-	"date":      "a date YYYY-MM-DD",
-	"date-time": "an RFC 3339 date-time with seconds and an offset",
+	"date":      "a date YYYY-MM-DD from 0001-01-01 to 9999-12-31",
+	"date-time": "an RFC 3339 date-time with seconds and an offset, from year 0001 to 9999",
 	"email":     "an e-mail address without a display name",
 }
 

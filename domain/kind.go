@@ -108,6 +108,16 @@ type Object struct {
 // reported at once, as *ValidationErrors.
 func (k *Kind) Decode(body []byte, rc RuleContext) (Object, error) { return k.decode(body, rc, false) }
 
+// required lists the create schema's required fields.
+func (k *Kind) required() []string {
+	var out []string
+	list, _ := k.schemas.Input["required"].([]any)
+	for _, r := range list {
+		out = append(out, r.(string))
+	}
+	return out
+}
+
 // DecodeImport is Decode for the operator's import: the fields only the
 // server sets through the API (a fee service's status, an illness
 // notification's end) come with the data; computed ones are computed again.
@@ -115,9 +125,9 @@ func (k *Kind) DecodeImport(body []byte, rc RuleContext) (Object, error) {
 	return k.decode(body, rc, true)
 }
 
-func (k *Kind) decode(body []byte, rc RuleContext, withServer bool) (Object, error) {
+func (k *Kind) decode(body []byte, rc RuleContext, withServer bool, tolerate ...string) (Object, error) {
 	p := k.newPayload()
-	if err := k.schemas.decodeInput(body, p, withServer); err != nil {
+	if err := k.schemas.decodeInput(body, p, withServer, tolerate...); err != nil {
 		return Object{}, err
 	}
 	localize(reflect.ValueOf(p), rc.Zone)
@@ -139,8 +149,11 @@ func (k *Kind) decode(body []byte, rc RuleContext, withServer bool) (Object, err
 // immutable fields may not be changed.
 func (k *Kind) Merge(stored, patch []byte, rc RuleContext) (Object, error) {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(patch))
+	if err != nil {
+		return Object{}, ErrMalformedJSON
+	}
 	p, ok := doc.(map[string]any)
-	if err != nil || !ok {
+	if !ok {
 		return Object{}, FieldErrors{{"", "the body must be one JSON merge patch object"}}.Err()
 	}
 	var base map[string]any
@@ -166,11 +179,20 @@ func (k *Kind) Merge(stored, patch []byte, rc RuleContext) (Object, error) {
 	for _, f := range k.schemas.server {
 		delete(base, f)
 	}
+	// A required field the object was stored without (a customer the
+	// operator created without a birth date) stays absent unless the patch
+	// touches it: a PATCH answers for what it changes.
+	var absent []string
+	for _, f := range k.required() {
+		if _, touched := p[f]; base[f] == nil && !touched {
+			absent = append(absent, f)
+		}
+	}
 	merged, err := json.Marshal(mergePatch(base, p))
 	if err != nil {
 		return Object{}, err
 	}
-	obj, err := k.Decode(merged, rc)
+	obj, err := k.decode(merged, rc, false, absent...)
 	if err != nil || carry == nil {
 		return obj, err
 	}

@@ -272,3 +272,85 @@ func TestReceiptCounters(t *testing.T) {
 		}
 	}
 }
+
+// TestNumbersDatesAndMalformedBodies: an integral JSON number is the integer
+// it denotes (JSON Schema 2020-12), a fractional or out-of-range one is a
+// 422 naming the field; dates outside 0001–9999 are 422 on both dialects'
+// behalf; a body that does not parse is ErrMalformedJSON, never a 422.
+func TestNumbersDatesAndMalformedBodies(t *testing.T) {
+	t.Parallel()
+	k := domain.KindOf("medical-transports")
+	with := func(count string) string {
+		return strings.Replace(exampleBody(k), `"series":{"count":6,`, `"series":{"count":`+count+`,`, 1)
+	}
+	if with("2") == exampleBody(k) {
+		t.Fatalf("the example has no series count to replace: %s", exampleBody(k))
+	}
+	for _, n := range []string{"12", "12.0", "1.2e1", "120E-1", "12.000"} {
+		obj, err := k.Decode([]byte(with(n)), rc)
+		if err != nil || !strings.Contains(string(obj.JSON), `"count":12`) {
+			t.Errorf("count %s: %v %s", n, err, obj.JSON)
+		}
+	}
+	for n, want := range map[string]string{"12.5": "must be of type integer", "1e400": "must be at most 60", "99999999999999999999": "must be at most 60", "1e999999999": "must be of type integer"} {
+		_, err := k.Decode([]byte(with(n)), rc)
+		if got := fieldsOf(t, err)["series.count"]; got != want {
+			t.Errorf("count %s: %q, want %q (%v)", n, got, want, err)
+		}
+	}
+	notes := domain.KindOf("notes")
+	for _, d := range []string{"0000-01-01", "10000-01-01", "2026-02-30"} {
+		_, err := notes.Decode([]byte(`{"customer_id":1,"text":"x","noted_on":"`+d+`"}`), rc)
+		if got := fieldsOf(t, err)["noted_on"]; !strings.HasPrefix(got, "must be a date YYYY-MM-DD") {
+			t.Errorf("noted_on %s: %q", d, got)
+		}
+	}
+	for _, d := range []string{"0000-12-31T23:00:00Z", "0001-01-01T00:30:00+01:00", "9999-12-31T23:59:59-01:00"} {
+		if _, err := domain.ParseDateTime(d); err == nil {
+			t.Errorf("%s: taken, though no database stores its instant", d)
+		}
+	}
+	if _, err := domain.ParseDateTime("0001-01-01T00:00:00Z"); err != nil {
+		t.Errorf("the first storable instant: %v", err)
+	}
+	for _, body := range []string{`{"customer_id":1,`, `{'a':1}`, "\xff", `{"a":1}}`} {
+		if _, err := notes.Decode([]byte(body), rc); !errors.Is(err, domain.ErrMalformedJSON) {
+			t.Errorf("%q: %v, want malformed JSON", body, err)
+		}
+		if _, err := domain.CustomersKind().Merge([]byte(`{}`), []byte(body), rc); !errors.Is(err, domain.ErrMalformedJSON) {
+			t.Errorf("patch %q: %v, want malformed JSON", body, err)
+		}
+	}
+	if _, err := notes.Decode([]byte(`[1]`), rc); errors.Is(err, domain.ErrMalformedJSON) || !errors.Is(err, domain.ErrInvalid) {
+		t.Errorf("JSON that is no object is a 422: %v", err)
+	}
+}
+
+// TestPatchOfACustomerStoredWithoutBirthDate: the operator and the import
+// may store a customer without a birth date; a PATCH that leaves it alone
+// works, one that clears a stored date is still refused.
+func TestPatchOfACustomerStoredWithoutBirthDate(t *testing.T) {
+	t.Parallel()
+	k := domain.CustomersKind()
+	obj, err := k.Decode([]byte(exampleBody(k)), rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, err := domain.SetFields(obj.JSON, map[string]any{"birth_date": nil})
+	if err != nil {
+		t.Fatal(err)
+	}
+	merged, err := k.Merge(stored, []byte(`{"phone":"+43660123456"}`), rc)
+	if err != nil || !strings.Contains(string(merged.JSON), `"birth_date":null`) {
+		t.Fatalf("a patch that leaves the absent birth date alone: %v %s", err, merged.JSON)
+	}
+	if _, err := k.Merge(stored, []byte(`{"birth_date":null}`), rc); fieldsOf(t, err)["birth_date"] != "is required" {
+		t.Errorf("clearing it: %v", err)
+	}
+	if _, err := k.Merge(obj.JSON, []byte(`{"birth_date":null}`), rc); fieldsOf(t, err)["birth_date"] != "is required" {
+		t.Errorf("clearing a stored birth date: %v", err)
+	}
+	if m, err := k.Merge(stored, []byte(`{"birth_date":"1990-05-01"}`), rc); err != nil || !strings.Contains(string(m.JSON), `"birth_date":"1990-05-01"`) {
+		t.Errorf("setting it: %v", err)
+	}
+}

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 
 	reflector "github.com/invopop/jsonschema"
@@ -60,6 +62,11 @@ func reflectSchemas(t reflect.Type, idSchema map[string]any) (*Schemas, error) {
 	all := []any{"id"}
 	for name := range orderedKeys(outProps) {
 		all = append(all, name)
+	}
+	for _, f := range answerNullableFields(t) {
+		if p, ok := outProps[f].(map[string]any); ok {
+			outProps[f] = map[string]any{"anyOf": []any{p, map[string]any{"type": "null"}}}
+		}
 	}
 	newProps := map[string]any{"id": idSchema}
 	for k, v := range outProps {
@@ -147,15 +154,23 @@ func without(required any, drop []string) []any {
 }
 
 // serverFields lists the top-level JSON names tagged `server:"true"`.
-func serverFields(t reflect.Type) []string {
+func serverFields(t reflect.Type) []string { return taggedFields(t, "server", "true") }
+
+// answerNullableFields lists the top-level JSON names tagged
+// `answer:"nullable"`: required on create, but null in the answer for an
+// object stored without them (the operator and the import may omit them).
+func answerNullableFields(t reflect.Type) []string { return taggedFields(t, "answer", "nullable") }
+
+// taggedFields lists the top-level JSON names whose tag key is value.
+func taggedFields(t reflect.Type, key, value string) []string {
 	var out []string
 	for i := range t.NumField() {
 		f := t.Field(i)
 		if f.Anonymous {
-			out = append(out, serverFields(f.Type)...)
+			out = append(out, taggedFields(f.Type, key, value)...)
 			continue
 		}
-		if f.Tag.Get("server") == "true" {
+		if f.Tag.Get(key) == value {
 			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 			out = append(out, name)
 		}
@@ -172,11 +187,13 @@ func deepCopy(v map[string]any) map[string]any {
 
 // decodeInput validates body against the schemas and decodes it into dst.
 // A body that is not one JSON object, a server field, and every schema
-// failure are reported together as field errors.
-func (s *Schemas) decodeInput(body []byte, dst any, withServer bool) error {
+// failure are reported together as field errors; a body that is no JSON at
+// all is ErrMalformedJSON. tolerate names fields whose absence is not an
+// error (a PATCH of an object stored without them).
+func (s *Schemas) decodeInput(body []byte, dst any, withServer bool, tolerate ...string) error {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
 	if err != nil {
-		return FieldErrors{{"", "the body must be one JSON object"}}.Err()
+		return ErrMalformedJSON
 	}
 	obj, ok := doc.(map[string]any)
 	if !ok {
@@ -199,16 +216,88 @@ func (s *Schemas) decodeInput(body []byte, dst any, withServer bool) error {
 		if !errors.As(err, &ve) {
 			return err
 		}
-		collect(ve, &errs)
+		var found FieldErrors
+		collect(ve, &found)
+		for _, e := range found {
+			if e.Message != "is required" || !slices.Contains(tolerate, e.Field) {
+				errs = append(errs, e)
+			}
+		}
 	}
 	if len(errs) > 0 {
 		return errs.Err()
 	}
+	integral(obj)
 	clean, err := json.Marshal(obj)
 	if err != nil {
 		return err
 	}
-	return json.Unmarshal(clean, dst)
+	if err := json.Unmarshal(clean, dst); err != nil {
+		return unmarshalFailure(err)
+	}
+	return nil
+}
+
+// integral writes every integral JSON number as the integer it denotes
+// (1.0 and 1e2 are 1 and 100, as JSON Schema 2020-12 reads them), so that
+// Go's decoder takes them into integer fields. A fractional number stays as
+// it is; where an integer is wanted the schema has refused it already.
+func integral(v any) {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, e := range v {
+			if n, ok := e.(json.Number); ok {
+				v[k] = wholeNumber(n)
+				continue
+			}
+			integral(e)
+		}
+	case []any:
+		for i, e := range v {
+			if n, ok := e.(json.Number); ok {
+				v[i] = wholeNumber(n)
+				continue
+			}
+			integral(e)
+		}
+	}
+}
+
+// wholeNumber is n as an integer literal when it is one within int64, else n.
+func wholeNumber(n json.Number) json.Number {
+	if !strings.ContainsAny(string(n), ".eE") {
+		return n
+	}
+	f, err := strconv.ParseFloat(string(n), 64)
+	if err != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
+		return n
+	}
+	return json.Number(strconv.FormatInt(int64(f), 10))
+}
+
+// unmarshalFailure names the field Go's decoder could not take a valid
+// value into (a number beyond the field's range): a 422, never a 500.
+func unmarshalFailure(err error) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		field := te.Field
+		if field == "" {
+			field = "body"
+		}
+		return FieldErrors{{field, "must be " + describeGoType(te.Type.Kind())}}.Err()
+	}
+	return err
+}
+
+func describeGoType(k reflect.Kind) string {
+	switch k {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number within the field's range"
+	case reflect.Float32, reflect.Float64:
+		return "a number within the field's range"
+	}
+	return "of the field's type"
 }
 
 // stripNulls drops null members of every object: on create, null means absent.

@@ -330,14 +330,14 @@ func (t TimeOfDay) Minutes() int {
 // local dates, from ≤ to, at most MaxSlotDays both counted.
 func SlotWindow(from, to string) (Date, Date, error) {
 	var errs FieldErrors
-	f, ferr := time.Parse(time.DateOnly, from)
-	t, terr := time.Parse(time.DateOnly, to)
+	f, ferr := ParseDate(from)
+	t, terr := ParseDate(to)
 	fok, tok := ferr == nil, terr == nil
 	if !fok {
-		errs.Add("from", "must be a date YYYY-MM-DD")
+		errs.Add("from", "must be a date YYYY-MM-DD from 0001-01-01 to 9999-12-31")
 	}
 	if !tok {
-		errs.Add("to", "must be a date YYYY-MM-DD")
+		errs.Add("to", "must be a date YYYY-MM-DD from 0001-01-01 to 9999-12-31")
 	}
 	if fok && tok {
 		switch days := int(t.Sub(f).Hours() / 24); {

@@ -25,6 +25,8 @@ var (
 	ErrInsufficientStorage = errors.New("insufficient storage")
 	ErrTooManyFiles        = errors.New("too many files")
 	ErrMalformedUpload     = errors.New("malformed upload")
+	// ErrIdempotencyKeyTooLong: an Idempotency-Key over 255 characters.
+	ErrIdempotencyKeyTooLong = errors.New("idempotency key too long")
 	// ErrPatientMismatch: a GDT part's field 3000 names another patient than the customer header (CONTRACT §7).
 	ErrPatientMismatch = errors.New("patient mismatch")
 )
@@ -57,6 +59,10 @@ func (r *UploadRefusal) Error() string {
 		return "Unzureichender freier Speicherplatz."
 	case errors.Is(r.Reason, ErrTooManyFiles):
 		return "Zu viele Dateien. (Maximal 20 Dateien sind erlaubt)"
+	case errors.Is(r.Reason, ErrIdempotencyKeyReused):
+		return "Der Idempotency-Key wurde bereits für eine andere Anfrage verwendet."
+	case errors.Is(r.Reason, ErrIdempotencyKeyTooLong):
+		return "Der Idempotency-Key ist zu lang. (Maximal 255 Zeichen sind erlaubt)"
 	case errors.Is(r.Reason, ErrPatientMismatch):
 		return "Die Patientennummer der GDT-Datei passt nicht zum Kunden: [" + r.Value + "]"
 	default:

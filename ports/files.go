@@ -14,6 +14,8 @@ type FileUpload struct {
 	Description string
 	// Set tells which of the fields the request carried.
 	HasCategory, HasDescription bool
+	// IdempotencyKey is the request's Idempotency-Key header, if any.
+	IdempotencyKey string
 }
 
 // Files is the driving port of the Files section: the token's company's files.

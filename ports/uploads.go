@@ -38,8 +38,13 @@ type UploadTarget struct {
 	Category    string
 	Description *string
 	// IdempotencyKey, when set, makes a retry within 24 h answer the first
-	// request's result and store nothing again.
+	// request's result and store nothing again; the same key with another
+	// request (another customer, form field, part name or byte) is refused
+	// with domain.ErrIdempotencyKeyReused, and nothing is stored.
 	IdempotencyKey string
+	// KeyScope is whose keys these are: the OAuth client for POST files;
+	// empty for the device endpoints, whose keys are the company's.
+	KeyScope domain.ClientID
 }
 
 // Part is one `file` part of the request body.

@@ -156,3 +156,67 @@ func TestFilesSection(t *testing.T) {
 		}
 	})
 }
+
+// TestFilesIdempotencyKey: POST files with an Idempotency-Key behaves like
+// every other POST: a retry answers the first result and stores nothing,
+// twins create once, and the key with another request is a 422 that stores
+// nothing; another client's same key is its own.
+func TestFilesIdempotencyKey(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, b backend) {
+		s := startServer(t, b)
+		p := newPractice(t, s)
+		customer := fmt.Sprint(p.customer)
+		post := func(key string, parts ...part) reply {
+			t.Helper()
+			body, contentType := multipartBody(t, parts...)
+			return s.request(t, http.MethodPost, resource+"files", contentType, string(body), p.auth, "Idempotency-Key: "+key)
+		}
+		parts := []part{fieldPart("customer_id", customer), fieldPart("category", "lab"), filePart("labor.pdf", pdfOfSize(4000))}
+		first := post("k-1", parts...)
+		if first.status != http.StatusCreated || first.header.Get("Idempotent-Replayed") != "" {
+			t.Fatalf("first: %d %s", first.status, first.body)
+		}
+		before := s.storageOf(t, p.company.ID)
+		again := post("k-1", parts...)
+		if again.status != http.StatusCreated || again.header.Get("Idempotent-Replayed") != "true" || string(again.body) != string(first.body) {
+			t.Errorf("the retry: %d %s, want the first answer %s", again.status, again.body, first.body)
+		}
+		for name, other := range map[string][]part{
+			"another category": {fieldPart("customer_id", customer), fieldPart("category", "report"), filePart("labor.pdf", pdfOfSize(4000))},
+			"other bytes":      {fieldPart("customer_id", customer), fieldPart("category", "lab"), filePart("labor.pdf", pdfOfSize(4001))},
+			"a description":    append([]part{fieldPart("description", "x")}, parts...),
+		} {
+			r := post("k-1", other...)
+			if r.status != http.StatusUnprocessableEntity || r.decode(t)["type"] != "idempotency-key-reused" {
+				t.Errorf("%s with a used key: %d %s", name, r.status, r.body)
+			}
+		}
+		if after := s.storageOf(t, p.company.ID); after != before {
+			t.Errorf("retries and reused keys stored %+v (before %+v)", after, before)
+		}
+		twins := make(chan reply, 4)
+		for range 4 {
+			go func() { twins <- post("k-2", fieldPart("customer_id", customer), filePart("b.pdf", pdfOfSize(3000))) }()
+		}
+		ids := map[string]bool{}
+		for range 4 {
+			r := <-twins
+			if r.status != http.StatusCreated {
+				t.Errorf("a twin: %d %s", r.status, r.body)
+				continue
+			}
+			ids[fmt.Sprint(r.decode(t)["data"])] = true
+		}
+		if after := s.storageOf(t, p.company.ID); len(ids) != 1 || after.files != before.files+1 {
+			t.Errorf("four twins: %d answers, %+v stored (before %+v)", len(ids), after, before)
+		}
+		// Another client of the same company has keys of its own.
+		q := practice{s: s, company: p.company, auth: "Authorization: Bearer " + s.tokenFor(t, s.newClient(t, p.company, "files:write"))}
+		body, contentType := multipartBody(t, parts...)
+		if r := s.request(t, http.MethodPost, resource+"files", contentType, string(body), q.auth, "Idempotency-Key: k-1"); r.status != http.StatusCreated ||
+			r.header.Get("Idempotent-Replayed") != "" {
+			t.Errorf("another client's same key: %d %s", r.status, r.body)
+		}
+	})
+}

@@ -119,6 +119,34 @@ func TestUploadRetriesWithIdempotencyKey(t *testing.T) {
 		if after := s.storageOf(t, c.ID); after.files != before.files+1 || after.used != before.used+7000 {
 			t.Errorf("five twins stored %+v, want one file of 7000 bytes more than %+v", after, before)
 		}
+		// The same key with another request stores nothing and replays nothing:
+		// another patient, other bytes, another file name, one part more.
+		otherPatient := s.newCustomer(t, c)
+		before = s.storageOf(t, c.ID)
+		reused := "Der Idempotency-Key wurde bereits für eine andere Anfrage verwendet."
+		for name, tc := range map[string]struct {
+			headers map[string]string
+			parts   []part
+		}{
+			"another patient":  {gdtHeaders(c, otherPatient), []part{filePart("befund.pdf", pdfOfSize(5000)), filePart("t.exe", executable())}},
+			"other bytes":      {withKey("bundle-1"), []part{filePart("befund.pdf", pdfOfSize(5001)), filePart("t.exe", executable())}},
+			"another name":     {withKey("bundle-1"), []part{filePart("befund2.pdf", pdfOfSize(5000)), filePart("t.exe", executable())}},
+			"one part more":    {withKey("bundle-1"), []part{filePart("befund.pdf", pdfOfSize(5000)), filePart("t.exe", executable()), filePart("b.pdf", pdfOfSize(10))}},
+			"the other door":   {withKey("bundle-1"), nil},
+		} {
+			tc.headers["Idempotency-Key"] = "bundle-1"
+			path := "/api/gdt/upload"
+			if tc.parts == nil {
+				path, tc.parts = "/api/sonogdt/upload", []part{filePart("befund.pdf", pdfOfSize(5000)), filePart("t.exe", executable())}
+			}
+			r := s.upload(t, path, tc.headers, tc.parts...)
+			if r.status != http.StatusBadRequest || r.Message != reused || r.header.Get("Idempotent-Replayed") != "" {
+				t.Errorf("%s with a used key: %d %q", name, r.status, r.Message)
+			}
+		}
+		if after := s.storageOf(t, c.ID); after != before {
+			t.Errorf("reused keys stored %+v (before %+v)", after, before)
+		}
 		otherC := s.newCompany(t, 1<<20)
 		h := gdtHeaders(otherC, s.newCustomer(t, otherC))
 		h["Idempotency-Key"] = "bundle-1"

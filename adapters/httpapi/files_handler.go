@@ -156,7 +156,11 @@ func (h *FilesSection) upload(c *fiber.Ctx) error {
 	if err := errs.Err(); err != nil {
 		return err
 	}
-	form := ports.FileUpload{Customer: fields["customer_id"], Category: fields["category"], Description: fields["description"]}
+	form := ports.FileUpload{Customer: fields["customer_id"], Category: fields["category"], Description: fields["description"],
+		IdempotencyKey: c.Get("Idempotency-Key")}
+	if len(form.IdempotencyKey) > maxIdempotencyKey {
+		return errIdempotencyKeyTooLong
+	}
 	_, form.HasCategory = fields["category"]
 	_, form.HasDescription = fields["description"]
 	result, err := h.files.Upload(c.UserContext(), grantOf(c), form, parts)
@@ -171,6 +175,9 @@ func (h *FilesSection) upload(c *fiber.Ctx) error {
 		resp.Data = append(resp.Data, f.View())
 	}
 	resp.Skipped = toUploadResponse(result).Skipped
+	if result.Replayed {
+		c.Set("Idempotent-Replayed", "true")
+	}
 	return c.Status(fiber.StatusCreated).JSON(resp)
 }
 

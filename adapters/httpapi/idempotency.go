@@ -12,6 +12,8 @@ import (
 // maxIdempotencyKey bounds the header: keys are UUIDs or similar tokens.
 const maxIdempotencyKey = 255
 
+var errIdempotencyKeyTooLong = domain.FieldErrors{{Field: "Idempotency-Key", Message: "must have at most 255 characters"}}.Err()
+
 // idempotencyKey reads the Idempotency-Key header of a POST and fingerprints
 // the request (method, path, body), so a reused key with another request is told apart.
 func idempotencyKey(c *fiber.Ctx, body []byte) (*ports.IdempotencyKey, error) {
@@ -20,7 +22,7 @@ func idempotencyKey(c *fiber.Ctx, body []byte) (*ports.IdempotencyKey, error) {
 		return nil, nil
 	}
 	if len(key) > maxIdempotencyKey {
-		return nil, domain.FieldErrors{{Field: "Idempotency-Key", Message: "must have at most 255 characters"}}.Err()
+		return nil, errIdempotencyKeyTooLong
 	}
 	h := sha256.New()
 	h.Write([]byte(c.Method() + " " + c.Path() + "\n"))

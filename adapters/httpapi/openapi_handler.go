@@ -155,7 +155,7 @@ func addBooking(paths, schemas object) error {
 	schemas["BookingInput"] = input
 	book := operation("book", "Book a free slot; a new customer is created in the same transaction", domain.WriteScope("booking"), object{
 		"201": object{"description": "the appointment (status booked, source online_booking)", "content": jsonContent(ref("schemas", "Appointment")),
-			"headers": object{"Location": object{"schema": object{"type": "string"}}, "Idempotent-Replayed": object{"schema": object{"const": "true"}}}},
+			"headers": object{"Location": object{"schema": object{"type": "string"}}, "Idempotent-Replayed": object{"schema": object{"type": "string", "enum": []any{"true"}}}}},
 		"409": problemResponse("slot-unavailable: the start is not, or no longer, a free slot"),
 		"413": problemResponse("the body is over 1 MiB"),
 		"415": problemResponse("the body is not application/json"),
@@ -245,7 +245,7 @@ func kindPaths(k *domain.Kind, name string) object {
 	create := operation("create"+name, "Create one of "+strings.ReplaceAll(k.Slug, "-", " "), domain.WriteScope(k.Slug), object{
 		"201": object{"description": "created; a replay of an Idempotency-Key answers the first response again",
 			"content": jsonContent(ref("schemas", name)),
-			"headers": object{"Location": object{"schema": object{"type": "string"}}, "Idempotent-Replayed": object{"schema": object{"const": "true"}}}},
+			"headers": object{"Location": object{"schema": object{"type": "string"}}, "Idempotent-Replayed": object{"schema": object{"type": "string", "enum": []any{"true"}}}}},
 		"409": problemResponse("conflicts with an existing object"),
 		"413": problemResponse("the body is over 1 MiB"),
 		"415": problemResponse("the body is not application/json"),

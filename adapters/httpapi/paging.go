@@ -3,7 +3,6 @@ package httpapi
 import (
 	"slices"
 	"strconv"
-	"time"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -48,9 +47,9 @@ func readListQuery(c *fiber.Ctx, withCustomer, withCalendar bool) (domain.ListQu
 		q.After = &cur
 	}
 	if v := c.Query("updated_since"); v != "" {
-		t, err := time.Parse(time.RFC3339, v)
+		t, err := domain.ParseDateTime(v)
 		if err != nil {
-			errs.Add("updated_since", "must be an RFC 3339 date-time with an offset")
+			errs.Add("updated_since", "must be an RFC 3339 date-time with an offset, from year 0001 to 9999")
 		}
 		q.UpdatedSince = &t
 	}
@@ -140,8 +139,8 @@ func dateParam(c *fiber.Ctx, name string, errs *domain.FieldErrors) *domain.Date
 	if v == "" {
 		return nil
 	}
-	if _, err := time.Parse(time.DateOnly, v); err != nil {
-		errs.Add(name, "must be a date YYYY-MM-DD")
+	if _, err := domain.ParseDate(v); err != nil {
+		errs.Add(name, "must be a date YYYY-MM-DD from 0001-01-01 to 9999-12-31")
 	}
 	d := domain.Date(v)
 	return &d

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/praxis-health/praxis/domain"
 )
@@ -52,6 +53,9 @@ func ErrorHandler(c *fiber.Ctx, err error) error {
 		return uploadError(c, status, detail)
 	}
 	p := problemFor(err)
+	if sc := trace.SpanContextFromContext(c.UserContext()); p.Status >= 500 && sc.HasTraceID() {
+		p.TraceID = sc.TraceID().String()
+	}
 	if p.Status == fiber.StatusServiceUnavailable || p.Status == fiber.StatusInsufficientStorage {
 		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(domain.RetryAfterUnavailable))
 	}
@@ -81,6 +85,8 @@ type problemDoc struct {
 	Status int                 `json:"status"`
 	Detail string              `json:"detail"`
 	Errors []domain.FieldError `json:"errors,omitempty"`
+	// TraceID names the request's trace on a 5xx, for the operator's logs.
+	TraceID string `json:"trace_id,omitempty"`
 }
 
 // problems is the one table from domain errors to answers, matched in order.
@@ -94,6 +100,7 @@ var problems = []struct {
 	{domain.ErrStorageFull, fiber.StatusInsufficientStorage, "insufficient-storage", "the file store is full: try again later"},
 	{domain.ErrIdempotencyKeyReused, fiber.StatusUnprocessableEntity, "idempotency-key-reused",
 		"this Idempotency-Key was already used for a different request"},
+	{domain.ErrMalformedJSON, fiber.StatusBadRequest, "malformed-json", "the body is not well-formed JSON"},
 	{domain.ErrInvalid, fiber.StatusUnprocessableEntity, "validation-error", "the request has invalid fields"},
 	{domain.ErrNotFound, fiber.StatusNotFound, "not-found", "no such object in this company"},
 	{domain.ErrOtherCompany, fiber.StatusNotFound, "not-found", "no such object in this company"},

@@ -2,7 +2,11 @@ package httpapi
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
+	"runtime"
+	"runtime/debug"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -72,7 +76,7 @@ func observe(t Telemetry) fiber.Handler {
 			trace.WithAttributes(attribute.String("http.request.method", method), attribute.String("url.scheme", utils.CopyString(c.Protocol()))))
 		c.SetUserContext(ctx)
 
-		if err := c.Next(); err != nil {
+		if err := serve(c, t.Logger); err != nil {
 			if err := c.App().Config().ErrorHandler(c, err); err != nil {
 				_ = c.SendStatus(fiber.StatusInternalServerError)
 			}
@@ -102,6 +106,30 @@ func observe(t Telemetry) fiber.Handler {
 		t.Propagator.Inject(ctx, headerCarrier[*fasthttp.ResponseHeader]{&c.Response().Header})
 		return nil
 	}
+}
+
+// errPanic answers a request whose handler panicked: a 500 like any other
+// internal error, with the trace id to find the logged stack by.
+var errPanic = errors.New("the handler panicked")
+
+// serve runs the rest of the chain. A panic in it is logged with its stack
+// and becomes errPanic; the server goes on serving. Only a runtime error's
+// own text is logged with it: another panic value may hold request data.
+func serve(c *fiber.Ctx, log *slog.Logger) (err error) {
+	defer func() {
+		r := recover()
+		if r == nil {
+			return
+		}
+		what := fmt.Sprintf("%T", r)
+		if re, ok := r.(runtime.Error); ok {
+			what = re.Error()
+		}
+		log.LogAttrs(c.UserContext(), slog.LevelError, "panic", slog.String("route", routeOf(c)),
+			slog.String("panic", what), slog.String("stack", string(debug.Stack())))
+		err = errPanic
+	}()
+	return c.Next()
 }
 
 // responseSize never calls Body() on a streamed response: that would read the

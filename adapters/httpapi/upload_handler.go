@@ -125,8 +125,9 @@ func (h *Uploads) upload(c *fiber.Ctx, source domain.Source) error {
 	}
 	// A device that retries after a lost answer sends the same key: it gets
 	// the first answer, and nothing is stored or charged twice.
-	if key := c.Get("Idempotency-Key"); len(key) <= maxIdempotencyKey {
-		target.IdempotencyKey = key
+	target.IdempotencyKey = c.Get("Idempotency-Key")
+	if len(target.IdempotencyKey) > maxIdempotencyKey {
+		return domain.Refuse(domain.ErrIdempotencyKeyTooLong)
 	}
 	result, err := h.uploader.Store(ctx, target, source, parts)
 	if err != nil {

@@ -121,6 +121,16 @@ func putSpan(ctx context.Context, db bun.IDB, company domain.CompanyID, kind *do
 	return translate(err)
 }
 
+// dropSpan frees the time of a deleted appointment: nothing it blocked stays busy.
+func dropSpan(ctx context.Context, db bun.IDB, company domain.CompanyID, kind *domain.Kind, id string) error {
+	if !kind.Calendar {
+		return nil
+	}
+	_, err := db.NewDelete().TableExpr("appointment_spans").Where("company_id = ?", uuid.UUID(company)).
+		Where("appointment_id = ?", uuid.MustParse(id)).Exec(ctx)
+	return translate(err)
+}
+
 // calendarFilter narrows a feed query of appointments to the filter's spans.
 func calendarFilter(q *bun.SelectQuery, company domain.CompanyID, f domain.CalendarFilter) *bun.SelectQuery {
 	if !f.Any() {

@@ -54,15 +54,20 @@ func TestCalendarBusy(t *testing.T) {
 			service, location := domain.NewObjectID(), domain.NewObjectID()
 			users := []domain.UUID{domain.UUID(domain.NewObjectID()), domain.UUID(domain.NewObjectID()), domain.UUID(domain.NewObjectID())}
 			insert(companies[0], "services", service, `{"name":"Check-up","duration_minutes":20,"buffer_after_minutes":10}`)
-			appointment := func(company domain.CompanyID, user domain.UUID, start, end, status string) {
-				insert(company, "appointments", domain.NewObjectID(), fmt.Sprintf(`{"title":"x","user_id":%q,"location_id":%q,"service_id":%q,"start":%q,"end":%q,"status":%q}`,
-					user, location, service, start, end, status))
+			payload := func(user domain.UUID, start, end, status string) string {
+				return fmt.Sprintf(`{"title":"x","user_id":%q,"location_id":%q,"service_id":%q,"start":%q,"end":%q,"status":%q}`,
+					user, location, service, start, end, status)
+			}
+			appointment := func(company domain.CompanyID, user domain.UUID, start, end, status string) string {
+				id := domain.NewObjectID()
+				insert(company, "appointments", id, payload(user, start, end, status))
+				return id
 			}
 			appointment(companies[0], users[0], "2026-03-10T10:00:00+01:00", "2026-03-10T10:20:00+01:00", "booked")
 			appointment(companies[0], users[0], "2026-03-10T09:00:00+01:00", "2026-03-10T09:20:00+01:00", "arrived")
-			appointment(companies[0], users[1], "2026-03-10T08:00:00+01:00", "2026-03-10T08:20:00+01:00", "booked")
+			ofUser1 := appointment(companies[0], users[1], "2026-03-10T08:00:00+01:00", "2026-03-10T08:20:00+01:00", "booked")
 			appointment(companies[0], users[0], "2026-03-10T11:00:00+01:00", "2026-03-10T11:20:00+01:00", "cancelled") // blocks nothing
-			appointment(companies[0], users[2], "2026-03-10T09:00:00+01:00", "2026-03-10T09:20:00+01:00", "booked")    // not asked for
+			ofUser2 := appointment(companies[0], users[2], "2026-03-10T09:00:00+01:00", "2026-03-10T09:20:00+01:00", "booked") // not asked for
 			appointment(companies[0], users[0], "2026-03-12T09:00:00+01:00", "2026-03-12T09:20:00+01:00", "booked")    // after the window
 			appointment(companies[1], users[0], "2026-03-10T12:00:00+01:00", "2026-03-10T12:20:00+01:00", "booked")    // another company
 
@@ -95,6 +100,42 @@ func TestCalendarBusy(t *testing.T) {
 			}
 			if got, err := calendar.Busy(ctx, companies[0], []domain.UUID{"not-an-id"}, from, until, nil); err != nil || len(got) != 0 {
 				t.Errorf("an invalid id: %+v, %v", got, err)
+			}
+
+			// Every way an appointment ends frees its time: a delete (the
+			// import's too), a cancelling update; another company's delete of
+			// the same id frees nothing.
+			appointments := domain.KindOf("appointments")
+			busyOf := func(user domain.UUID) []domain.BusySpan {
+				t.Helper()
+				got, err := calendar.Busy(ctx, companies[0], []domain.UUID{user}, from, until, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return got
+			}
+			write := func(f func(ctx context.Context) error) {
+				t.Helper()
+				if err := tx.InTx(ctx, f); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := tx.InTx(ctx, func(ctx context.Context) error {
+				return store.Delete(ctx, companies[1], appointments, ofUser1, time.Now())
+			}); err == nil || len(busyOf(users[1])) != 1 {
+				t.Errorf("another company deleted the appointment (%v) or freed its time: %+v", err, busyOf(users[1]))
+			}
+			write(func(ctx context.Context) error { return store.Delete(ctx, companies[0], appointments, ofUser1, time.Now()) })
+			if got := busyOf(users[1]); len(got) != 0 {
+				t.Errorf("a deleted appointment still blocks %+v", got)
+			}
+			write(func(ctx context.Context) error {
+				_, err := store.Update(ctx, companies[0], appointments, ofUser2,
+					[]byte(payload(users[2], "2026-03-10T09:00:00+01:00", "2026-03-10T09:20:00+01:00", "cancelled")), time.Now())
+				return err
+			})
+			if got := busyOf(users[2]); len(got) != 0 {
+				t.Errorf("a cancelled appointment still blocks %+v", got)
 			}
 		})
 	}

@@ -207,7 +207,10 @@ func (s *RecordStore) Delete(ctx context.Context, company domain.CompanyID, kind
 	if t.kind != "" {
 		q = q.Where("kind = ?", t.kind)
 	}
-	return affectedOne(q.Exec(ctx))
+	if err := affectedOne(q.Exec(ctx)); err != nil {
+		return err
+	}
+	return dropSpan(ctx, db, company, kind, id)
 }
 
 func (s *RecordStore) Get(ctx context.Context, company domain.CompanyID, kind *domain.Kind, id string, forUpdate bool) (ports.StoredObject, error) {

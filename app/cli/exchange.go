@@ -94,6 +94,11 @@ func seekable(name string, stdin io.Reader) (*os.File, func(), error) {
 		cleanup()
 		return nil, nil, err
 	}
+	// Read from the start, as a named file is: the import reads it twice.
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		cleanup()
+		return nil, nil, err
+	}
 	return f, cleanup, nil
 }
 

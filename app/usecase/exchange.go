@@ -127,6 +127,9 @@ func (e *Exchange) Import(ctx context.Context, company domain.CompanyID, src io.
 		return ImportReport{}, err
 	}
 	v := &validation{store: e.store, company: company, rc: rc, declared: map[string]map[declKey]declared{}, attrs: map[string]map[string]map[string]any{}}
+	if _, err := src.Seek(0, io.SeekStart); err != nil { // wherever the caller left it, the whole input counts
+		return ImportReport{}, err
+	}
 	if err := v.declare(src); err != nil {
 		return ImportReport{}, err
 	}

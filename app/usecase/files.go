@@ -83,5 +83,6 @@ func (f *Files) Upload(ctx context.Context, grant domain.Grant, form ports.FileU
 	if err := errs.Err(); err != nil {
 		return ports.UploadResult{}, err
 	}
+	target.IdempotencyKey, target.KeyScope = form.IdempotencyKey, grant.ClientID
 	return f.uploads.Store(ctx, target, domain.SourceAPI, parts)
 }

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"time"
 
@@ -93,16 +94,19 @@ func (u *Uploads) Authorize(ctx context.Context, cred ports.UploadCredentials) (
 // one atomic storage reservation (checks 5 to 7). It is all or nothing: on any
 // error no object written by this call remains and the company's use is unchanged.
 func (u *Uploads) Store(ctx context.Context, target ports.UploadTarget, source domain.Source, parts ports.PartSource) (ports.UploadResult, error) {
-	if target.IdempotencyKey != "" { // a plain retry: answer before a byte is streamed
-		saved, err := u.keys.Find(ctx, target.Company.ID, uploadKeys, ports.IdempotencyKey{Key: target.IdempotencyKey})
-		if err != nil {
+	up := upload{Uploads: u, ctx: ctx, target: target, source: source, free: target.Company.FreeStorage()}
+	up.fingerprint = requestHash(target, source)
+	if target.IdempotencyKey != "" {
+		// A key seen before (with any request): read the body only to tell
+		// a retry from another request, and store none of it.
+		_, err := u.keys.Find(ctx, target.Company.ID, up.keyScope(), ports.IdempotencyKey{Key: target.IdempotencyKey, Fingerprint: noFingerprint})
+		switch {
+		case errors.Is(err, domain.ErrIdempotencyKeyReused):
+			up.dry = true
+		case err != nil:
 			return ports.UploadResult{}, err
 		}
-		if saved != nil {
-			return u.replay(ctx, target.Company.ID, saved)
-		}
 	}
-	up := upload{Uploads: u, ctx: ctx, target: target, source: source, free: target.Company.FreeStorage()}
 	result, err := up.run(parts)
 	var twin *replayed
 	if errors.As(err, &twin) { // a concurrent twin committed first: keep nothing, answer its result
@@ -111,9 +115,39 @@ func (u *Uploads) Store(ctx context.Context, target ports.UploadTarget, source d
 	}
 	if err != nil {
 		up.discard()
+		if errors.Is(err, domain.ErrIdempotencyKeyReused) && target.KeyScope == "" { // the device endpoints answer in their own shape
+			return ports.UploadResult{}, domain.Refuse(domain.ErrIdempotencyKeyReused)
+		}
 		return ports.UploadResult{}, err
 	}
 	return result, nil
+}
+
+// noFingerprint matches no request: Find with it tells whether a key is taken at all.
+var noFingerprint = []byte("no request has this fingerprint")
+
+// requestHash starts the fingerprint of an upload with what it is filed
+// under; run adds every part's name and bytes as they stream past.
+func requestHash(target ports.UploadTarget, source domain.Source) hash.Hash {
+	h := sha256.New()
+	desc := "\x00none"
+	if target.Description != nil {
+		desc = *target.Description
+	}
+	fmt.Fprintf(h, "upload\x00%s\x00%d\x00%s\x00%s\x00", source.String(), target.Customer, target.Category, desc)
+	return h
+}
+
+func (up *upload) keyScope() domain.ClientID {
+	if up.target.KeyScope != "" {
+		return up.target.KeyScope
+	}
+	return uploadKeys
+}
+
+// key is the request's Idempotency-Key with its fingerprint, once every part is read.
+func (up *upload) key() ports.IdempotencyKey {
+	return ports.IdempotencyKey{Key: up.target.IdempotencyKey, Fingerprint: up.fingerprint.Sum(nil)}
 }
 
 // uploadKeys is the namespace of the upload endpoints' Idempotency-Keys
@@ -160,6 +194,10 @@ type upload struct {
 	skipped   []ports.SkippedFile
 	overQuota bool
 	buf       []byte
+	// fingerprint hashes what the request asks: its target and every part's
+	// name and bytes. dry reads the parts into it only: the key was used before.
+	fingerprint hash.Hash
+	dry         bool
 }
 
 func (up *upload) run(parts ports.PartSource) (ports.UploadResult, error) {
@@ -176,11 +214,28 @@ func (up *upload) run(parts ports.PartSource) (ports.UploadResult, error) {
 		if seen++; seen > domain.MaxFilesPerUpload {
 			return ports.UploadResult{}, domain.Refuse(domain.ErrTooManyFiles)
 		}
-		empty, err := up.take(part)
+		fmt.Fprintf(up.fingerprint, "part\x00%s\x00", part.FileName)
+		part.Body = io.TeeReader(part.Body, up.fingerprint)
+		var empty bool
+		if up.dry {
+			empty, err = up.measure(part)
+		} else {
+			empty, err = up.take(part)
+		}
 		if err != nil {
 			return ports.UploadResult{}, err
 		}
 		nonEmpty = nonEmpty || !empty
+	}
+	if up.dry { // the key's first request answers, if this is a retry of it
+		saved, err := up.keys.Find(up.ctx, up.target.Company.ID, up.keyScope(), up.key())
+		if err != nil {
+			return ports.UploadResult{}, err
+		}
+		if saved == nil { // the first request's key ran out of its window meanwhile: this one is new
+			return ports.UploadResult{}, fmt.Errorf("%w: the Idempotency-Key's first request expired while this one was read", domain.ErrConflict)
+		}
+		return ports.UploadResult{}, &replayed{saved: saved}
 	}
 	switch {
 	// Check 5: no part with content, or none of an accepted format.
@@ -195,6 +250,18 @@ func (up *upload) run(parts ports.PartSource) (ports.UploadResult, error) {
 		return ports.UploadResult{}, err
 	}
 	return ports.UploadResult{Files: up.kept, Skipped: up.skipped}, nil
+}
+
+// measure reads a part of a request that only needs its fingerprint.
+func (up *upload) measure(part ports.Part) (empty bool, err error) {
+	n, err := io.CopyBuffer(io.Discard, io.LimitReader(part.Body, domain.MaxFileSize+1), up.buf)
+	if err != nil {
+		return false, malformed(err)
+	}
+	if n > domain.MaxFileSize {
+		return false, domain.Refuse(domain.ErrFileTooLarge)
+	}
+	return n == 0, nil
 }
 
 // take reads one part: sniffs its head, then streams it to the blob store,
@@ -294,9 +361,9 @@ func (up *upload) take(part ports.Part) (empty bool, err error) {
 // with the Idempotency-Key if one came: a twin that claimed it first wins.
 func (up *upload) commit() error {
 	err := up.tx.InTx(up.ctx, func(ctx context.Context) error {
-		key := ports.IdempotencyKey{Key: up.target.IdempotencyKey}
+		key := up.key()
 		if key.Key != "" {
-			saved, err := up.keys.Claim(ctx, up.target.Company.ID, uploadKeys, key, up.now())
+			saved, err := up.keys.Claim(ctx, up.target.Company.ID, up.keyScope(), key, up.now())
 			if err != nil {
 				return err
 			}
@@ -321,10 +388,10 @@ func (up *upload) commit() error {
 		if err != nil {
 			return err
 		}
-		return up.keys.Save(ctx, up.target.Company.ID, uploadKeys, key, ports.SavedResponse{Status: 200, Body: body})
+		return up.keys.Save(ctx, up.target.Company.ID, up.keyScope(), key, ports.SavedResponse{Status: 200, Body: body})
 	})
 	var twin *replayed
-	if errors.As(err, &twin) {
+	if errors.As(err, &twin) || errors.Is(err, domain.ErrIdempotencyKeyReused) {
 		return err
 	}
 	if errors.Is(err, domain.ErrInsufficientStorage) {
