@@ -128,11 +128,11 @@ func TestUploadRetriesWithIdempotencyKey(t *testing.T) {
 			headers map[string]string
 			parts   []part
 		}{
-			"another patient":  {gdtHeaders(c, otherPatient), []part{filePart("befund.pdf", pdfOfSize(5000)), filePart("t.exe", executable())}},
-			"other bytes":      {withKey("bundle-1"), []part{filePart("befund.pdf", pdfOfSize(5001)), filePart("t.exe", executable())}},
-			"another name":     {withKey("bundle-1"), []part{filePart("befund2.pdf", pdfOfSize(5000)), filePart("t.exe", executable())}},
-			"one part more":    {withKey("bundle-1"), []part{filePart("befund.pdf", pdfOfSize(5000)), filePart("t.exe", executable()), filePart("b.pdf", pdfOfSize(10))}},
-			"the other door":   {withKey("bundle-1"), nil},
+			"another patient": {gdtHeaders(c, otherPatient), []part{filePart("befund.pdf", pdfOfSize(5000)), filePart("t.exe", executable())}},
+			"other bytes":     {withKey("bundle-1"), []part{filePart("befund.pdf", pdfOfSize(5001)), filePart("t.exe", executable())}},
+			"another name":    {withKey("bundle-1"), []part{filePart("befund2.pdf", pdfOfSize(5000)), filePart("t.exe", executable())}},
+			"one part more":   {withKey("bundle-1"), []part{filePart("befund.pdf", pdfOfSize(5000)), filePart("t.exe", executable()), filePart("b.pdf", pdfOfSize(10))}},
+			"the other door":  {withKey("bundle-1"), nil},
 		} {
 			tc.headers["Idempotency-Key"] = "bundle-1"
 			path := "/api/gdt/upload"

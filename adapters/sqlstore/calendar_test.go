@@ -66,10 +66,10 @@ func TestCalendarBusy(t *testing.T) {
 			appointment(companies[0], users[0], "2026-03-10T10:00:00+01:00", "2026-03-10T10:20:00+01:00", "booked")
 			appointment(companies[0], users[0], "2026-03-10T09:00:00+01:00", "2026-03-10T09:20:00+01:00", "arrived")
 			ofUser1 := appointment(companies[0], users[1], "2026-03-10T08:00:00+01:00", "2026-03-10T08:20:00+01:00", "booked")
-			appointment(companies[0], users[0], "2026-03-10T11:00:00+01:00", "2026-03-10T11:20:00+01:00", "cancelled") // blocks nothing
+			appointment(companies[0], users[0], "2026-03-10T11:00:00+01:00", "2026-03-10T11:20:00+01:00", "cancelled")         // blocks nothing
 			ofUser2 := appointment(companies[0], users[2], "2026-03-10T09:00:00+01:00", "2026-03-10T09:20:00+01:00", "booked") // not asked for
-			appointment(companies[0], users[0], "2026-03-12T09:00:00+01:00", "2026-03-12T09:20:00+01:00", "booked")    // after the window
-			appointment(companies[1], users[0], "2026-03-10T12:00:00+01:00", "2026-03-10T12:20:00+01:00", "booked")    // another company
+			appointment(companies[0], users[0], "2026-03-12T09:00:00+01:00", "2026-03-12T09:20:00+01:00", "booked")            // after the window
+			appointment(companies[1], users[0], "2026-03-10T12:00:00+01:00", "2026-03-10T12:20:00+01:00", "booked")            // another company
 
 			at := func(s string) int64 {
 				v, err := time.Parse(time.RFC3339, s)
@@ -125,7 +125,9 @@ func TestCalendarBusy(t *testing.T) {
 			}); err == nil || len(busyOf(users[1])) != 1 {
 				t.Errorf("another company deleted the appointment (%v) or freed its time: %+v", err, busyOf(users[1]))
 			}
-			write(func(ctx context.Context) error { return store.Delete(ctx, companies[0], appointments, ofUser1, time.Now()) })
+			write(func(ctx context.Context) error {
+				return store.Delete(ctx, companies[0], appointments, ofUser1, time.Now())
+			})
 			if got := busyOf(users[1]); len(got) != 0 {
 				t.Errorf("a deleted appointment still blocks %+v", got)
 			}
