@@ -8,7 +8,7 @@ TOOLS         := $(CURDIR)/bin/tools
 IMAGE         ?= praxis:dev
 FUZZTIME      ?= 30s
 
-.PHONY: build bridge-windows run test envtest tools lint bench fuzz image clean
+.PHONY: build bridge-windows run test envtest tools node-tools lint bench fuzz image clean
 
 VERSION       ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 
@@ -29,7 +29,7 @@ run: build
 ## test: every test, with the race detector; PostgreSQL/Redis tests use the local servers
 ## or PRAXIS_TEST_POSTGRES_URL / PRAXIS_TEST_REDIS_URL (they skip loudly when unreachable, fail under CI=true);
 ## the operator tests a kube-apiserver and etcd (see envtest)
-test: tools
+test: tools node-tools
 	assets=$$(GO=$(GO) .ci/envtest-assets) || { echo "make: envtest binaries could not be built: the operator tests will skip" >&2; assets=; }; \
 	KUBEBUILDER_ASSETS=$$assets PRAXIS_HELM=$(TOOLS)/helm PRAXIS_KUBECTL_VALIDATE=$(TOOLS)/kubectl-validate $(GO) test -race -count=1 ./...
 
@@ -46,6 +46,13 @@ $(TOOLS)/helm:
 	GOBIN=$(TOOLS) $(GO) install $(HELM)
 $(TOOLS)/kubectl-validate:
 	GOBIN=$(TOOLS) $(GO) install $(KUBE_VALIDATE)
+
+## node-tools: the OpenAPI linters the tests run (Redocly, Spectral), from the npm registry,
+## exactly as test/node/package-lock.json pins them; reinstalled only when the lock file changes
+node-tools: test/node/node_modules/.installed
+test/node/node_modules/.installed: test/node/package-lock.json
+	cd test/node && npm ci --no-audit --no-fund --ignore-scripts
+	touch $@
 
 lint:
 	$(GO) vet ./...

@@ -47,7 +47,10 @@ func reflectSchemas(t reflect.Type, idSchema map[string]any) (*Schemas, error) {
 	if err := json.Unmarshal(raw, &input); err != nil {
 		return nil, err
 	}
+	// No $id: the document holds the input and the output schema of every
+	// kind, and JSON Schema validators refuse two schemas of one $id.
 	delete(input, "$schema")
+	delete(input, "$id")
 	server := serverFields(t)
 	full := deepCopy(input)
 	output := deepCopy(input)

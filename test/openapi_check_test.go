@@ -54,6 +54,7 @@ func documentOf(t *testing.T, s *server) *apiDocument {
 		}
 		d := &apiDocument{doc: raw.(map[string]any), compiler: jsonschema.NewCompiler(), schemas: map[string]*jsonschema.Schema{}}
 		d.compiler.DefaultDraft(jsonschema.Draft2020)
+		d.compiler.AssertFormat() // as strict as Ajv with ajv-formats: a date-time must be one
 		if err := d.compiler.AddResource(docURL, raw); err != nil {
 			servedDocErr = err
 			return

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -89,14 +90,28 @@ func runDemo(cmd *cobra.Command, cfg app.Config) error {
 		// The secrets go to stdout once, with the rest of the JSON; the hint on
 		// stderr (which often ends up in a log) names it only as a placeholder.
 		if _, err := fmt.Fprintf(cmd.ErrOrStderr(), "demo company %s with customers %v; upload with\n"+
-			"  curl -F file=@befund.pdf -H 'x-gdt-company: %s' -H 'x-gdt-customer: %d' -H \"x-gdt-secret: $UPLOAD_SECRET\" http://localhost%s/api/gdt/upload\n"+
+			"  curl -F file=@befund.pdf -H 'x-gdt-company: %s' -H 'x-gdt-customer: %d' -H \"x-gdt-secret: $UPLOAD_SECRET\" %s/api/gdt/upload\n"+
 			"and get a token for the OAuth API with\n"+
-			"  curl -u \"%s:$CLIENT_SECRET\" -d grant_type=client_credentials http://localhost%s/api/oauth/v2/token\n",
-			out.CompanyID, out.CustomerIDs, out.CompanyID, out.CustomerIDs[0], cfg.HTTPAddr, out.ClientID, cfg.HTTPAddr); err != nil {
+			"  curl -u \"%s:$CLIENT_SECRET\" -d grant_type=client_credentials %s/api/oauth/v2/token\n",
+			out.CompanyID, out.CustomerIDs, out.CompanyID, out.CustomerIDs[0], baseURL(cfg.HTTPAddr), out.ClientID, baseURL(cfg.HTTPAddr)); err != nil {
 			return err
 		}
 		return printJSON(cmd.OutOrStdout(), out)
 	})
+}
+
+// baseURL is where a client on this machine reaches a server listening on
+// addr: ":8080", "0.0.0.0:8080" and "[::]:8080" are localhost, a named host
+// or address stays as it is (an IPv6 address in brackets).
+func baseURL(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "http://" + addr
+	}
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+		host = "localhost"
+	}
+	return "http://" + net.JoinHostPort(host, port)
 }
 
 // singlePart is a PartSource of one file.

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/uptrace/bun"
 	"go.uber.org/fx"
+	"k8s.io/client-go/tools/clientcmd"
 	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/client/config"
 
 	"github.com/praxis-health/praxis/adapters/operator"
@@ -19,6 +20,31 @@ import (
 	"github.com/praxis-health/praxis/app"
 	"github.com/praxis-health/praxis/app/usecase"
 )
+
+// serviceAccountNamespace is where a pod finds its own namespace.
+const serviceAccountNamespace = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
+// leaseNamespace chooses where the leader Lease lives: the flag (which
+// defaults to $POD_NAMESPACE), else the one watched namespace, else, inside
+// a pod, none (controller-runtime reads the pod's own), else the namespace
+// of the kubeconfig's current context: a developer running the operator
+// against a test cluster needs no flag.
+func leaseNamespace(flag, watched, podNamespaceFile string) (string, error) {
+	switch {
+	case flag != "":
+		return flag, nil
+	case watched != "":
+		return watched, nil
+	}
+	if _, err := os.Stat(podNamespaceFile); err == nil {
+		return "", nil
+	}
+	ns, _, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(clientcmd.NewDefaultClientConfigLoadingRules(), &clientcmd.ConfigOverrides{}).Namespace()
+	if err != nil {
+		return "", fmt.Errorf("the leader Lease's namespace: %w (set --lease-namespace or --leader-elect=false)", err)
+	}
+	return ns, nil
+}
 
 // operatorCmd runs the controller of CONTRACT §9. It finds the cluster like
 // kubectl (KUBECONFIG, else in-cluster) and the database like serve.
@@ -40,6 +66,11 @@ func operatorCmd() *cobra.Command {
 			kube, err := ctrlconfig.GetConfig()
 			if err != nil {
 				return fmt.Errorf("find the cluster: %w", err)
+			}
+			if o.LeaderElection {
+				if o.LeaseNamespace, err = leaseNamespace(o.LeaseNamespace, o.Namespace, serviceAccountNamespace); err != nil {
+					return err
+				}
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
@@ -64,8 +95,9 @@ func operatorCmd() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&o.MetricsAddr, "metrics-addr", ":8082", `serve /metrics here ("0": off)`)
 	cmd.Flags().StringVar(&o.HealthAddr, "health-addr", ":8081", "serve /healthz and /readyz here")
-	cmd.Flags().BoolVar(&o.LeaderElection, "leader-elect", true, "let one replica of several reconcile")
-	cmd.Flags().StringVar(&o.LeaseNamespace, "lease-namespace", os.Getenv("POD_NAMESPACE"), "namespace of the leader Lease (in a cluster: the pod's own)")
+	cmd.Flags().BoolVar(&o.LeaderElection, "leader-elect", true, "let one replica of several reconcile (on by default; --leader-elect=false for a single operator)")
+	cmd.Flags().StringVar(&o.LeaseNamespace, "lease-namespace", os.Getenv("POD_NAMESPACE"),
+		"namespace of the leader Lease (default: $POD_NAMESPACE, else --namespace, else the pod's own in a cluster, else the kubeconfig context's)")
 	cmd.Flags().StringVar(&o.Namespace, "namespace", "", "watch only this namespace (default: all)")
 	cmd.Flags().StringVar(&o.TokenURL, "token-url", "", "token_url written into OAuthClient Secrets (default: PRAXIS_PUBLIC_URL + /api/oauth/v2/token)")
 	return cmd

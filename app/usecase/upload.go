@@ -134,7 +134,7 @@ func requestHash(target ports.UploadTarget, source domain.Source) hash.Hash {
 	if target.Description != nil {
 		desc = *target.Description
 	}
-	fmt.Fprintf(h, "upload\x00%s\x00%d\x00%s\x00%s\x00", source.String(), target.Customer, target.Category, desc)
+	_, _ = fmt.Fprintf(h, "upload\x00%s\x00%d\x00%s\x00%s\x00", source.String(), target.Customer, target.Category, desc)
 	return h
 }
 
@@ -214,7 +214,7 @@ func (up *upload) run(parts ports.PartSource) (ports.UploadResult, error) {
 		if seen++; seen > domain.MaxFilesPerUpload {
 			return ports.UploadResult{}, domain.Refuse(domain.ErrTooManyFiles)
 		}
-		fmt.Fprintf(up.fingerprint, "part\x00%s\x00", part.FileName)
+		_, _ = fmt.Fprintf(up.fingerprint, "part\x00%s\x00", part.FileName)
 		part.Body = io.TeeReader(part.Body, up.fingerprint)
 		var empty bool
 		if up.dry {

@@ -65,3 +65,15 @@ func unavailable(t testing.TB, what string, err error) {
 	fmt.Fprintf(os.Stderr, "\n*** SKIPPING: %s ***\n\n", msg)
 	t.Skip(msg)
 }
+
+// Missing skips a test whose tool (a Node linter, a browser) cannot be had
+// here, loudly; under CI=true it fails, since CI installs every tool.
+func Missing(t testing.TB, what string, err error) {
+	t.Helper()
+	msg := fmt.Sprintf("%s missing (%v): run `make node-tools` (or .ci/run)", what, err)
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("CI=true: %s", msg)
+	}
+	fmt.Fprintf(os.Stderr, "\n*** SKIPPING: %s ***\n\n", msg)
+	t.Skip(msg)
+}
