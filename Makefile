@@ -4,6 +4,7 @@ BIN           := bin/praxis
 GOLANGCI_LINT := github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0
 HELM          := helm.sh/helm/v3/cmd/helm@v3.22.0
 KUBE_VALIDATE := sigs.k8s.io/kubectl-validate@v0.0.4
+OAPI_CODEGEN  := github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen@v2.8.2
 TOOLS         := $(CURDIR)/bin/tools
 IMAGE         ?= praxis:dev
 FUZZTIME      ?= 30s
@@ -40,14 +41,16 @@ envtest:
 	GO=$(GO) .ci/envtest-assets
 
 ## tools: helm and kubectl-validate (built-in Kubernetes API schemas, offline) for the chart tests,
-## built from the Go module proxy into bin/tools once
-tools: $(TOOLS)/helm $(TOOLS)/kubectl-validate
+## and oapi-codegen for the generated-client test, built from the Go module proxy into bin/tools once
+tools: $(TOOLS)/helm $(TOOLS)/kubectl-validate $(TOOLS)/oapi-codegen
 $(TOOLS)/helm:
 	GOBIN=$(TOOLS) $(GO) install $(HELM)
 $(TOOLS)/kubectl-validate:
 	GOBIN=$(TOOLS) $(GO) install $(KUBE_VALIDATE)
+$(TOOLS)/oapi-codegen:
+	GOBIN=$(TOOLS) $(GO) install $(OAPI_CODEGEN)
 
-## node-tools: the OpenAPI linters the tests run (Redocly, Spectral), from the npm registry,
+## node-tools: the OpenAPI linters (Redocly, Spectral) and the TypeScript client generator the tests run, from the npm registry,
 ## exactly as test/node/package-lock.json pins them; reinstalled only when the lock file changes
 node-tools: test/node/node_modules/.installed
 test/node/node_modules/.installed: test/node/package-lock.json
