@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -57,9 +58,12 @@ type Kind struct {
 	Patch bool
 	// ReadOnly sections have no write endpoint: the operator's import writes them.
 	ReadOnly bool
-	// Calendar kinds (appointments) block their users' time: the store keeps
-	// their spans, and their lists filter by user, location and dates.
+	// Calendar kinds (appointments) are listed by user, location and dates.
 	Calendar bool
+	// Hooks are what the store does beside keeping an object, on every write
+	// and delete of the kind, in the write's transaction: the record path
+	// runs them, so no adapter asks which kind it writes.
+	Hooks []StoreHook
 	// Immutable lists fields a PATCH may not change.
 	Immutable []string
 	// Example is a valid create body; $CUSTOMER, $USER and $DIAGNOSIS stand for ids of the company.
@@ -67,6 +71,30 @@ type Kind struct {
 
 	schemas    *Schemas
 	newPayload func() Payload
+}
+
+// StoreHook names an effect of a kind's writes on the store (see Kind.Hooks).
+// The store adapter implements each; a test may declare its own.
+type StoreHook string
+
+const (
+	// HookCalendarSpan keeps an appointment's busy span beside it: written
+	// with every write, gone with the delete.
+	HookCalendarSpan StoreHook = "calendar-span"
+	// HookCatalogVersion moves the company's booking catalogue version
+	// (Company.CatalogVersion) with every write of the catalogue's sections.
+	HookCatalogVersion StoreHook = "catalog-version"
+)
+
+// Runs reports whether the kind's writes run hook.
+func (k *Kind) Runs(hook StoreHook) bool { return slices.Contains(k.Hooks, hook) }
+
+// WithHooks is a copy of k under another slug whose writes also run hooks:
+// the way a test declares a kind of its own on a real payload.
+func (k *Kind) WithHooks(slug string, hooks ...StoreHook) *Kind {
+	c := *k
+	c.Slug, c.Hooks = slug, append(slices.Clone(k.Hooks), hooks...)
+	return &c
 }
 
 // Schemas of the kind's payload, for the OpenAPI document.

@@ -13,10 +13,10 @@ type Section struct {
 // section has a read and a write scope (AllScopes).
 var Sections = []Section{
 	{Slug: "booking"},
-	{Slug: "locations", Kind: masterData[Location]("locations", exampleLocation)},
-	{Slug: "users", Kind: masterData[User]("users", exampleUser)},
-	{Slug: "services", Kind: masterData[Service]("services", exampleService)},
-	{Slug: "service-assignments", Kind: masterData[ServiceAssignment]("service-assignments", exampleServiceAssignment)},
+	{Slug: "locations", Kind: inCatalog(masterData[Location]("locations", exampleLocation))},
+	{Slug: "users", Kind: inCatalog(masterData[User]("users", exampleUser))},
+	{Slug: "services", Kind: inCatalog(masterData[Service]("services", exampleService))},
+	{Slug: "service-assignments", Kind: inCatalog(masterData[ServiceAssignment]("service-assignments", exampleServiceAssignment))},
 	{Slug: "appointments", Kind: calendar(withPatch(record[Appointment]("appointments", exampleAppointment)))},
 	{Slug: "customers", Kind: customersKind},
 	{Slug: "notes", Kind: record[Note]("notes", exampleNote)},
@@ -57,9 +57,18 @@ func withPatch(k *Kind, immutable ...string) *Kind {
 	return k
 }
 
-// calendar marks k as blocking its users' time (Kind.Calendar).
+// calendar marks k as blocking its users' time: the store keeps each
+// object's busy span, and its lists filter by user, location and dates.
 func calendar(k *Kind) *Kind {
 	k.Calendar = true
+	k.Hooks = append(k.Hooks, HookCalendarSpan)
+	return k
+}
+
+// inCatalog marks k as a section the booking catalogue is read from: its
+// writes move the company's catalogue version.
+func inCatalog(k *Kind) *Kind {
+	k.Hooks = append(k.Hooks, HookCatalogVersion)
 	return k
 }
 

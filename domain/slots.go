@@ -18,12 +18,17 @@ type Offer struct {
 	DurationMinutes         int
 }
 
-// CatalogSections are the sections a BookingCatalog is read from. A write to
-// any of them changes the company's CatalogVersion.
-var CatalogSections = []string{"users", "locations", "services", "service-assignments"}
-
-// InCatalog reports whether the booking catalogue is read from k.
-func (k *Kind) InCatalog() bool { return slices.Contains(CatalogSections, k.Slug) }
+// CatalogSections are the sections a BookingCatalog is read from: those the
+// table marks inCatalog. A write to any of them changes the company's CatalogVersion.
+var CatalogSections = func() []string {
+	var out []string
+	for _, k := range Kinds() {
+		if k.Runs(HookCatalogVersion) {
+			out = append(out, k.Slug)
+		}
+	}
+	return out
+}()
 
 // BookingCatalog is the company's master data as the booking widget sees it.
 type BookingCatalog struct {

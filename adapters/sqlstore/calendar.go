@@ -80,10 +80,11 @@ func (c *Calendar) Lock(ctx context.Context, company domain.CompanyID, user doma
 
 // putSpan keeps the span of a calendar kind's object in step with its
 // payload, in the writing transaction: the end plus its service's buffer.
-func putSpan(ctx context.Context, db bun.IDB, company domain.CompanyID, kind *domain.Kind, id string, payload []byte) error {
-	if !kind.Calendar {
-		return nil
-	}
+// calendarSpan keeps an appointment's busy span in appointment_spans
+// (domain.HookCalendarSpan): written with it, gone with its delete.
+type calendarSpan struct{}
+
+func (calendarSpan) Written(ctx context.Context, db bun.IDB, company domain.CompanyID, _ *domain.Kind, id string, payload []byte) error {
 	var ref struct {
 		ServiceID *string `json:"service_id"`
 	}
@@ -121,11 +122,8 @@ func putSpan(ctx context.Context, db bun.IDB, company domain.CompanyID, kind *do
 	return translate(err)
 }
 
-// dropSpan frees the time of a deleted appointment: nothing it blocked stays busy.
-func dropSpan(ctx context.Context, db bun.IDB, company domain.CompanyID, kind *domain.Kind, id string) error {
-	if !kind.Calendar {
-		return nil
-	}
+// Deleted frees the time of a deleted appointment: nothing it blocked stays busy.
+func (calendarSpan) Deleted(ctx context.Context, db bun.IDB, company domain.CompanyID, _ *domain.Kind, id string) error {
 	_, err := db.NewDelete().TableExpr("appointment_spans").Where("company_id = ?", uuid.UUID(company)).
 		Where("appointment_id = ?", uuid.MustParse(id)).Exec(ctx)
 	return translate(err)

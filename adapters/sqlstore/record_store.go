@@ -19,12 +19,16 @@ import (
 // RecordStore keeps every generic section: customers in their table, the
 // record kinds in one records table whose composite foreign key
 // (company_id, customer_id) lets no record name another company's patient.
-type RecordStore struct{ db *bun.DB }
+// Every write and delete runs the kind's declared hooks (hooks.go) in its transaction.
+type RecordStore struct {
+	db    *bun.DB
+	hooks map[domain.StoreHook]Hook
+}
 
 var _ ports.RecordStore = (*RecordStore)(nil)
 
 // NewRecordStore returns the store of db.
-func NewRecordStore(db *bun.DB) *RecordStore { return &RecordStore{db: db} }
+func NewRecordStore(db *bun.DB) *RecordStore { return &RecordStore{db: db, hooks: hooks} }
 
 // objectRow is a row of either table as the feed reads it.
 type objectRow struct {
@@ -57,6 +61,8 @@ type table struct {
 	kind    string // the records table's kind column value; "" for customers
 }
 
+// tableOf is the one place that maps a kind to its storage: the customers
+// table for the customers' shape, the records table (by slug) for the rest.
 func tableOf(k *domain.Kind) table {
 	if k.Shape == domain.ShapeCustomer {
 		return table{name: "customers", columns: "CAST(id AS TEXT) AS id, NULL AS customer_id, payload, change, created_at, updated_at, deleted_at"}
@@ -82,23 +88,9 @@ func (t table) idArg(id string) (any, bool) {
 	return id, domain.ValidObjectID(id)
 }
 
-// stamp takes the change number of a write of kind and, for a section of
-// the booking catalogue, moves the company's catalogue version, both in the
-// writing transaction.
-func stamp(ctx context.Context, db bun.IDB, company domain.CompanyID, kind *domain.Kind) (int64, error) {
-	if kind.InCatalog() {
-		_, err := db.NewUpdate().TableExpr("companies").Set("catalog_version = catalog_version + 1").
-			Where("id = ?", uuid.UUID(company)).Exec(ctx)
-		if err != nil {
-			return 0, translate(err)
-		}
-	}
-	return nextChange(ctx, db)
-}
-
 func (s *RecordStore) Insert(ctx context.Context, company domain.CompanyID, kind *domain.Kind, obj ports.StoredObject) (ports.StoredObject, error) {
 	db := conn(ctx, s.db)
-	change, err := stamp(ctx, db, company, kind)
+	change, err := nextChange(ctx, db)
 	if err != nil {
 		return ports.StoredObject{}, err
 	}
@@ -123,9 +115,9 @@ func (s *RecordStore) Insert(ctx context.Context, company domain.CompanyID, kind
 		if err != nil {
 			return ports.StoredObject{}, translate(err)
 		}
-		if err := putSpan(ctx, db, company, kind, obj.ID, obj.Payload); err != nil {
-			return ports.StoredObject{}, err
-		}
+	}
+	if err := s.written(ctx, db, company, kind, obj.ID, obj.Payload); err != nil {
+		return ports.StoredObject{}, err
 	}
 	obj.Change, obj.CreatedAt, obj.UpdatedAt = change, now, now
 	return obj, nil
@@ -171,7 +163,7 @@ func (s *RecordStore) Update(ctx context.Context, company domain.CompanyID, kind
 	if !ok {
 		return ports.StoredObject{}, domain.ErrNotFound
 	}
-	change, err := stamp(ctx, db, company, kind)
+	change, err := nextChange(ctx, db)
 	if err != nil {
 		return ports.StoredObject{}, err
 	}
@@ -185,7 +177,7 @@ func (s *RecordStore) Update(ctx context.Context, company domain.CompanyID, kind
 	if err := affectedOne(q.Exec(ctx)); err != nil {
 		return ports.StoredObject{}, err
 	}
-	if err := putSpan(ctx, db, company, kind, id, payload); err != nil {
+	if err := s.written(ctx, db, company, kind, id, payload); err != nil {
 		return ports.StoredObject{}, err
 	}
 	return s.Get(ctx, company, kind, id, false)
@@ -198,7 +190,7 @@ func (s *RecordStore) Delete(ctx context.Context, company domain.CompanyID, kind
 	if !ok {
 		return domain.ErrNotFound
 	}
-	change, err := stamp(ctx, db, company, kind)
+	change, err := nextChange(ctx, db)
 	if err != nil {
 		return err
 	}
@@ -210,7 +202,7 @@ func (s *RecordStore) Delete(ctx context.Context, company domain.CompanyID, kind
 	if err := affectedOne(q.Exec(ctx)); err != nil {
 		return err
 	}
-	return dropSpan(ctx, db, company, kind, id)
+	return s.deleted(ctx, db, company, kind, id)
 }
 
 func (s *RecordStore) Get(ctx context.Context, company domain.CompanyID, kind *domain.Kind, id string, forUpdate bool) (ports.StoredObject, error) {
@@ -233,7 +225,7 @@ func (s *RecordStore) Get(ctx context.Context, company domain.CompanyID, kind *d
 func (s *RecordStore) List(ctx context.Context, company domain.CompanyID, kind *domain.Kind, lq domain.ListQuery) (ports.Page, error) {
 	t := tableOf(kind)
 	base := t.scoped(conn(ctx, s.db).NewSelect(), company)
-	if kind.Calendar {
+	if lq.Calendar.Any() { // only calendar kinds' lists take these filters
 		base = calendarFilter(base, company, lq.Calendar)
 	}
 	q, err := feedQuery(base, t.name, lq, t.idArg)
@@ -388,7 +380,7 @@ func (s *RecordStore) Put(ctx context.Context, company domain.CompanyID, kind *d
 		return nil
 	}
 	db := conn(ctx, s.db)
-	change, err := stamp(ctx, db, company, kind)
+	change, err := nextChange(ctx, db)
 	if err != nil {
 		return err
 	}
@@ -406,7 +398,7 @@ func (s *RecordStore) Put(ctx context.Context, company domain.CompanyID, kind *d
 	if len(fresh) == 0 {
 		return nil
 	}
-	if kind.Shape == domain.ShapeCustomer {
+	if tableOf(kind).kind == "" { // the customers table
 		rows := make([]customerRow, len(fresh))
 		var top int64
 		for i, o := range fresh {
@@ -420,9 +412,11 @@ func (s *RecordStore) Put(ctx context.Context, company domain.CompanyID, kind *d
 		}
 		if db.Dialect().Name() == dialect.PG { // chosen ids must not be handed out again
 			_, err := db.ExecContext(ctx, "SELECT setval(pg_get_serial_sequence('customers', 'id'), GREATEST(?, (SELECT last_value FROM customers_id_seq)))", top)
-			return translate(err)
+			if err != nil {
+				return translate(err)
+			}
 		}
-		return nil
+		return s.writtenAll(ctx, db, company, kind, fresh)
 	}
 	rows := make([]recordRow, len(fresh))
 	for i, o := range fresh {
@@ -436,8 +430,13 @@ func (s *RecordStore) Put(ctx context.Context, company domain.CompanyID, kind *d
 	if _, err = db.NewInsert().Model(&rows).Exec(ctx); err != nil {
 		return translate(err)
 	}
-	for _, o := range fresh {
-		if err := putSpan(ctx, db, company, kind, o.ID, o.Payload); err != nil {
+	return s.writtenAll(ctx, db, company, kind, fresh)
+}
+
+// writtenAll runs the kind's hooks for each object of a batch.
+func (s *RecordStore) writtenAll(ctx context.Context, db bun.IDB, company domain.CompanyID, kind *domain.Kind, objs []ports.StoredObject) error {
+	for _, o := range objs {
+		if err := s.written(ctx, db, company, kind, o.ID, o.Payload); err != nil {
 			return err
 		}
 	}
@@ -462,7 +461,7 @@ func (s *RecordStore) replace(ctx context.Context, db bun.IDB, company domain.Co
 	if err := affectedOne(q.Exec(ctx)); err != nil {
 		return err
 	}
-	return putSpan(ctx, db, company, kind, o.ID, o.Payload)
+	return s.written(ctx, db, company, kind, o.ID, o.Payload)
 }
 
 // jsonField is a top-level payload field as text; name is ours, never a client's.
@@ -484,7 +483,7 @@ func (s *RecordStore) Values(ctx context.Context, company domain.CompanyID, kind
 func (s *RecordStore) All(ctx context.Context, company domain.CompanyID, kinds ...*domain.Kind) ([][]ports.StoredObject, error) {
 	slugs := make([]string, len(kinds))
 	for i, k := range kinds {
-		if k.Shape == domain.ShapeCustomer {
+		if tableOf(k).kind == "" {
 			return nil, errors.New("All reads company-wide kinds of the records table")
 		}
 		slugs[i] = k.Slug
