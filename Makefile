@@ -9,22 +9,29 @@ TOOLS         := $(CURDIR)/bin/tools
 IMAGE         ?= praxis:dev
 FUZZTIME      ?= 30s
 
-.PHONY: build bridge-windows run test envtest tools node-tools lint bench fuzz image clean
+.PHONY: build server bridge-windows run test envtest tools node-tools lint bench fuzz image clean
 
 VERSION       ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 
 BRIDGE        := bin/praxis-gdt-bridge
+OPERATOR      := bin/praxis-operator
+LDFLAGS       := -X github.com/praxis-health/praxis/app.Version=$(VERSION)
 
-build:
-	$(GO) build -trimpath -ldflags "-X github.com/praxis-health/praxis/app.Version=$(VERSION)" -o $(BIN) ./app/cmd/praxis
+## build: the server, the GDT bridge and the operator (three programs)
+build: server
 	$(GO) build -trimpath -o $(BRIDGE) ./app/cmd/praxis-gdt-bridge
+	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(OPERATOR) ./app/cmd/praxis-operator
+
+## server: the server alone, which is all `make run` needs (no Kubernetes libraries in it)
+server:
+	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./app/cmd/praxis
 
 ## bridge-windows: the GDT bridge for the practice's Windows PC
 bridge-windows:
 	GOOS=windows GOARCH=amd64 $(GO) build -trimpath -o $(BRIDGE).exe ./app/cmd/praxis-gdt-bridge
 
 ## run: serve on the embedded defaults (SQLite and files under ./data, in-process stores)
-run: build
+run: server
 	./$(BIN) serve
 
 ## test: every test, with the race detector; PostgreSQL/Redis tests use the local servers

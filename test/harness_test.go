@@ -28,7 +28,7 @@ import (
 	"github.com/praxis-health/praxis/test/testenv"
 )
 
-var binary, bridgeBinary string
+var binary, bridgeBinary, operatorBinary string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "praxis-bin-")
@@ -37,7 +37,8 @@ func TestMain(m *testing.M) {
 	}
 	binary = filepath.Join(dir, "praxis")
 	bridgeBinary = filepath.Join(dir, "praxis-gdt-bridge")
-	for out, pkg := range map[string]string{binary: "../app/cmd/praxis", bridgeBinary: "../app/cmd/praxis-gdt-bridge"} {
+	operatorBinary = filepath.Join(dir, "praxis-operator")
+	for out, pkg := range map[string]string{binary: "../app/cmd/praxis", bridgeBinary: "../app/cmd/praxis-gdt-bridge", operatorBinary: "../app/cmd/praxis-operator"} {
 		build := exec.Command("go", "build", "-o", out, pkg)
 		build.Stdout, build.Stderr = os.Stderr, os.Stderr
 		if err := build.Run(); err != nil {

@@ -61,20 +61,20 @@ func newCluster(t *testing.T) cluster {
 	return cluster{Kube: k, kc: kc, ns: ns.Name}
 }
 
-// operatorProcess is one running `praxis operator`.
+// operatorProcess is one running praxis-operator.
 type operatorProcess struct {
 	cmd    *exec.Cmd
 	log    *testenv.SyncBuffer
 	exited chan error
 }
 
-// startOperator runs `praxis operator` on s's database, watching only the
+// startOperator runs praxis-operator on s's database, watching only the
 // test's namespace, and waits until it is ready.
 func (c cluster) startOperator(t *testing.T, s *server, flags ...string) *operatorProcess {
 	t.Helper()
 	health := testenv.FreeAddr(t)
-	args := append([]string{"operator", "--namespace", c.ns, "--health-addr", health, "--metrics-addr", "0", "--leader-elect=false"}, flags...)
-	p := &operatorProcess{cmd: exec.Command(binary, args...), log: &testenv.SyncBuffer{}, exited: make(chan error, 1)}
+	args := append([]string{"--namespace", c.ns, "--health-addr", health, "--metrics-addr", "0", "--leader-elect=false"}, flags...)
+	p := &operatorProcess{cmd: exec.Command(operatorBinary, args...), log: &testenv.SyncBuffer{}, exited: make(chan error, 1)}
 	p.cmd.Env = append(slices.Clip(s.env), "KUBECONFIG="+c.KubeConfig, "PRAXIS_PUBLIC_URL="+s.url)
 	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
 	if err := p.cmd.Start(); err != nil {

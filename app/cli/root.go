@@ -28,7 +28,7 @@ func Root() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(serveCmd(), migrateCmd(), adminCmd(), demoCmd(), operatorCmd())
+	root.AddCommand(serveCmd(), migrateCmd(), adminCmd(), demoCmd())
 	return root
 }
 

@@ -324,7 +324,7 @@ func checkOperator(t *testing.T, objs map[string][]manifest, enabled bool) {
 	}
 	pod := manifest(op[0].get("spec", "template", "spec").(map[string]any))
 	args := fmt.Sprint(pod.get("containers", 0, "args"))
-	if !strings.HasPrefix(args, "[operator --leader-elect=true") || !strings.Contains(args, "--token-url=https://praxis.example.com/api/oauth/v2/token") {
+	if fmt.Sprint(pod.get("containers", 0, "command")) != "[/praxis-operator]" || !strings.HasPrefix(args, "[--leader-elect=true") || !strings.Contains(args, "--token-url=https://praxis.example.com/api/oauth/v2/token") {
 		t.Errorf("operator args %s", args)
 	}
 	if pod.str("containers", 0, "livenessProbe", "httpGet", "path") != "/healthz" || pod.str("containers", 0, "readinessProbe", "httpGet", "path") != "/readyz" {

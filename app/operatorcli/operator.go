@@ -1,8 +1,14 @@
-package cli
+// Package operatorcli is praxis-operator, the program that reconciles
+// Company and OAuthClient resources (docs: README "Kubernetes: the
+// operator"). It is a program of its own, apart from the server, so that
+// the server's binary carries none of the Kubernetes client libraries; both
+// drive the same use-case port, ports.Tenants.
+package operatorcli
 
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"strings"
@@ -46,13 +52,29 @@ func leaseNamespace(flag, watched, podNamespaceFile string) (string, error) {
 	return ns, nil
 }
 
-// operatorCmd runs the controller of CONTRACT §9. It finds the cluster like
-// kubectl (KUBECONFIG, else in-cluster) and the database like serve.
-func operatorCmd() *cobra.Command {
+// Main runs praxis-operator and returns the process exit code.
+func Main(args []string, stdout, stderr io.Writer) int {
+	root := Command()
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	if err := root.Execute(); err != nil {
+		_, _ = fmt.Fprintln(stderr, "praxis-operator:", err)
+		return 1
+	}
+	return 0
+}
+
+// Command is the operator's command line. It finds the cluster like kubectl
+// (KUBECONFIG, else in-cluster) and the database like praxis serve.
+func Command() *cobra.Command {
 	var o operator.Options
 	cmd := &cobra.Command{
-		Use:   "operator",
-		Short: "Reconcile Company and OAuthClient resources into the database and Secrets",
+		Use:           "praxis-operator",
+		Short:         "Reconcile Company and OAuthClient resources into the database and Secrets",
+		Args:          cobra.NoArgs,
+		SilenceUsage:  true,
+		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := app.LoadConfig()
 			if err != nil {
