@@ -1,0 +1,34 @@
+package test
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestAdaptersNeverImportAnotherAdapter: an adapter serves one technology;
+// what two adapters share belongs in ports or domain (docs/ARCHITECTURE.md).
+// depguard cannot say "another adapter", so the import graph is read here.
+func TestAdaptersNeverImportAnotherAdapter(t *testing.T) {
+	t.Parallel()
+	const adapters = "github.com/praxis-health/praxis/adapters/"
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", "../adapters/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	checked := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		pkg := fields[0]
+		own := adapters + strings.SplitN(strings.TrimPrefix(pkg, adapters), "/", 2)[0]
+		checked++
+		for _, imp := range fields[1:] {
+			if strings.HasPrefix(imp, adapters) && imp != own && !strings.HasPrefix(imp, own+"/") {
+				t.Errorf("%s imports %s", pkg, imp)
+			}
+		}
+	}
+	if checked < 8 {
+		t.Fatalf("read %d adapter packages, want every one", checked)
+	}
+}
