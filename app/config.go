@@ -16,7 +16,7 @@ import (
 	"github.com/praxis-health/praxis/domain"
 )
 
-// Config is praxis's environment (CONTRACT §1). The defaults are the embedded
+// Config is praxis's environment (docs/contract.md §1). The defaults are the embedded
 // mode: SQLite and local files under ./data, nothing else to run.
 type Config struct {
 	HTTPAddr    string `env:"PRAXIS_HTTP_ADDR" envDefault:":8080"`

@@ -8,7 +8,7 @@ import (
 )
 
 // Appointment is a span of one user's calendar at one location, usually with
-// a patient (spec/sections.md §6). Its status is a small state machine
+// a patient (docs/sections.md §6). Its status is a small state machine
 // (AppointmentStatus.CanBecome); it leaves booked or arrived for cancelled
 // only through Cancel.
 type Appointment struct {

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// BookingRequest is the body of POST booking/appointments (spec/sections.md §1).
+// BookingRequest is the body of POST booking/appointments (docs/sections.md §1).
 type BookingRequest struct {
 	ServiceID  UUID             `json:"service_id" jsonschema:"required"`
 	UserID     UUID             `json:"user_id" jsonschema:"required"`

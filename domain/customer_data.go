@@ -2,7 +2,7 @@ package domain
 
 import "github.com/invopop/jsonschema"
 
-// CustomerData is a patient as the customers section answers it (spec/sections.md §7).
+// CustomerData is a patient as the customers section answers it (docs/sections.md §7).
 type CustomerData struct {
 	Title       *string  `json:"title" jsonschema:"maxLength=50,format=line"`
 	FirstName   string   `json:"first_name" jsonschema:"required,maxLength=100,format=line,pattern=\\S"`

@@ -83,7 +83,7 @@ type File struct {
 // FileCategories are the categories a file may be filed under; "other" by default.
 var FileCategories = []string{"report", "image", "lab", "letter", "other"}
 
-// FileView is a file as the Files section answers it (spec/sections.md §11).
+// FileView is a file as the Files section answers it (docs/sections.md §11).
 type FileView struct {
 	ID             string   `json:"id"`
 	CustomerID     int64    `json:"customer_id"`

@@ -306,7 +306,7 @@ func IsPatient(value string, customer CustomerID) bool {
 // GDTPatientCheck reads a GDT file as it streams past (it is an io.Writer)
 // and remembers the first field 3000, in any record, that names another
 // patient than the customer: one file must never file a second patient's
-// results under the first (CONTRACT §7). It reads its lines with the
+// results under the first (docs/contract.md §7). It reads its lines with the
 // parser's own splitter and keeps no more than one line in memory.
 type GDTPatientCheck struct {
 	customer CustomerID
@@ -359,7 +359,7 @@ type GDTCategory struct {
 	Lines []string `json:"lines"`
 }
 
-// GDTInfo is the examination metadata a stored GDT file carries (CONTRACT §7).
+// GDTInfo is the examination metadata a stored GDT file carries (docs/contract.md §7).
 // The header (record type to procedure) is the first record's; findings,
 // tests, tables, categories and references are every record's, in order.
 // Nothing is invented: without 6201 the time of the examination is unknown,

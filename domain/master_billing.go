@@ -9,7 +9,7 @@ import (
 
 // Billing documents: invoices and fee notes share a base; cash receipts
 // share the amounts. Every amount a document states is checked against what
-// its lines compute, half up to cents per line (spec/sections.md §26–§28).
+// its lines compute, half up to cents per line (docs/sections.md §26–§28).
 
 // LineItem is one line of a bill: of a receipt as it stands, of an invoice with more.
 type LineItem struct {
@@ -261,7 +261,7 @@ func defaultDiscounts(items []BillingItem) {
 	}
 }
 
-// Invoice is a bill (spec/sections.md §26).
+// Invoice is a bill (docs/sections.md §26).
 type Invoice struct {
 	BillingBase
 	CustomerID *CustomerID   `json:"customer_id"`
@@ -287,7 +287,7 @@ func (v *Invoice) effects(id string) []Effect {
 	return effects(id)
 }
 
-// FeeNote is a private doctor's invoice, claimed back from the insurer (spec/sections.md §28).
+// FeeNote is a private doctor's invoice, claimed back from the insurer (docs/sections.md §28).
 type FeeNote struct {
 	BillingBase
 	CustomerID       CustomerID         `json:"customer_id" jsonschema:"required"`
@@ -350,7 +350,7 @@ func (f *FeeNote) effects(id string) []Effect {
 	return effects(id)
 }
 
-// CashRevenue is a register receipt; it carries no patient data, ever (spec/sections.md §27).
+// CashRevenue is a register receipt; it carries no patient data, ever (docs/sections.md §27).
 type CashRevenue struct {
 	Number                string     `json:"number" jsonschema:"required,maxLength=50,format=line,pattern=\\S"`
 	RegisterID            string     `json:"register_id" jsonschema:"required,maxLength=50,format=line,pattern=\\S"`

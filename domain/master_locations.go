@@ -1,6 +1,6 @@
 package domain
 
-// Location is a place where the practice treats patients (spec/sections.md §2).
+// Location is a place where the practice treats patients (docs/sections.md §2).
 type Location struct {
 	Name           string  `json:"name" jsonschema:"required,maxLength=200,format=line,pattern=\\S"`
 	Address        Address `json:"address" jsonschema:"required"`

@@ -1,6 +1,6 @@
 package domain
 
-// ServiceAssignment says who offers which service where (spec/sections.md §5).
+// ServiceAssignment says who offers which service where (docs/sections.md §5).
 type ServiceAssignment struct {
 	UserID          UUID    `json:"user_id" jsonschema:"required"`
 	ServiceID       UUID    `json:"service_id" jsonschema:"required"`

@@ -1,6 +1,6 @@
 package domain
 
-// Service is a treatment the practice offers (spec/sections.md §4).
+// Service is a treatment the practice offers (docs/sections.md §4).
 type Service struct {
 	Name               string   `json:"name" jsonschema:"required,maxLength=200,format=line,pattern=\\S"`
 	Description        *string  `json:"description" jsonschema:"maxLength=2000,format=text"`

@@ -1,6 +1,6 @@
 package domain
 
-// Tenant is a billing sub-account, e.g. a self-employed doctor of a group practice (spec/sections.md §29).
+// Tenant is a billing sub-account, e.g. a self-employed doctor of a group practice (docs/sections.md §29).
 type Tenant struct {
 	Name                  string  `json:"name" jsonschema:"required,maxLength=200,format=line,pattern=\\S"`
 	Kind                  string  `json:"kind" jsonschema:"required,enum=practice,enum=self_employed_user"`

@@ -2,7 +2,7 @@ package domain
 
 import "strings"
 
-// User is a member of the practice's staff (spec/sections.md §3).
+// User is a member of the practice's staff (docs/sections.md §3).
 type User struct {
 	Title          *string       `json:"title" jsonschema:"maxLength=50,format=line"`
 	FirstName      string        `json:"first_name" jsonschema:"required,maxLength=100,format=line,pattern=\\S"`

@@ -3,7 +3,7 @@ package domain
 import "math/big"
 
 // Money arithmetic: exact rationals, rounded half up to cents once per line
-// (spec/sections.md: never floats).
+// (docs/sections.md: never floats).
 
 var hundred = big.NewRat(100, 1)
 

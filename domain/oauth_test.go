@@ -21,7 +21,7 @@ func TestScopeCatalogue(t *testing.T) {
 		}
 	}
 	if !all.Contains(domain.ScopeCompanyRead) || !all.Contains("customers:write") || !all.Contains("medical-fee-services:read") {
-		t.Error("catalogue misses a scope of CONTRACT §4")
+		t.Error("catalogue misses a scope of docs/contract.md §4")
 	}
 }
 

@@ -13,7 +13,7 @@ type RateLimit struct {
 	Window time.Duration
 }
 
-// RateLimits are the limits by plan (CONTRACT §4).
+// RateLimits are the limits by plan (docs/contract.md §4).
 type RateLimits map[Plan]RateLimit
 
 // DefaultRateLimits: basic 600, pro 3000, enterprise 12000 requests a minute.

@@ -1,6 +1,6 @@
 package domain
 
-// Anamnesis is a patient's history as taken (spec/sections.md §12).
+// Anamnesis is a patient's history as taken (docs/sections.md §12).
 type Anamnesis struct {
 	RecordBase
 	RecordedOn        *Date    `json:"recorded_on"`

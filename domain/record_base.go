@@ -28,7 +28,7 @@ func NewObjectID() string { return uuid.Must(uuid.NewV7()).String() }
 // ValidObjectID reports whether s is an id in its one spelling.
 func ValidObjectID(s string) bool { return canonicalUUID.MatchString(s) }
 
-// RecordBase comes first in every record about a customer (spec/sections.md).
+// RecordBase comes first in every record about a customer (docs/sections.md).
 type RecordBase struct {
 	CustomerID    CustomerID `json:"customer_id" jsonschema:"required"`
 	UserID        *UUID      `json:"user_id"`

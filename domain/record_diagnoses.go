@@ -1,6 +1,6 @@
 package domain
 
-// Diagnosis is a coded or free-text diagnosis (spec/sections.md §10).
+// Diagnosis is a coded or free-text diagnosis (docs/sections.md §10).
 type Diagnosis struct {
 	RecordBase
 	ICD10Code   *string `json:"icd10_code" jsonschema:"pattern=^[A-Z][0-9]{2}(\\.[0-9A-Z]{1\\,4})?$"`

@@ -1,6 +1,6 @@
 package domain
 
-// IncomingReferral is a referral another doctor sent to this practice (spec/sections.md §19).
+// IncomingReferral is a referral another doctor sent to this practice (docs/sections.md §19).
 type IncomingReferral struct {
 	RecordBase
 	ReceivedOn      Date    `json:"received_on" jsonschema:"required"`

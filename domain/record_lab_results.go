@@ -1,6 +1,6 @@
 package domain
 
-// LabResult is a laboratory report (spec/sections.md §23).
+// LabResult is a laboratory report (docs/sections.md §23).
 type LabResult struct {
 	RecordBase
 	LabName     *string    `json:"lab_name" jsonschema:"maxLength=200,format=line"`

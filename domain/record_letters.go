@@ -1,6 +1,6 @@
 package domain
 
-// DoctorLetter is a letter to another doctor or for the record (spec/sections.md §20).
+// DoctorLetter is a letter to another doctor or for the record (docs/sections.md §20).
 type DoctorLetter struct {
 	DocumentBase
 	Recipient      *Contact  `json:"recipient"`
@@ -23,7 +23,7 @@ func (l *DoctorLetter) check(rc RuleContext, errs *FieldErrors) {
 	checkSent(l.SentVia, l.SentAt, rc, errs)
 }
 
-// PatientLetter is a letter to the patient (spec/sections.md §21); any user may sign it.
+// PatientLetter is a letter to the patient (docs/sections.md §21); any user may sign it.
 type PatientLetter struct {
 	DocumentBase
 	Subject string    `json:"subject" jsonschema:"required,maxLength=200,format=line,pattern=\\S"`

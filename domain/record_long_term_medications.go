@@ -1,6 +1,6 @@
 package domain
 
-// LongTermMedication is a drug the customer takes regularly (spec/sections.md §14).
+// LongTermMedication is a drug the customer takes regularly (docs/sections.md §14).
 type LongTermMedication struct {
 	RecordBase
 	Name             string  `json:"name" jsonschema:"required,maxLength=200,format=line,pattern=\\S"`

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Measurement is one vital sign or measured value (spec/sections.md §13).
+// Measurement is one vital sign or measured value (docs/sections.md §13).
 type Measurement struct {
 	RecordBase
 	MeasuredAt DateTime    `json:"measured_at" jsonschema:"required"`

@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// MedicalFeeService is a service performed, waiting to be billed (spec/sections.md §9).
+// MedicalFeeService is a service performed, waiting to be billed (docs/sections.md §9).
 type MedicalFeeService struct {
 	CustomerID        CustomerID `json:"customer_id" jsonschema:"required"`
 	UserID            UUID       `json:"user_id" jsonschema:"required"`

@@ -1,6 +1,6 @@
 package domain
 
-// MedicalTransport is a transport the insurer pays (spec/sections.md §22).
+// MedicalTransport is a transport the insurer pays (docs/sections.md §22).
 type MedicalTransport struct {
 	DocumentBase
 	TransportType        string   `json:"transport_type" jsonschema:"required,enum=taxi,enum=ambulance_seated,enum=ambulance_lying,enum=rescue,enum=emergency_doctor,enum=private_car"`

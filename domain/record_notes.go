@@ -1,6 +1,6 @@
 package domain
 
-// Note is a free-text entry in a customer's record (spec/sections.md §8).
+// Note is a free-text entry in a customer's record (docs/sections.md §8).
 type Note struct {
 	RecordBase
 	NotedOn *Date   `json:"noted_on"`

@@ -1,6 +1,6 @@
 package domain
 
-// Referral sends the customer on to another provider (spec/sections.md §16).
+// Referral sends the customer on to another provider (docs/sections.md §16).
 type Referral struct {
 	DocumentBase
 	ToSpecialty     string   `json:"to_specialty" jsonschema:"required,maxLength=100,format=line,pattern=\\S"`

@@ -1,6 +1,6 @@
 package domain
 
-// Regulation is a prescription or order: therapy, aids, imaging, lab, drugs (spec/sections.md §17).
+// Regulation is a prescription or order: therapy, aids, imaging, lab, drugs (docs/sections.md §17).
 type Regulation struct {
 	DocumentBase
 	Type             string           `json:"type" jsonschema:"required,enum=physiotherapy,enum=occupational_therapy,enum=speech_therapy,enum=medical_aid,enum=imaging,enum=lab,enum=medication,enum=other"`

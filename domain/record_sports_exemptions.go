@@ -1,6 +1,6 @@
 package domain
 
-// SportsExemption excuses a customer from sports (spec/sections.md §15).
+// SportsExemption excuses a customer from sports (docs/sections.md §15).
 type SportsExemption struct {
 	DocumentBase
 	ValidFrom          Date    `json:"valid_from" jsonschema:"required"`

@@ -1,6 +1,6 @@
 package domain
 
-// VisitConfirmation confirms a visit, for an employer or a school (spec/sections.md §18).
+// VisitConfirmation confirms a visit, for an employer or a school (docs/sections.md §18).
 type VisitConfirmation struct {
 	DocumentBase
 	VisitDate          Date       `json:"visit_date" jsonschema:"required"`

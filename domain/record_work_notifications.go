@@ -2,7 +2,7 @@ package domain
 
 import "time"
 
-// IllnessNotification certifies incapacity for work (spec/sections.md §24).
+// IllnessNotification certifies incapacity for work (docs/sections.md §24).
 type IllnessNotification struct {
 	DocumentBase
 	IncapableFrom Date    `json:"incapable_from" jsonschema:"required"`
@@ -39,7 +39,7 @@ func previousWorkingDay(d Date) Date {
 	return Date(t.Format(time.DateOnly))
 }
 
-// HealthNotification declares the customer fit for work again (spec/sections.md §25).
+// HealthNotification declares the customer fit for work again (docs/sections.md §25).
 type HealthNotification struct {
 	DocumentBase
 	IllnessNotificationID *UUID   `json:"illness_notification_id"`

@@ -1,6 +1,8 @@
 package domain
 
-// Section is one part of the resource API (CONTRACT §4) by its path slug.
+//go:generate go run ./internal/gendocs ../docs/sections.md
+
+// Section is one part of the resource API (docs/contract.md §4) by its path slug.
 // Kind is set for the generic sections, whose routes, storage, OpenAPI
 // paths and contract tests all derive from this table; a section without a
 // Kind is bespoke and registers its own routes.

@@ -27,7 +27,7 @@ var (
 	ErrMalformedUpload     = errors.New("malformed upload")
 	// ErrIdempotencyKeyTooLong: an Idempotency-Key over 255 characters.
 	ErrIdempotencyKeyTooLong = errors.New("idempotency key too long")
-	// ErrPatientMismatch: a GDT part's field 3000 names another patient than the customer header (CONTRACT §7).
+	// ErrPatientMismatch: a GDT part's field 3000 names another patient than the customer header (docs/contract.md §7).
 	ErrPatientMismatch = errors.New("patient mismatch")
 )
 

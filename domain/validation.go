@@ -11,7 +11,7 @@ import (
 
 // FieldError is one rejected field: its body path (`items[2].quantity`) or
 // query parameter, and the rule it broke. The message never repeats the value:
-// values may be health data (spec/sections.md, the PHI rule).
+// values may be health data (docs/sections.md, the PHI rule).
 type FieldError struct {
 	Field   string `json:"field"`
 	Message string `json:"message"`

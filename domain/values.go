@@ -11,7 +11,7 @@ import (
 	"github.com/invopop/jsonschema"
 )
 
-// The value types of spec/sections.md. Each states its JSON form once, in
+// The value types of docs/sections.md. Each states its JSON form once, in
 // JSONSchema: the schema validator checks it before a payload is decoded, so
 // decoding itself never meets a malformed value.
 

@@ -123,7 +123,7 @@ type Calendar interface {
 	Lock(ctx context.Context, company domain.CompanyID, user domain.UUID) error
 }
 
-// Booking serves a public booking widget (spec/sections.md §1).
+// Booking serves a public booking widget (docs/sections.md §1).
 type Booking interface {
 	// Offered lists the bookable users, locations or services (section), narrowed by q.
 	Offered(ctx context.Context, grant domain.Grant, section string, q domain.BookingQuery) (RenderedPage, error)

@@ -73,7 +73,7 @@ func writeLines(t *testing.T, lines ...string) string {
 	return path
 }
 
-// TestImportExport: CONTRACT §6 on both backends.
+// TestImportExport: docs/contract.md §6 on both backends.
 func TestImportExport(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, b backend) {

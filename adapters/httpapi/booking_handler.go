@@ -21,7 +21,7 @@ func NewBookingSection(booking ports.Booking, appointments ports.Appointments) *
 	return &BookingSection{booking: booking, appointments: appointments}
 }
 
-// bookingFilters are the filters each booking list takes (spec/sections.md §1).
+// bookingFilters are the filters each booking list takes (docs/sections.md §1).
 var bookingFilters = map[string][]string{
 	"users":     {"service_id", "location_id"},
 	"locations": {"service_id", "user_id"},

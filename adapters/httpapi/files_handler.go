@@ -182,7 +182,7 @@ func (h *FilesSection) upload(c *fiber.Ctx) error {
 }
 
 // filesRefusal answers an upload refusal of POST files in problem+json
-// (spec/sections.md §11): 413 a file over 15 MiB, 507 no room, 422 the rest.
+// (docs/sections.md §11): 413 a file over 15 MiB, 507 no room, 422 the rest.
 func filesRefusal(err error) error {
 	var refusal *domain.UploadRefusal
 	if !errors.As(err, &refusal) {

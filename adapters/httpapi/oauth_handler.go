@@ -19,7 +19,7 @@ import (
 	"github.com/praxis-health/praxis/ports"
 )
 
-// OAuth paths (CONTRACT §3).
+// OAuth paths (docs/contract.md §3).
 const (
 	tokenPath      = "/api/oauth/v2/token" //nolint:gosec // a path, not a credential
 	revokePath     = "/api/oauth/v2/revoke"

@@ -1,4 +1,4 @@
-// Package operator is the Kubernetes operator of praxis (CONTRACT §9): the
+// Package operator is the Kubernetes operator of praxis (docs/contract.md §9): the
 // Company and OAuthClient custom resources of praxis-health.io/v1alpha1,
 // reconciled by controller-runtime into the database — through the same
 // use case as the admin commands (the driving port ports.Tenants) — and into

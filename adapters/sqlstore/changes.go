@@ -7,7 +7,7 @@ import (
 	"github.com/uptrace/bun/dialect"
 )
 
-// The change clock of the sync feed (CONTRACT §4). Every write is stamped
+// The change clock of the sync feed (docs/contract.md §4). Every write is stamped
 // with its transaction's change; a feed serves only changes no open
 // transaction can still undercut, so a client following its cursor never
 // skips a write that commits late.

@@ -7,7 +7,7 @@ import (
 )
 
 // feedQuery turns a company-scoped select of table into one page of its
-// feed (CONTRACT §4): the filters, the keyset after the cursor, only
+// feed (docs/contract.md §4): the filters, the keyset after the cursor, only
 // settled changes, in (change, id) order, one row more than the page to
 // tell whether more follow. idArg reads a cursor's id as the table compares it.
 func feedQuery(q *bun.SelectQuery, table string, lq domain.ListQuery, idArg func(string) (any, bool)) (*bun.SelectQuery, error) {

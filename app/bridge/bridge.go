@@ -1,4 +1,4 @@
-// Package bridge is praxis-gdt-bridge (CONTRACT §8): it watches a practice's
+// Package bridge is praxis-gdt-bridge (docs/contract.md §8): it watches a practice's
 // GDT exchange folder and delivers each complete result (record 6310/6311)
 // with the files its 6305 lines reference in one upload. Delivery is exactly
 // once: the upload carries an Idempotency-Key (a hash of the bundle), a
@@ -223,7 +223,7 @@ func (b *Bridge) read(path string) (bundle, error) {
 		bd.problem = "record type " + rt + " is no examination result (6310/6311)"
 		return bd, nil
 	}
-	// The same rule as the service's (CONTRACT §7): one file, one patient.
+	// The same rule as the service's (docs/contract.md §7): one file, one patient.
 	switch patients := g.Patients(); len(patients) {
 	case 0:
 		bd.problem = "no patient (field 3000)"

@@ -21,7 +21,7 @@ import (
 )
 
 // Exchange is the operator's door for data without a write endpoint
-// (CONTRACT §6): NDJSON import and export of every generic section.
+// (docs/contract.md §6): NDJSON import and export of every generic section.
 type Exchange struct {
 	store     ports.RecordStore
 	files     ports.FileRepository

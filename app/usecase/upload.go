@@ -335,7 +335,7 @@ func (up *upload) take(part ports.Part) (empty bool, err error) {
 	var info *domain.GDTInfo
 	if gdt != nil {
 		// Patient safety: a result of which any record names another patient
-		// is refused whole, before a byte of it is kept (CONTRACT §7). The
+		// is refused whole, before a byte of it is kept (docs/contract.md §7). The
 		// check read every line of the part, not only the parsed start.
 		if other, found := patients.OtherPatient(); found {
 			w.Abort()

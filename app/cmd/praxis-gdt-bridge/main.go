@@ -1,6 +1,6 @@
 // Command praxis-gdt-bridge runs at the practice: it watches the GDT
 // exchange folder and delivers each examination result with the files it
-// references to praxis, exactly once (CONTRACT §8). Settings by flag or by
+// references to praxis, exactly once (docs/contract.md §8). Settings by flag or by
 // PRAXIS_BRIDGE_* variable; logs are JSON lines on stdout.
 package main
 

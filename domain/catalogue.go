@@ -1,0 +1,147 @@
+package domain
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// bespokeSections say, for the sections without a Kind, where their rules are told.
+var bespokeSections = map[string]string{
+	"booking": "Online booking: the bookable users, locations and services, free slots and `POST booking/appointments`. " +
+		"Hand-written (`adapters/httpapi/booking_handler.go`, `app/usecase/booking.go`, `domain/slots.go`); see the README, \"Booking and appointments\".",
+	"files": "The practice's files, uploads of the devices included: list, metadata, download with `Range`, `POST files` (multipart, the upload rules). " +
+		"Hand-written (`adapters/httpapi/files_handler.go`, `app/usecase/files.go`); see the README, \"Files\".",
+	"company": "The token's own company: `GET company`. Hand-written (`adapters/httpapi/company_handler.go`).",
+}
+
+// Catalogue is the field catalogue of the resource API in Markdown, written
+// from the table of sections: docs/sections.md is this text, and a test
+// fails when that file is stale (go generate ./domain/... writes it).
+func Catalogue() string {
+	var b strings.Builder
+	b.WriteString("# The sections of the resource API\n\n")
+	b.WriteString("Generated from the table of sections (`domain/section.go`) by `go generate ./domain/...`; do not edit by hand.\n")
+	b.WriteString("Each section is served under `/api/oauth/v2/resource/<slug>` with the scopes `<slug>:read` and `<slug>:write`.\n")
+	b.WriteString("The numbers (§1 to §30) are the table's order; code comments cite them as `docs/sections.md §N`.\n")
+	b.WriteString("A field's rules are its schema's: every failing field of a request is answered at once (422 `errors[]`).\n")
+	b.WriteString("Rules a schema cannot state (checksums beyond formats, dates against today, rules across fields) are in the payload's `check` method (`domain/record_*.go`, `domain/master_*.go`, `domain/customer_data.go`, `domain/appointment.go`).\n")
+	for i, s := range Sections {
+		fmt.Fprintf(&b, "\n## §%d `%s`\n\n", i+1, s.Slug)
+		k := s.Kind
+		if k == nil {
+			b.WriteString(bespokeSections[s.Slug] + "\n")
+			continue
+		}
+		writeKind(&b, k)
+	}
+	return b.String()
+}
+
+func writeKind(b *strings.Builder, k *Kind) {
+	ops := []string{"`GET " + k.Slug + "` (the sync feed)", "`GET " + k.Slug + "/{id}`"}
+	if !k.ReadOnly {
+		ops = append(ops, "`POST "+k.Slug+"`")
+	}
+	if k.Patch {
+		ops = append(ops, "`PATCH "+k.Slug+"/{id}` (a JSON merge patch, validated whole)")
+	}
+	shape := map[Shape]string{ShapeCustomer: "the practice's patients (numeric ids)", ShapeRecord: "records of one customer",
+		ShapeMasterData: "company-wide master data, written by the operator's import"}[k.Shape]
+	fmt.Fprintf(b, "%s, payload `%s`. Operations: %s.\n", upperFirst(shape), k.Name, strings.Join(ops, ", "))
+	var filters []string
+	if k.HasCustomer() {
+		filters = append(filters, "`customer_id`")
+	}
+	if k.Calendar {
+		filters = append(filters, "`user_id`", "`location_id`", "`from`", "`to`")
+	}
+	if len(filters) > 0 {
+		fmt.Fprintf(b, "List filters beside `limit`, `cursor`, `updated_since`, `include_deleted`: %s.\n", strings.Join(filters, ", "))
+	}
+	if len(k.Hooks) > 0 {
+		hooks := make([]string, len(k.Hooks))
+		for i, h := range k.Hooks {
+			hooks[i] = "`" + string(h) + "`"
+		}
+		fmt.Fprintf(b, "Store hooks on every write and delete: %s.\n", strings.Join(hooks, ", "))
+	}
+	if len(k.Immutable) > 0 {
+		fmt.Fprintf(b, "A PATCH may not change: `%s`.\n", strings.Join(k.Immutable, "`, `"))
+	}
+	b.WriteString("\n| field | type | required | rules |\n|---|---|---|---|\n")
+	writeFields(b, "", k.schemas.Input)
+}
+
+// writeFields writes one row per property of schema, nested objects' properties as a.b, items as a[].b.
+func writeFields(b *strings.Builder, prefix string, schema map[string]any) {
+	props, _ := schema["properties"].(map[string]any)
+	required, _ := schema["required"].([]any)
+	for name := range orderedKeys(props) {
+		p, _ := props[name].(map[string]any)
+		typ, _ := p["type"].(string)
+		if typ == "array" {
+			if items, ok := p["items"].(map[string]any); ok {
+				it, _ := items["type"].(string)
+				typ = "array of " + it
+			}
+		}
+		req := ""
+		if slices.Contains(required, any(name)) {
+			req = "yes"
+		}
+		fmt.Fprintf(b, "| `%s%s` | %s | %s | %s |\n", prefix, name, typ, req, rulesOf(p))
+		if _, ok := p["properties"]; ok {
+			writeFields(b, prefix+name+".", p)
+		}
+		if items, ok := p["items"].(map[string]any); ok {
+			if _, ok := items["properties"]; ok {
+				writeFields(b, prefix+name+"[].", items)
+			}
+		}
+	}
+}
+
+// rulesOf states a property's schema rules in words.
+func rulesOf(p map[string]any) string {
+	var rules []string
+	if f, ok := p["format"].(string); ok {
+		rules = append(rules, formatDescription(f))
+	}
+	if e, ok := p["enum"].([]any); ok {
+		vals := make([]string, len(e))
+		for i, v := range e {
+			vals[i] = fmt.Sprint(v)
+		}
+		rules = append(rules, "one of "+strings.Join(vals, ", "))
+	}
+	for _, r := range []struct{ key, words string }{{"minimum", "at least"}, {"maximum", "at most"}, {"minLength", "at least … characters:"},
+		{"maxLength", "at most … characters:"}, {"minItems", "at least … items:"}, {"maxItems", "at most … items:"}} {
+		if v, ok := p[r.key]; ok {
+			words, value := r.words, fmt.Sprint(v)
+			if strings.Contains(words, "…") {
+				rules = append(rules, strings.TrimSuffix(strings.Replace(words, "…", value, 1), ":"))
+				continue
+			}
+			rules = append(rules, words+" "+value)
+		}
+	}
+	switch pattern, _ := p["pattern"].(string); pattern {
+	case "":
+	case `\S`:
+		rules = append(rules, "not blank")
+	default:
+		rules = append(rules, "matches `"+pattern+"`")
+	}
+	if p["uniqueItems"] == true {
+		rules = append(rules, "no repeated item")
+	}
+	return strings.ReplaceAll(strings.Join(rules, "; "), "|", "\\|")
+}
+
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
