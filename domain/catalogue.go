@@ -145,3 +145,116 @@ func upperFirst(s string) string {
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
 }
+
+// Generated blocks in files outside Go (the CRD's scope enum, the README's
+// lists of sections) stand between a line holding "generated from the table
+// of sections (NAME)" and one holding "end of generated (NAME)", in the
+// file's own comment syntax.
+func generatedMarkers(name string) (begin, end string) {
+	return "generated from the table of sections (" + name + "): go generate ./domain/...", "end of generated (" + name + ")"
+}
+
+// ScopeEnum is the YAML enum of every scope, in the table's order, each
+// line indented by indent: the OAuthClient CRD's list of allowed scopes.
+func ScopeEnum(indent string) string {
+	var b strings.Builder
+	b.WriteString(indent + "enum:\n")
+	for _, s := range AllScopes() {
+		b.WriteString(indent + "  - " + string(s) + "\n")
+	}
+	return b.String()
+}
+
+// SectionList is the README's list of every section slug, in the table's order.
+func SectionList(string) string {
+	slugs := make([]string, len(Sections))
+	for i, s := range Sections {
+		slugs[i] = "`" + s.Slug + "`"
+	}
+	return wrap(strings.Join(slugs, ", ")+" — e.g. `customers:write`.", 100) + "\n"
+}
+
+// bespokeOperations are the operations of the sections that offer more
+// than the table's generic ones, for the README's table.
+var bespokeOperations = map[string]string{
+	"company": "`GET company`",
+	"booking": "`GET booking/users`, `booking/locations`, `booking/services`, `booking/slots`; `POST booking/appointments`",
+	"appointments": "`GET /x` (also `?user_id=`, `?location_id=`, `?from=&to=`), `GET /x/{id}`, `POST /x`, `PATCH /x/{id}`, " +
+		"`POST /x/{id}/cancel`",
+	"files": "`GET files`, `GET files/{id}`, `GET files/{id}/download` (`Range`), `POST files`",
+}
+
+// SectionOperations is the README's table of every section's operations:
+// the bespoke ones as they are, the generic ones grouped by what they offer.
+func SectionOperations(string) string {
+	type group struct {
+		ops   string
+		slugs []string
+	}
+	var groups []*group
+	add := func(slug, ops string) {
+		for _, g := range groups {
+			if g.ops == ops {
+				g.slugs = append(g.slugs, "`"+slug+"`")
+				return
+			}
+		}
+		groups = append(groups, &group{ops: ops, slugs: []string{"`" + slug + "`"}})
+	}
+	for _, s := range Sections {
+		if ops, ok := bespokeOperations[s.Slug]; ok {
+			add(s.Slug, ops)
+			continue
+		}
+		ops := "`GET /x`, `GET /x/{id}`"
+		switch k := s.Kind; {
+		case k.ReadOnly:
+			ops += " — written by the operator's import"
+		case k.Patch:
+			ops += ", `POST /x`, `PATCH /x/{id}` (JSON merge patch, validated whole)"
+		default:
+			ops += ", `POST /x`"
+		}
+		add(s.Slug, ops)
+	}
+	var b strings.Builder
+	b.WriteString("| sections | operations |\n|---|---|\n")
+	for _, g := range groups {
+		b.WriteString("| " + strings.Join(g.slugs, ", ") + " | " + g.ops + " |\n")
+	}
+	return b.String()
+}
+
+// wrap breaks text into lines of at most width characters at spaces.
+func wrap(text string, width int) string {
+	var lines []string
+	line := ""
+	for _, w := range strings.Fields(text) {
+		if line != "" && len(line)+1+len(w) > width {
+			lines = append(lines, line)
+			line = ""
+		}
+		if line != "" {
+			line += " "
+		}
+		line += w
+	}
+	return strings.Join(append(lines, line), "\n")
+}
+
+// ReplaceGenerated rewrites the block NAME of text with block(indent), the
+// indent being the begin marker line's leading white space; false when text
+// has no such block.
+func ReplaceGenerated(text, name string, block func(indent string) string) (string, bool) {
+	beginMarker, endMarker := generatedMarkers(name)
+	begin, end := strings.Index(text, beginMarker), strings.Index(text, endMarker)
+	if begin < 0 || end < begin {
+		return text, false
+	}
+	lineStart := strings.LastIndexByte(text[:begin], '\n') + 1
+	line := text[lineStart:begin]
+	indent := line[:len(line)-len(strings.TrimLeft(line, " \t"))]
+	bodyStart := begin + strings.IndexByte(text[begin:], '\n') + 1
+	endLine := strings.LastIndexByte(text[:end], '\n') + 1
+	return text[:bodyStart] + block(indent) + text[endLine:], true
+}

@@ -19,3 +19,27 @@ func TestCatalogueIsCurrent(t *testing.T) {
 		t.Error("docs/sections.md is stale: run go generate ./domain/...")
 	}
 }
+
+// TestGeneratedBlocksAreCurrent: the OAuthClient CRD allows exactly the
+// table's scopes, and the README lists exactly the table's sections.
+func TestGeneratedBlocksAreCurrent(t *testing.T) {
+	t.Parallel()
+	for file, blocks := range map[string]map[string]func(string) string{
+		"../charts/praxis/crds/oauthclients.praxis-health.io.yaml": {"scopes": domain.ScopeEnum},
+		"../README.md": {"section list": domain.SectionList, "section operations": domain.SectionOperations},
+	} {
+		raw, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, block := range blocks {
+			current, ok := domain.ReplaceGenerated(string(raw), name, block)
+			if !ok {
+				t.Fatalf("%s has no generated block %q", file, name)
+			}
+			if current != string(raw) {
+				t.Errorf("%s: the block %q is stale: run go generate ./domain/...", file, name)
+			}
+		}
+	}
+}
