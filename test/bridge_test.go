@@ -246,6 +246,7 @@ func TestBridgeRefusesAndWaitsBoundedly(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "wartet.gdt"), result(customer, "NIE.JPG"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	waiting := time.Now()
 	if err := os.WriteFile(filepath.Join(dir, "Bild.JPG"), jpegImage(t), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -265,7 +266,9 @@ func TestBridgeRefusesAndWaitsBoundedly(t *testing.T) {
 	if st := s.storageOf(t, c.ID); st.files != 2 {
 		t.Errorf("%d files stored, want the delivered result and its image only", st.files)
 	}
-	if !exists(filepath.Join(dir, "wartet.gdt")) {
+	// Until the wait has run out (it starts once the file is stable, 2 s
+	// after it was written), the result stays in the folder.
+	if time.Since(waiting) < 6*time.Second && !exists(filepath.Join(dir, "wartet.gdt")) {
 		t.Fatal("the result waiting for its file left the folder before the wait ran out")
 	}
 	eventually(t, 30*time.Second, "the result whose file never came, in failed/", func() bool {
