@@ -81,7 +81,8 @@ bench: build
 	$(GO) run ./test/bench/exchange -binary $(BIN); exchange=$$?; \
 	exit $$((upload | oauth | booking | records | exchange))
 
-## fuzz: run each fuzz target for FUZZTIME (their seed corpora run in `make test`)
+## fuzz: run each fuzz target for FUZZTIME (their seed corpora run in `make test`), then the
+## bad-input suite with 20,000 random requests more per backend (the seed is logged)
 fuzz:
 	$(GO) test -run=NONE -fuzz=FuzzParseUploadHeaders -fuzztime=$(FUZZTIME) ./domain/
 	$(GO) test -run=NONE -fuzz=FuzzParseGDT -fuzztime=$(FUZZTIME) ./domain/
@@ -89,6 +90,7 @@ fuzz:
 	$(GO) test -run=NONE -fuzz=FuzzGDTPatientCheck -fuzztime=$(FUZZTIME) ./domain/
 	$(GO) test -run=NONE -fuzz=FuzzUploadHandler -fuzztime=$(FUZZTIME) ./adapters/httpapi/
 	$(GO) test -run=NONE -fuzz=FuzzTokenEndpoint -fuzztime=$(FUZZTIME) ./adapters/httpapi/
+	PRAXIS_BAD_INPUT_RANDOM=20000 $(GO) test -count=1 -run=TestBadInputNeverAnswers5xx -v ./test/
 
 ## image: the container image (needs a Docker engine)
 image:
