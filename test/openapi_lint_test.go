@@ -26,13 +26,7 @@ func TestOpenAPIDocumentPassesLinters(t *testing.T) {
 			testenv.Missing(t, tool, err)
 		}
 	}
-	s := startServer(t, backends[0])
-	resp, err := http.Get(s.url + "/api/oauth/v2/openapi.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, _ := io.ReadAll(resp.Body)
-	_ = resp.Body.Close()
+	raw := servedDocument(t, startServer(t, backends[0]))
 	dir := t.TempDir()
 	doc, ruleset := filepath.Join(dir, "openapi.json"), filepath.Join(dir, "spectral.yaml")
 	if err := os.WriteFile(doc, raw, 0o600); err != nil {
@@ -53,4 +47,19 @@ func TestOpenAPIDocumentPassesLinters(t *testing.T) {
 			t.Errorf("%s finds errors in the served document (%v):\n%s", args[0], err, out)
 		}
 	}
+}
+
+// servedDocument is the OpenAPI document as s serves it, as raw bytes.
+func servedDocument(t *testing.T, s *server) []byte {
+	t.Helper()
+	resp, err := http.Get(s.url + "/api/oauth/v2/openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("the served document: %d %v", resp.StatusCode, err)
+	}
+	return raw
 }

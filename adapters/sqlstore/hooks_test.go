@@ -3,7 +3,6 @@ package sqlstore_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -13,7 +12,6 @@ import (
 	"github.com/praxis-health/praxis/adapters/sqlstore"
 	"github.com/praxis-health/praxis/domain"
 	"github.com/praxis-health/praxis/ports"
-	"github.com/praxis-health/praxis/test/testenv"
 )
 
 // recording is a hook that notes each call and whether it ran inside the write's transaction.
@@ -55,75 +53,68 @@ func (r *recording) take() []string {
 // that declares a hook the store does not know is refused, not ignored.
 func TestEveryWritePathRunsTheKindsHooks(t *testing.T) {
 	t.Parallel()
-	for name, url := range map[string]func(t *testing.T) string{
-		"sqlite":   func(t *testing.T) string { return "sqlite:" + filepath.Join(t.TempDir(), "praxis.db") },
-		"postgres": func(t *testing.T) string { return testenv.PostgresURL(t) },
-	} {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			db := migrated(t, url(t))
-			ctx := context.Background()
-			company, _, err := domain.NewCompany("Praxis Hooks", "", domain.PlanPro, 1000, time.Now())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := repositoriesOn(db).Companies.Create(ctx, company); err != nil {
-				t.Fatal(err)
-			}
-			customer := domain.CustomerID(1)
-			if _, err := sqlstore.NewRecordStore(db).Insert(ctx, company.ID, domain.CustomersKind(),
-				ports.StoredObject{ID: "1", Payload: []byte(`{"first_name":"Anna","last_name":"Berger"}`), CreatedAt: time.Now()}); err != nil {
-				t.Fatal(err)
-			}
-			hook := &recording{}
-			store := sqlstore.NewRecordStore(db).WithHook("recorded", hook)
-			kind := domain.KindOf("notes").WithHooks("test-recorded-notes", "recorded")
-			tx := sqlstore.NewTransactor(db)
-			payload := []byte(fmt.Sprintf(`{"customer_id":%d,"text":"x"}`, customer))
-			ids := []string{domain.NewObjectID(), domain.NewObjectID()}
-			object := func(id string) ports.StoredObject {
-				return ports.StoredObject{ID: id, Customer: &customer, Payload: payload, CreatedAt: time.Now()}
-			}
-			for _, step := range []struct {
-				path  string
-				write func(ctx context.Context) error
-				want  []string
-			}{
-				{"insert (create)", func(ctx context.Context) error {
-					_, err := store.Insert(ctx, company.ID, kind, object(ids[0]))
-					return err
-				}, []string{"written " + ids[0] + " tx=true"}},
-				{"update (patch, cancel)", func(ctx context.Context) error {
-					_, err := store.Update(ctx, company.ID, kind, ids[0], payload, time.Now())
-					return err
-				}, []string{"written " + ids[0] + " tx=true"}},
-				{"put: one new, one existing (the import)", func(ctx context.Context) error {
-					existing, err := store.Existing(ctx, company.ID, kind, ids)
-					if err != nil {
-						return err
-					}
-					return store.Put(ctx, company.ID, kind, []ports.StoredObject{object(ids[0]), object(ids[1])}, existing, time.Now())
-				}, []string{"written " + ids[0] + " tx=true", "written " + ids[1] + " tx=true"}},
-				{"delete (and the import's deletion)", func(ctx context.Context) error {
-					return store.Delete(ctx, company.ID, kind, ids[1], time.Now())
-				}, []string{"deleted " + ids[1] + " tx=true"}},
-			} {
-				if err := tx.InTx(ctx, step.write); err != nil {
-					t.Fatalf("%s: %v", step.path, err)
-				}
-				got := hook.take()
-				if fmt.Sprint(got) != fmt.Sprint(step.want) && !(len(got) == 2 && fmt.Sprint([]string{got[1], got[0]}) == fmt.Sprint(step.want)) {
-					t.Errorf("%s: the hook ran %v, want %v", step.path, got, step.want)
-				}
-			}
-			unknown := domain.KindOf("notes").WithHooks("test-unknown-hook", "nobody-implements-this")
-			err = tx.InTx(ctx, func(ctx context.Context) error {
-				_, err := store.Insert(ctx, company.ID, unknown, object(domain.NewObjectID()))
+	forEachDialect(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		company, _, err := domain.NewCompany("Praxis Hooks", "", domain.PlanPro, 1000, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := repositoriesOn(db).Companies.Create(ctx, company); err != nil {
+			t.Fatal(err)
+		}
+		customer := domain.CustomerID(1)
+		if _, err := sqlstore.NewRecordStore(db).Insert(ctx, company.ID, domain.CustomersKind(),
+			ports.StoredObject{ID: "1", Payload: []byte(`{"first_name":"Anna","last_name":"Berger"}`), CreatedAt: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		hook := &recording{}
+		store := sqlstore.NewRecordStore(db).WithHook("recorded", hook)
+		kind := domain.KindOf("notes").WithHooks("test-recorded-notes", "recorded")
+		tx := sqlstore.NewTransactor(db)
+		payload := []byte(fmt.Sprintf(`{"customer_id":%d,"text":"x"}`, customer))
+		ids := []string{domain.NewObjectID(), domain.NewObjectID()}
+		object := func(id string) ports.StoredObject {
+			return ports.StoredObject{ID: id, Customer: &customer, Payload: payload, CreatedAt: time.Now()}
+		}
+		for _, step := range []struct {
+			path  string
+			write func(ctx context.Context) error
+			want  []string
+		}{
+			{"insert (create)", func(ctx context.Context) error {
+				_, err := store.Insert(ctx, company.ID, kind, object(ids[0]))
 				return err
-			})
-			if err == nil {
-				t.Error("a hook the store does not carry out was ignored")
+			}, []string{"written " + ids[0] + " tx=true"}},
+			{"update (patch, cancel)", func(ctx context.Context) error {
+				_, err := store.Update(ctx, company.ID, kind, ids[0], payload, time.Now())
+				return err
+			}, []string{"written " + ids[0] + " tx=true"}},
+			{"put: one new, one existing (the import)", func(ctx context.Context) error {
+				existing, err := store.Existing(ctx, company.ID, kind, ids)
+				if err != nil {
+					return err
+				}
+				return store.Put(ctx, company.ID, kind, []ports.StoredObject{object(ids[0]), object(ids[1])}, existing, time.Now())
+			}, []string{"written " + ids[0] + " tx=true", "written " + ids[1] + " tx=true"}},
+			{"delete (and the import's deletion)", func(ctx context.Context) error {
+				return store.Delete(ctx, company.ID, kind, ids[1], time.Now())
+			}, []string{"deleted " + ids[1] + " tx=true"}},
+		} {
+			if err := tx.InTx(ctx, step.write); err != nil {
+				t.Fatalf("%s: %v", step.path, err)
 			}
+			got := hook.take()
+			if fmt.Sprint(got) != fmt.Sprint(step.want) && !(len(got) == 2 && fmt.Sprint([]string{got[1], got[0]}) == fmt.Sprint(step.want)) {
+				t.Errorf("%s: the hook ran %v, want %v", step.path, got, step.want)
+			}
+		}
+		unknown := domain.KindOf("notes").WithHooks("test-unknown-hook", "nobody-implements-this")
+		err = tx.InTx(ctx, func(ctx context.Context) error {
+			_, err := store.Insert(ctx, company.ID, unknown, object(domain.NewObjectID()))
+			return err
 		})
-	}
+		if err == nil {
+			t.Error("a hook the store does not carry out was ignored")
+		}
+	})
 }

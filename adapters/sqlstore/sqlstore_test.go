@@ -132,3 +132,17 @@ func TestPostgresRefusesOverlappingOnlineBookings(t *testing.T) {
 		}
 	}
 }
+
+// forEachDialect runs fn on a migrated database of each dialect, SQLite and
+// PostgreSQL, in parallel.
+func forEachDialect(t *testing.T, fn func(t *testing.T, db *bun.DB)) {
+	for name, url := range map[string]func(t *testing.T) string{
+		"sqlite":   func(t *testing.T) string { return "sqlite:" + filepath.Join(t.TempDir(), "praxis.db") },
+		"postgres": func(t *testing.T) string { return testenv.PostgresURL(t) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			fn(t, migrated(t, url(t)))
+		})
+	}
+}

@@ -58,19 +58,18 @@ func PostgresURL(t testing.TB) string {
 // unavailable skips, loudly, or fails under CI=true.
 func unavailable(t testing.TB, what string, err error) {
 	t.Helper()
-	msg := fmt.Sprintf("%s unreachable (%v): set PRAXIS_TEST_POSTGRES_URL / PRAXIS_TEST_REDIS_URL or start the server", what, err)
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("CI=true: %s", msg)
-	}
-	fmt.Fprintf(os.Stderr, "\n*** SKIPPING: %s ***\n\n", msg)
-	t.Skip(msg)
+	skipOrFail(t, fmt.Sprintf("%s unreachable (%v): set PRAXIS_TEST_POSTGRES_URL / PRAXIS_TEST_REDIS_URL or start the server", what, err))
 }
 
-// Missing skips a test whose tool (a Node linter, a browser) cannot be had
-// here, loudly; under CI=true it fails, since CI installs every tool.
+// Missing skips a test whose tool (a Node linter, a code generator) cannot
+// be had here, loudly; under CI=true it fails, since CI installs every tool.
 func Missing(t testing.TB, what string, err error) {
 	t.Helper()
-	msg := fmt.Sprintf("%s missing (%v): run `make node-tools` (or .ci/run)", what, err)
+	skipOrFail(t, fmt.Sprintf("%s missing (%v): run `make tools node-tools` (or .ci/run)", what, err))
+}
+
+func skipOrFail(t testing.TB, msg string) {
+	t.Helper()
 	if os.Getenv("CI") == "true" {
 		t.Fatalf("CI=true: %s", msg)
 	}
