@@ -232,8 +232,8 @@ func (up *upload) run(parts ports.PartSource) (ports.UploadResult, error) {
 		if err != nil {
 			return ports.UploadResult{}, err
 		}
-		if saved == nil { // the first request's key ran out of its window meanwhile: this one is new
-			return ports.UploadResult{}, fmt.Errorf("%w: the Idempotency-Key's first request expired while this one was read", domain.ErrConflict)
+		if saved == nil { // the first request's key ran out of its window while this body was read: a retry is new
+			return ports.UploadResult{}, fmt.Errorf("%w: the Idempotency-Key's first request expired while this one was read", domain.ErrUnavailable)
 		}
 		return ports.UploadResult{}, &replayed{saved: saved}
 	}
