@@ -57,7 +57,9 @@ type GDTFile struct {
 
 // ParseGDT reads a GDT file leniently: CR LF, LF or CR line ends, blank
 // lines, wrong or 000 lengths, lengths counted in characters, several
-// records, no final newline, a Ctrl-Z end. The encoding is UTF-8 when the
+// records, no final newline, a Ctrl-Z (old DOS files end with one; it ends
+// a line, and whatever follows it is still read: a record hidden behind it
+// must not escape the patient check). The encoding is UTF-8 when the
 // bytes are valid UTF-8, else what field 9206 says (2 = CP437,
 // 3 = ISO-8859-15), else CP437. Any bytes parse; nothing panics.
 //
@@ -67,9 +69,6 @@ type GDTFile struct {
 func ParseGDT(raw []byte) GDTFile {
 	var f GDTFile
 	raw = bytes.TrimPrefix(raw, []byte(utf8BOM))
-	if i := bytes.IndexByte(raw, ctrlZ); i >= 0 { // Ctrl-Z ends old DOS files
-		raw = raw[:i]
-	}
 	text := f.decode(raw)
 	var current *GDTRecord
 	lines := gdtLines{each: func(n int, line []byte) {
@@ -112,9 +111,9 @@ const (
 )
 
 // gdtLines splits a GDT byte stream into lines, as it arrives in pieces of
-// any size: a byte-order mark at the start is dropped, CR LF, LF and a lone
-// CR each end a line, blank lines are skipped, a Ctrl-Z ends the file, and
-// the last line needs no line end (Close hands it over). each gets the
+// any size: a byte-order mark at the start is dropped, CR LF, LF, a lone CR
+// and a Ctrl-Z each end a line, blank lines are skipped, and the last line
+// needs no line end (Close hands it over). each gets the
 // line's number (counting every line end) and its bytes, valid only during
 // the call.
 type gdtLines struct {
@@ -123,7 +122,6 @@ type gdtLines struct {
 	line    []byte
 	n       int
 	started bool // the start was looked at for a byte-order mark
-	ended   bool // a Ctrl-Z was seen
 	cr      bool // the last byte was a CR, so a LF right after it ends no line
 }
 
@@ -142,7 +140,7 @@ func (l *gdtLines) Write(p []byte) (int, error) {
 }
 
 func (l *gdtLines) split(p []byte) {
-	for len(p) > 0 && !l.ended {
+	for len(p) > 0 {
 		i := bytes.IndexAny(p, "\r\n\x1a")
 		if i < 0 {
 			l.keep(p)
@@ -153,12 +151,7 @@ func (l *gdtLines) split(p []byte) {
 		l.keep(p[:i])
 		lf := c == '\n' && i == 0 && l.cr
 		p, l.cr = p[i+1:], c == '\r'
-		switch {
-		case lf: // the LF of a CR LF
-		case c == ctrlZ:
-			l.ended = true
-			l.end()
-		default:
+		if !lf { // the LF of a CR LF ends no second line
 			l.end()
 		}
 	}

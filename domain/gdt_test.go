@@ -166,6 +166,7 @@ func gdtQuirks(lines ...string) map[string]string {
 		"blank lines between":     join("\r\n\r\n\r\n"),
 		"a line that is no field": "GDT-Export Gerät 7\r\n" + join("\r\n"),
 		"Ctrl-Z end":              join("\r\n") + "\r\n\x1a",
+		"Ctrl-Z between records":  strings.Join(lines[:len(lines)/2], "\r\n") + "\x1a" + strings.Join(lines[len(lines)/2:], "\r\n"),
 	}
 }
 
