@@ -115,15 +115,10 @@ func rulesOf(p map[string]any) string {
 		}
 		rules = append(rules, "one of "+strings.Join(vals, ", "))
 	}
-	for _, r := range []struct{ key, words string }{{"minimum", "at least"}, {"maximum", "at most"}, {"minLength", "at least … characters:"},
-		{"maxLength", "at most … characters:"}, {"minItems", "at least … items:"}, {"maxItems", "at most … items:"}} {
+	for _, r := range []struct{ key, format string }{{"minimum", "at least %v"}, {"maximum", "at most %v"}, {"minLength", "at least %v characters"},
+		{"maxLength", "at most %v characters"}, {"minItems", "at least %v items"}, {"maxItems", "at most %v items"}} {
 		if v, ok := p[r.key]; ok {
-			words, value := r.words, fmt.Sprint(v)
-			if strings.Contains(words, "…") {
-				rules = append(rules, strings.TrimSuffix(strings.Replace(words, "…", value, 1), ":"))
-				continue
-			}
-			rules = append(rules, words+" "+value)
+			rules = append(rules, fmt.Sprintf(r.format, v))
 		}
 	}
 	switch pattern, _ := p["pattern"].(string); pattern {

@@ -245,25 +245,20 @@ func (s *Schemas) decodeInput(body []byte, dst any, withServer bool, tolerate ..
 // (1.0 and 1e2 are 1 and 100, as JSON Schema 2020-12 reads them), so that
 // Go's decoder takes them into integer fields. A fractional number stays as
 // it is; where an integer is wanted the schema has refused it already.
-func integral(v any) {
+func integral(v any) any {
 	switch v := v.(type) {
+	case json.Number:
+		return wholeNumber(v)
 	case map[string]any:
 		for k, e := range v {
-			if n, ok := e.(json.Number); ok {
-				v[k] = wholeNumber(n)
-				continue
-			}
-			integral(e)
+			v[k] = integral(e)
 		}
 	case []any:
 		for i, e := range v {
-			if n, ok := e.(json.Number); ok {
-				v[i] = wholeNumber(n)
-				continue
-			}
-			integral(e)
+			v[i] = integral(e)
 		}
 	}
+	return v
 }
 
 // wholeNumber is n as an integer literal when it is one within int64, else n.

@@ -35,26 +35,23 @@ func (s *RecordStore) WithHook(name domain.StoreHook, h Hook) *RecordStore {
 
 // written runs kind's hooks for an object just written.
 func (s *RecordStore) written(ctx context.Context, db bun.IDB, company domain.CompanyID, kind *domain.Kind, id string, payload []byte) error {
-	for _, name := range kind.Hooks {
-		h, ok := s.hooks[name]
-		if !ok {
-			return fmt.Errorf("kind %s declares hook %q, which this store does not carry out", kind.Slug, name)
-		}
-		if err := h.Written(ctx, db, company, kind, id, payload); err != nil {
-			return err
-		}
-	}
-	return nil
+	return s.eachHook(kind, func(h Hook) error { return h.Written(ctx, db, company, kind, id, payload) })
 }
 
 // deleted runs kind's hooks for an object just deleted.
 func (s *RecordStore) deleted(ctx context.Context, db bun.IDB, company domain.CompanyID, kind *domain.Kind, id string) error {
+	return s.eachHook(kind, func(h Hook) error { return h.Deleted(ctx, db, company, kind, id) })
+}
+
+// eachHook calls run with each hook kind declares, in order; a hook this
+// store does not carry out is an error, never skipped.
+func (s *RecordStore) eachHook(kind *domain.Kind, run func(Hook) error) error {
 	for _, name := range kind.Hooks {
 		h, ok := s.hooks[name]
 		if !ok {
 			return fmt.Errorf("kind %s declares hook %q, which this store does not carry out", kind.Slug, name)
 		}
-		if err := h.Deleted(ctx, db, company, kind, id); err != nil {
+		if err := run(h); err != nil {
 			return err
 		}
 	}
