@@ -40,16 +40,17 @@ func (c *Calendar) Busy(ctx context.Context, company domain.CompanyID, users []d
 	// i): three integers to read, no UUID to parse. Rows are read one by one
 	// into fixed-size values: no reflection, no allocation of ours per row.
 	var which strings.Builder
-	args := make([]any, 0, len(ids)+5)
+	args := make([]any, 0, len(ids))
 	which.WriteString("CASE user_id")
 	for i, id := range ids {
 		fmt.Fprintf(&which, " WHEN ? THEN %d", i)
 		args = append(args, id)
 	}
 	which.WriteString(" END")
-	args = append(args, uuid.UUID(company), bun.List(ids), until.Unix(), from.Unix())
-	rows, err := conn(ctx, c.db).QueryContext(ctx, "SELECT "+which.String()+", starts_at, blocks_until FROM appointment_spans "+
-		"WHERE company_id = ? AND user_id IN (?) AND active AND starts_at < ? AND blocks_until > ? ORDER BY user_id, starts_at", args...)
+	rows, err := tenantOf(conn(ctx, c.db), company).Select("appointment_spans").
+		ColumnExpr(which.String(), args...).Column("starts_at", "blocks_until").
+		Where("user_id IN (?)", bun.List(ids)).Where("active").Where("starts_at < ?", until.Unix()).Where("blocks_until > ?", from.Unix()).
+		OrderExpr("user_id, starts_at").Rows(ctx)
 	if err != nil {
 		return dst, translate(err)
 	}
@@ -74,7 +75,7 @@ func (c *Calendar) Lock(ctx context.Context, company domain.CompanyID, user doma
 	if db.Dialect().Name() != dialect.PG {
 		return nil
 	}
-	_, err := db.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", "calendar:"+company.String()+":"+string(user))
+	_, err := acrossCompanies(db, "an advisory lock names no table").ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", "calendar:"+company.String()+":"+string(user))
 	return translate(err)
 }
 
@@ -94,7 +95,7 @@ func (calendarSpan) Written(ctx context.Context, db bun.IDB, company domain.Comp
 	buffer := 0
 	if ref.ServiceID != nil && domain.ValidObjectID(*ref.ServiceID) {
 		var svc []byte
-		err := db.NewSelect().TableExpr("records").Column("payload").Where("company_id = ?", uuid.UUID(company)).
+		err := tenantOf(db, company).Select("records").Column("payload").
 			Where("kind = 'services'").Where("id = ?", *ref.ServiceID).Scan(ctx, &svc)
 		if err := translate(err); err != nil && !errors.Is(err, domain.ErrNotFound) {
 			return err
@@ -124,17 +125,16 @@ func (calendarSpan) Written(ctx context.Context, db bun.IDB, company domain.Comp
 
 // Deleted frees the time of a deleted appointment: nothing it blocked stays busy.
 func (calendarSpan) Deleted(ctx context.Context, db bun.IDB, company domain.CompanyID, _ *domain.Kind, id string) error {
-	_, err := db.NewDelete().TableExpr("appointment_spans").Where("company_id = ?", uuid.UUID(company)).
-		Where("appointment_id = ?", uuid.MustParse(id)).Exec(ctx)
+	_, err := tenantOf(db, company).Delete("appointment_spans").Where("appointment_id = ?", uuid.MustParse(id)).Exec(ctx)
 	return translate(err)
 }
 
 // calendarFilter narrows a feed query of appointments to the filter's spans.
-func calendarFilter(q *bun.SelectQuery, company domain.CompanyID, f domain.CalendarFilter) *bun.SelectQuery {
+func calendarFilter(q *bun.SelectQuery, tn tenant, f domain.CalendarFilter) *bun.SelectQuery {
 	if !f.Any() {
 		return q
 	}
-	sub := q.NewSelect().TableExpr("appointment_spans").Column("appointment_id").Where("company_id = ?", uuid.UUID(company))
+	sub := tn.Select("appointment_spans").Column("appointment_id")
 	if f.User != nil {
 		sub = sub.Where("user_id = ?", string(*f.User))
 	}

@@ -23,9 +23,9 @@ func nextChange(ctx context.Context, db bun.IDB) (int64, error) {
 	var change int64
 	var err error
 	if db.Dialect().Name() == dialect.PG {
-		err = db.NewRaw("SELECT pg_current_xact_id()::text::bigint").Scan(ctx, &change)
+		err = acrossCompanies(db, "the change clock is one for all companies").NewRaw("SELECT pg_current_xact_id()::text::bigint").Scan(ctx, &change)
 	} else {
-		err = db.NewRaw("UPDATE change_clock SET value = value + 1 RETURNING value").Scan(ctx, &change)
+		err = acrossCompanies(db, "the change clock is one for all companies").NewRaw("UPDATE change_clock SET value = value + 1 RETURNING value").Scan(ctx, &change)
 	}
 	return change, translate(err)
 }

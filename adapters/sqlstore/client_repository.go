@@ -69,24 +69,25 @@ func (r *ClientRepository) Create(ctx context.Context, c domain.Client) error {
 }
 
 func (r *ClientRepository) Get(ctx context.Context, id domain.ClientID) (domain.Client, error) {
-	return r.one(ctx, func(q *bun.SelectQuery) *bun.SelectQuery { return q.Where("oauth_clients.id = ?", string(id)) })
+	var row clientRow
+	q := acrossCompanies(conn(ctx, r.db), "a token request names its client before its company is known").
+		NewSelect().Model(&row).Where("oauth_clients.id = ?", string(id))
+	return one(ctx, q, &row)
 }
 
 func (r *ClientRepository) FindByExternalRef(ctx context.Context, company domain.CompanyID, ref string) (domain.Client, error) {
 	if ref == "" {
 		return domain.Client{}, domain.ErrNotFound
 	}
-	return r.one(ctx, func(q *bun.SelectQuery) *bun.SelectQuery {
-		return q.Where("oauth_clients.company_id = ?", uuid.UUID(company)).Where("oauth_clients.external_ref = ?", ref)
-	})
+	var row clientRow
+	return one(ctx, tenantOf(conn(ctx, r.db), company).SelectModel(&row).Where("oauth_clients.external_ref = ?", ref), &row)
 }
 
-// one reads a client with its company's plan and state.
-func (r *ClientRepository) one(ctx context.Context, where func(*bun.SelectQuery) *bun.SelectQuery) (domain.Client, error) {
-	var row clientRow
-	err := where(conn(ctx, r.db).NewSelect().Model(&row).ColumnExpr("oauth_clients.*").
+// one reads the client q selects into row, with its company's plan and state.
+func one(ctx context.Context, q *bun.SelectQuery, row *clientRow) (domain.Client, error) {
+	err := q.ColumnExpr("oauth_clients.*").
 		ColumnExpr("companies.plan AS plan, companies.disabled_at IS NOT NULL AS company_disabled").
-		Join("JOIN companies ON companies.id = oauth_clients.company_id")).Scan(ctx)
+		Join("JOIN companies ON companies.id = oauth_clients.company_id").Scan(ctx)
 	if err != nil {
 		return domain.Client{}, translate(err)
 	}
@@ -94,18 +95,18 @@ func (r *ClientRepository) one(ctx context.Context, where func(*bun.SelectQuery)
 }
 
 func (r *ClientRepository) Update(ctx context.Context, company domain.CompanyID, c domain.Client) error {
-	res, err := conn(ctx, r.db).NewUpdate().Model((*clientRow)(nil)).
+	res, err := tenantOf(conn(ctx, r.db), company).UpdateModel((*clientRow)(nil)).
 		Set("name = ?", c.Name).
 		Set("scopes = ?", c.Scopes.String()).
 		Set("secret_hash = ?", c.SecretHash).
-		Where("id = ?", string(c.ID)).Where("company_id = ?", uuid.UUID(company)).Exec(ctx)
+		Where("id = ?", string(c.ID)).Exec(ctx)
 	return affectedOne(res, err)
 }
 
 func (r *ClientRepository) ActiveIDs(ctx context.Context, company domain.CompanyID) ([]domain.ClientID, error) {
 	var ids []string
-	err := conn(ctx, r.db).NewSelect().Model((*clientRow)(nil)).Column("id").
-		Where("company_id = ?", uuid.UUID(company)).Where("revoked_at IS NULL").OrderExpr("id").Scan(ctx, &ids)
+	err := tenantOf(conn(ctx, r.db), company).SelectModel((*clientRow)(nil)).Column("id").
+		Where("revoked_at IS NULL").OrderExpr("id").Scan(ctx, &ids)
 	if err != nil {
 		return nil, translate(err)
 	}
@@ -118,7 +119,8 @@ func (r *ClientRepository) ActiveIDs(ctx context.Context, company domain.Company
 
 // Revoke keeps the first revocation time when run again.
 func (r *ClientRepository) Revoke(ctx context.Context, id domain.ClientID, at time.Time) error {
-	res, err := conn(ctx, r.db).NewUpdate().Model((*clientRow)(nil)).
+	res, err := acrossCompanies(conn(ctx, r.db), "a client is revoked by its id, which is unique across companies").
+		NewUpdate().Model((*clientRow)(nil)).
 		Set("revoked_at = COALESCE(revoked_at, ?)", at.UTC()).
 		Where("id = ?", string(id)).Exec(ctx)
 	return affectedOne(res, err)

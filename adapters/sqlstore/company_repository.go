@@ -70,41 +70,41 @@ func (r *CompanyRepository) Create(ctx context.Context, c domain.Company) error 
 }
 
 func (r *CompanyRepository) Get(ctx context.Context, id domain.CompanyID) (domain.Company, error) {
-	return r.one(ctx, "id = ?", uuid.UUID(id))
+	var row companyRow
+	return row.read(ctx, tenantOf(conn(ctx, r.db), id).SelectOwn(&row))
 }
 
 func (r *CompanyRepository) FindByExternalRef(ctx context.Context, ref string) (domain.Company, error) {
 	if ref == "" {
 		return domain.Company{}, domain.ErrNotFound
 	}
-	return r.one(ctx, "external_ref = ?", ref)
+	var row companyRow
+	q := acrossCompanies(conn(ctx, r.db), "an operator's resource names its company by reference").NewSelect().Model(&row)
+	return row.read(ctx, q.Where("external_ref = ?", ref))
 }
 
-// one reads the company the condition where (with its argument) selects.
-func (r *CompanyRepository) one(ctx context.Context, where string, arg any) (domain.Company, error) {
-	var row companyRow
-	if err := conn(ctx, r.db).NewSelect().Model(&row).Where(where, arg).Scan(ctx); err != nil {
+// read scans the company q selects into row.
+func (row *companyRow) read(ctx context.Context, q *bun.SelectQuery) (domain.Company, error) {
+	if err := q.Scan(ctx); err != nil {
 		return domain.Company{}, translate(err)
 	}
 	return row.toDomain()
 }
 
 func (r *CompanyRepository) UpdateSettings(ctx context.Context, c domain.Company) error {
-	res, err := conn(ctx, r.db).NewUpdate().Model((*companyRow)(nil)).
+	res, err := tenantOf(conn(ctx, r.db), c.ID).UpdateOwn().
 		Set("name = ?", c.Name).
 		Set("time_zone = ?", c.TimeZone).
 		Set("plan = ?", c.Plan.String()).
 		Set("storage_quota = ?", c.StorageQuota).
-		Set("updated_at = ?", c.UpdatedAt.UTC()).
-		Where("id = ?", uuid.UUID(c.ID)).Exec(ctx)
+		Set("updated_at = ?", c.UpdatedAt.UTC()).Exec(ctx)
 	return affectedOne(res, err)
 }
 
 // Disable keeps the first time when run again.
 func (r *CompanyRepository) Disable(ctx context.Context, id domain.CompanyID, at time.Time) error {
-	res, err := conn(ctx, r.db).NewUpdate().Model((*companyRow)(nil)).
-		Set("disabled_at = COALESCE(disabled_at, ?)", at.UTC()).
-		Where("id = ?", uuid.UUID(id)).Exec(ctx)
+	res, err := tenantOf(conn(ctx, r.db), id).UpdateOwn().
+		Set("disabled_at = COALESCE(disabled_at, ?)", at.UTC()).Exec(ctx)
 	return affectedOne(res, err)
 }
 
@@ -117,20 +117,18 @@ func optional(s string) *string {
 }
 
 func (r *CompanyRepository) SetUploadSecretHash(ctx context.Context, id domain.CompanyID, hash []byte) error {
-	res, err := conn(ctx, r.db).NewUpdate().Model((*companyRow)(nil)).
+	res, err := tenantOf(conn(ctx, r.db), id).UpdateOwn().
 		Set("upload_secret_hash = ?", hash).
-		Set("updated_at = ?", time.Now().UTC()).
-		Where("id = ?", uuid.UUID(id)).Exec(ctx)
+		Set("updated_at = ?", time.Now().UTC()).Exec(ctx)
 	return affectedOne(res, err)
 }
 
 func (r *CompanyRepository) ReserveStorage(ctx context.Context, id domain.CompanyID, n int64) error {
 	// The quota test and the increment are one statement, so the database
 	// serialises concurrent reservations on the row.
-	res, err := conn(ctx, r.db).NewUpdate().Model((*companyRow)(nil)).
+	res, err := tenantOf(conn(ctx, r.db), id).UpdateOwn().
 		Set("storage_used = storage_used + ?", n).
 		Set("updated_at = ?", time.Now().UTC()).
-		Where("id = ?", uuid.UUID(id)).
 		Where("storage_used + ? <= storage_quota", n).
 		Exec(ctx)
 	if err := affectedOne(res, err); !errors.Is(err, domain.ErrNotFound) {
@@ -145,7 +143,7 @@ func (r *CompanyRepository) ReserveStorage(ctx context.Context, id domain.Compan
 
 func (r *CompanyRepository) ListIDs(ctx context.Context) ([]domain.CompanyID, error) {
 	var ids []uuid.UUID
-	if err := conn(ctx, r.db).NewSelect().Model((*companyRow)(nil)).Column("id").OrderExpr("id").Scan(ctx, &ids); err != nil {
+	if err := acrossCompanies(conn(ctx, r.db), "the list of companies").NewSelect().Model((*companyRow)(nil)).Column("id").OrderExpr("id").Scan(ctx, &ids); err != nil {
 		return nil, translate(err)
 	}
 	out := make([]domain.CompanyID, len(ids))

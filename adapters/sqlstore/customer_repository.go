@@ -60,7 +60,7 @@ func (r *CustomerRepository) Get(ctx context.Context, company domain.CompanyID, 
 	}
 	// The upload contract tells "no such customer" from "another company's";
 	// this asks only whether the id exists and reads nothing of it.
-	exists, err := conn(ctx, r.db).NewSelect().TableExpr("customers").
+	exists, err := acrossCompanies(conn(ctx, r.db), "an upload tells another company's customer from none").NewSelect().TableExpr("customers").
 		Where("id = ?", int64(id)).Where("company_id <> ?", uuid.UUID(company)).Where("deleted_at IS NULL").Exists(ctx)
 	if err != nil {
 		return domain.Customer{}, translate(err)

@@ -111,8 +111,8 @@ func (r *FileRepository) Create(ctx context.Context, files ...domain.File) error
 
 func (r *FileRepository) Get(ctx context.Context, company domain.CompanyID, id domain.FileID) (domain.File, error) {
 	var row fileRow
-	err := conn(ctx, r.db).NewSelect().Model(&row).
-		Where("id = ?", uuid.UUID(id)).Where("company_id = ?", uuid.UUID(company)).Where("deleted_at IS NULL").Scan(ctx)
+	err := tenantOf(conn(ctx, r.db), company).SelectModel(&row).
+		Where("id = ?", uuid.UUID(id)).Where("deleted_at IS NULL").Scan(ctx)
 	if err != nil {
 		return domain.File{}, translate(err)
 	}
@@ -121,8 +121,7 @@ func (r *FileRepository) Get(ctx context.Context, company domain.CompanyID, id d
 
 func (r *FileRepository) ListByCustomer(ctx context.Context, company domain.CompanyID, customer domain.CustomerID) ([]domain.File, error) {
 	var rows []fileRow
-	err := conn(ctx, r.db).NewSelect().Model(&rows).
-		Where("company_id = ?", uuid.UUID(company)).Where("customer_id = ?", int64(customer)).
+	err := tenantOf(conn(ctx, r.db), company).SelectModel(&rows).Where("customer_id = ?", int64(customer)).
 		OrderExpr("created_at, id").Scan(ctx)
 	if err != nil {
 		return nil, translate(err)
@@ -139,7 +138,7 @@ func (r *FileRepository) ListByCustomer(ctx context.Context, company domain.Comp
 }
 
 func (r *FileRepository) List(ctx context.Context, company domain.CompanyID, lq domain.ListQuery) (ports.FilePage, error) {
-	q := conn(ctx, r.db).NewSelect().Model((*fileRow)(nil)).Where("company_id = ?", uuid.UUID(company))
+	q := tenantOf(conn(ctx, r.db), company).SelectModel((*fileRow)(nil))
 	q, err := feedQuery(q, "files", lq, func(id string) (any, bool) { return id, domain.ValidObjectID(id) })
 	if err != nil {
 		return ports.FilePage{}, err
@@ -166,8 +165,8 @@ func (r *FileRepository) KnownStorageKeys(ctx context.Context, company domain.Co
 		return known, nil
 	}
 	var found []string
-	err := conn(ctx, r.db).NewSelect().Model((*fileRow)(nil)).Column("storage_key").
-		Where("company_id = ?", uuid.UUID(company)).Where("storage_key IN (?)", bun.List(keys)).Scan(ctx, &found)
+	err := tenantOf(conn(ctx, r.db), company).SelectModel((*fileRow)(nil)).Column("storage_key").
+		Where("storage_key IN (?)", bun.List(keys)).Scan(ctx, &found)
 	if err != nil {
 		return nil, translate(err)
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 
-	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
 	"github.com/praxis-health/praxis/domain"
@@ -71,6 +70,6 @@ func (catalogVersion) Deleted(ctx context.Context, db bun.IDB, company domain.Co
 }
 
 func bumpCatalog(ctx context.Context, db bun.IDB, company domain.CompanyID) error {
-	_, err := db.NewUpdate().TableExpr("companies").Set("catalog_version = catalog_version + 1").Where("id = ?", uuid.UUID(company)).Exec(ctx)
+	_, err := tenantOf(db, company).UpdateOwn().Set("catalog_version = catalog_version + 1").Exec(ctx)
 	return translate(err)
 }

@@ -41,7 +41,7 @@ type idempotencyRow struct {
 func (s *IdempotencyStore) Claim(ctx context.Context, company domain.CompanyID, client domain.ClientID, key ports.IdempotencyKey, at time.Time) (*ports.SavedResponse, error) {
 	db := conn(ctx, s.db)
 	// A key past the window answers no more: it is claimed anew.
-	_, err := db.NewDelete().Model((*idempotencyRow)(nil)).Where("company_id = ?", uuid.UUID(company)).Where("client_id = ?", string(client)).
+	_, err := tenantOf(db, company).DeleteModel((*idempotencyRow)(nil)).Where("client_id = ?", string(client)).
 		Where("key = ?", key.Key).Where("created_at < ?", at.UTC().Add(-ports.IdempotencyWindow)).Exec(ctx)
 	if err != nil {
 		return nil, translate(err)
@@ -59,7 +59,7 @@ func (s *IdempotencyStore) Claim(ctx context.Context, company domain.CompanyID, 
 		return nil, nil
 	}
 	var saved idempotencyRow
-	if err := db.NewSelect().Model(&saved).Where("company_id = ?", row.CompanyID).Where("client_id = ?", row.ClientID).Where("key = ?", row.Key).Scan(ctx); err != nil {
+	if err := tenantOf(db, company).SelectModel(&saved).Where("client_id = ?", row.ClientID).Where("key = ?", row.Key).Scan(ctx); err != nil {
 		return nil, translate(err)
 	}
 	if !bytes.Equal(saved.Fingerprint, key.Fingerprint) {
@@ -70,7 +70,7 @@ func (s *IdempotencyStore) Claim(ctx context.Context, company domain.CompanyID, 
 
 func (s *IdempotencyStore) Find(ctx context.Context, company domain.CompanyID, client domain.ClientID, key ports.IdempotencyKey) (*ports.SavedResponse, error) {
 	var saved idempotencyRow
-	err := conn(ctx, s.db).NewSelect().Model(&saved).Where("company_id = ?", uuid.UUID(company)).Where("client_id = ?", string(client)).
+	err := tenantOf(conn(ctx, s.db), company).SelectModel(&saved).Where("client_id = ?", string(client)).
 		Where("key = ?", key.Key).Where("created_at >= ?", time.Now().UTC().Add(-ports.IdempotencyWindow)).Where("status > 0").Scan(ctx)
 	if errors.Is(translate(err), domain.ErrNotFound) {
 		return nil, nil
@@ -85,8 +85,8 @@ func (s *IdempotencyStore) Find(ctx context.Context, company domain.CompanyID, c
 }
 
 func (s *IdempotencyStore) Save(ctx context.Context, company domain.CompanyID, client domain.ClientID, key ports.IdempotencyKey, resp ports.SavedResponse) error {
-	_, err := conn(ctx, s.db).NewUpdate().Model((*idempotencyRow)(nil)).
+	_, err := tenantOf(conn(ctx, s.db), company).UpdateModel((*idempotencyRow)(nil)).
 		Set("status = ?", resp.Status).Set("location = ?", resp.Location).Set("body = ?", resp.Body).
-		Where("company_id = ?", uuid.UUID(company)).Where("client_id = ?", string(client)).Where("key = ?", key.Key).Exec(ctx)
+		Where("client_id = ?", string(client)).Where("key = ?", key.Key).Exec(ctx)
 	return translate(err)
 }

@@ -70,13 +70,22 @@ func tableOf(k *domain.Kind) table {
 	return table{name: "records", columns: "CAST(id AS TEXT) AS id, customer_id, payload, change, created_at, updated_at, deleted_at", kind: k.Slug}
 }
 
-// scoped starts every query on t from the company, and the kind.
-func (t table) scoped(q *bun.SelectQuery, company domain.CompanyID) *bun.SelectQuery {
-	q = q.TableExpr(t.name).ColumnExpr(t.columns).Where("company_id = ?", uuid.UUID(company))
+// where is a query narrowed to t's kind, for the records table.
+type where[Q any] interface {
+	Where(query string, args ...any) Q
+}
+
+// ofKind narrows a query of the company's rows of t to t's kind.
+func ofKind[Q where[Q]](t table, q Q) Q {
 	if t.kind != "" {
-		q = q.Where("kind = ?", t.kind)
+		return q.Where(t.name+".kind = ?", t.kind)
 	}
 	return q
+}
+
+// selectIn reads the company's objects of t's kind.
+func (t table) selectIn(tn tenant) *bun.SelectQuery {
+	return ofKind(t, tn.Select(t.name).ColumnExpr(t.columns))
 }
 
 // idArg is an id as the table compares it: a number for customers.
@@ -137,14 +146,19 @@ func (s *RecordStore) insertCustomer(ctx context.Context, db bun.IDB, company do
 		return "", translate(err)
 	}
 	if explicit && db.Dialect().Name() == dialect.PG {
-		// An explicit id must not be handed out again by the identity sequence.
-		_, err := db.ExecContext(ctx,
-			"SELECT setval(pg_get_serial_sequence('customers', 'id'), GREATEST(?, (SELECT last_value FROM customers_id_seq)))", id)
-		if err != nil {
-			return "", translate(err)
+		if err := keepSequencePast(ctx, db, id); err != nil {
+			return "", err
 		}
 	}
 	return strconv.FormatInt(id, 10), nil
+}
+
+// keepSequencePast moves PostgreSQL's customer id sequence past id, so that
+// an id a client chose is not handed out again.
+func keepSequencePast(ctx context.Context, db bun.IDB, id int64) error {
+	_, err := acrossCompanies(db, "the customer id sequence is one for all companies").ExecContext(ctx,
+		"SELECT setval(pg_get_serial_sequence('customers', 'id'), GREATEST(?, (SELECT last_value FROM customers_id_seq)))", id)
+	return translate(err)
 }
 
 // svnrOf is the column behind the unique index of social insurance numbers.
@@ -167,12 +181,10 @@ func (s *RecordStore) Update(ctx context.Context, company domain.CompanyID, kind
 	if err != nil {
 		return ports.StoredObject{}, err
 	}
-	q := db.NewUpdate().TableExpr(t.name).Set("payload = ?", string(payload)).Set("change = ?", change).Set("updated_at = ?", at.UTC()).
-		Where("company_id = ?", uuid.UUID(company)).Where("id = ?", arg).Where("deleted_at IS NULL")
+	q := ofKind(t, tenantOf(db, company).Update(t.name)).Set("payload = ?", string(payload)).Set("change = ?", change).
+		Set("updated_at = ?", at.UTC()).Where("id = ?", arg).Where("deleted_at IS NULL")
 	if t.kind == "" {
 		q = q.Set("svnr = ?", svnrOf(payload))
-	} else {
-		q = q.Where("kind = ?", t.kind)
 	}
 	if err := affectedOne(q.Exec(ctx)); err != nil {
 		return ports.StoredObject{}, err
@@ -194,11 +206,8 @@ func (s *RecordStore) Delete(ctx context.Context, company domain.CompanyID, kind
 	if err != nil {
 		return err
 	}
-	q := db.NewUpdate().TableExpr(t.name).Set("change = ?", change).Set("updated_at = ?", at.UTC()).Set("deleted_at = ?", at.UTC()).
-		Where("company_id = ?", uuid.UUID(company)).Where("id = ?", arg).Where("deleted_at IS NULL")
-	if t.kind != "" {
-		q = q.Where("kind = ?", t.kind)
-	}
+	q := ofKind(t, tenantOf(db, company).Update(t.name)).Set("change = ?", change).Set("updated_at = ?", at.UTC()).
+		Set("deleted_at = ?", at.UTC()).Where("id = ?", arg).Where("deleted_at IS NULL")
 	if err := affectedOne(q.Exec(ctx)); err != nil {
 		return err
 	}
@@ -212,7 +221,7 @@ func (s *RecordStore) Get(ctx context.Context, company domain.CompanyID, kind *d
 		return ports.StoredObject{}, domain.ErrNotFound
 	}
 	var row objectRow
-	q := t.scoped(conn(ctx, s.db).NewSelect(), company).Where("id = ?", arg).Where("deleted_at IS NULL")
+	q := t.selectIn(tenantOf(conn(ctx, s.db), company)).Where("id = ?", arg).Where("deleted_at IS NULL")
 	if forUpdate && s.db.Dialect().Name() == dialect.PG {
 		q = q.For("UPDATE")
 	}
@@ -224,9 +233,10 @@ func (s *RecordStore) Get(ctx context.Context, company domain.CompanyID, kind *d
 
 func (s *RecordStore) List(ctx context.Context, company domain.CompanyID, kind *domain.Kind, lq domain.ListQuery) (ports.Page, error) {
 	t := tableOf(kind)
-	base := t.scoped(conn(ctx, s.db).NewSelect(), company)
+	tn := tenantOf(conn(ctx, s.db), company)
+	base := t.selectIn(tn)
 	if lq.Calendar.Any() { // only calendar kinds' lists take these filters
-		base = calendarFilter(base, company, lq.Calendar)
+		base = calendarFilter(base, tn, lq.Calendar)
 	}
 	q, err := feedQuery(base, t.name, lq, t.idArg)
 	if err != nil {
@@ -262,8 +272,7 @@ func (s *RecordStore) Lookup(ctx context.Context, company domain.CompanyID, sect
 			return found, nil
 		}
 		var live []int64
-		err := db.NewSelect().TableExpr("customers").Column("id").Where("company_id = ?", uuid.UUID(company)).
-			Where("id IN (?)", bun.List(nums)).Where("deleted_at IS NULL").Scan(ctx, &live)
+		err := tenantOf(db, company).Select("customers").Column("id").Where("id IN (?)", bun.List(nums)).Where("deleted_at IS NULL").Scan(ctx, &live)
 		for _, id := range live {
 			found[strconv.FormatInt(id, 10)] = domain.RefTarget{}
 		}
@@ -274,8 +283,8 @@ func (s *RecordStore) Lookup(ctx context.Context, company domain.CompanyID, sect
 			CustomerID  int64  `bun:"customer_id"`
 			ContentType string `bun:"content_type"`
 		}
-		err := db.NewSelect().TableExpr("files").ColumnExpr("CAST(id AS TEXT) AS id, customer_id, content_type").
-			Where("company_id = ?", uuid.UUID(company)).Where("id IN (?)", bun.List(validIDs(ids))).Scan(ctx, &rows)
+		err := tenantOf(db, company).Select("files").ColumnExpr("CAST(id AS TEXT) AS id, customer_id, content_type").
+			Where("id IN (?)", bun.List(validIDs(ids))).Scan(ctx, &rows)
 		for _, r := range rows {
 			c := domain.CustomerID(r.CustomerID)
 			found[r.ID] = domain.RefTarget{Customer: &c, Attrs: map[string]any{"content_type": r.ContentType}}
@@ -283,8 +292,8 @@ func (s *RecordStore) Lookup(ctx context.Context, company domain.CompanyID, sect
 		return found, translate(err)
 	}
 	var rows []objectRow
-	err := db.NewSelect().TableExpr("records").ColumnExpr("CAST(id AS TEXT) AS id, customer_id, payload").
-		Where("company_id = ?", uuid.UUID(company)).Where("kind = ?", section).Where("id IN (?)", bun.List(validIDs(ids))).
+	err := tenantOf(db, company).Select("records").ColumnExpr("CAST(id AS TEXT) AS id, customer_id, payload").
+		Where("kind = ?", section).Where("id IN (?)", bun.List(validIDs(ids))).
 		Where("deleted_at IS NULL").Scan(ctx, &rows)
 	if err := translate(err); err != nil {
 		return nil, err
@@ -328,15 +337,7 @@ func (s *RecordStore) Existing(ctx context.Context, company domain.CompanyID, ki
 	if len(args) == 0 {
 		return out, nil
 	}
-	// The company is compared as text, so that the primary key is the only
-	// index the planner can use: inside an import's one transaction the table
-	// grows far past its statistics, and an index led by the company would be
-	// scanned whole for every batch (quadratic: 160 ms a batch at 200,000 rows).
-	q := conn(ctx, s.db).NewSelect().TableExpr(t.name).ColumnExpr(t.columns).
-		Where("CAST("+t.name+".company_id AS TEXT) = ?", company.String()).Where(t.name+".id IN (?)", bun.List(args))
-	if t.kind != "" {
-		q = q.Where("kind = ?", t.kind)
-	}
+	q := ofKind(t, tenantOf(conn(ctx, s.db), company).SelectByKey(t.name)).ColumnExpr(t.columns).Where(t.name+".id IN (?)", bun.List(args))
 	var rows []objectRow
 	if err := q.Scan(ctx, &rows); err != nil {
 		return nil, translate(err)
@@ -410,10 +411,9 @@ func (s *RecordStore) Put(ctx context.Context, company domain.CompanyID, kind *d
 		if _, err := db.NewInsert().Model(&rows).Exec(ctx); err != nil {
 			return translate(err)
 		}
-		if db.Dialect().Name() == dialect.PG { // chosen ids must not be handed out again
-			_, err := db.ExecContext(ctx, "SELECT setval(pg_get_serial_sequence('customers', 'id'), GREATEST(?, (SELECT last_value FROM customers_id_seq)))", top)
-			if err != nil {
-				return translate(err)
+		if db.Dialect().Name() == dialect.PG {
+			if err := keepSequencePast(ctx, db, top); err != nil {
+				return err
 			}
 		}
 		return s.writtenAll(ctx, db, company, kind, fresh)
@@ -447,8 +447,8 @@ func (s *RecordStore) writtenAll(ctx context.Context, db bun.IDB, company domain
 func (s *RecordStore) replace(ctx context.Context, db bun.IDB, company domain.CompanyID, kind *domain.Kind, o ports.StoredObject, change int64, at time.Time) error {
 	t := tableOf(kind)
 	arg, _ := t.idArg(o.ID)
-	q := db.NewUpdate().TableExpr(t.name).Set("payload = ?", string(o.Payload)).Set("change = ?", change).
-		Set("updated_at = ?", at).Set("deleted_at = NULL").Where("company_id = ?", uuid.UUID(company)).Where("id = ?", arg)
+	q := ofKind(t, tenantOf(db, company).Update(t.name)).Set("payload = ?", string(o.Payload)).Set("change = ?", change).
+		Set("updated_at = ?", at).Set("deleted_at = NULL").Where("id = ?", arg)
 	if t.kind == "" {
 		q = q.Set("svnr = ?", svnrOf(o.Payload))
 	} else {
@@ -456,7 +456,7 @@ func (s *RecordStore) replace(ctx context.Context, db bun.IDB, company domain.Co
 		if o.Customer != nil {
 			customer = ptr(int64(*o.Customer))
 		}
-		q = q.Set("customer_id = ?", customer).Where("kind = ?", t.kind)
+		q = q.Set("customer_id = ?", customer)
 	}
 	if err := affectedOne(q.Exec(ctx)); err != nil {
 		return err
@@ -475,7 +475,7 @@ func jsonField(db bun.IDB, name string) string {
 func (s *RecordStore) Values(ctx context.Context, company domain.CompanyID, kind *domain.Kind, match, value, field string) ([]string, error) {
 	db := conn(ctx, s.db)
 	var out []string
-	err := db.NewSelect().TableExpr("records").ColumnExpr(jsonField(db, field)).Where("company_id = ?", uuid.UUID(company)).
+	err := tenantOf(db, company).Select("records").ColumnExpr(jsonField(db, field)).
 		Where("kind = ?", kind.Slug).Where("deleted_at IS NULL").Where(jsonField(db, match)+" = ?", value).Scan(ctx, &out)
 	return out, translate(err)
 }
@@ -492,8 +492,8 @@ func (s *RecordStore) All(ctx context.Context, company domain.CompanyID, kinds .
 		objectRow
 		Kind string `bun:"kind"`
 	}
-	err := conn(ctx, s.db).NewSelect().TableExpr("records").ColumnExpr(tableOf(kinds[0]).columns+", kind").
-		Where("company_id = ?", uuid.UUID(company)).Where("kind IN (?)", bun.List(slugs)).Where("deleted_at IS NULL").
+	err := tenantOf(conn(ctx, s.db), company).Select("records").ColumnExpr(tableOf(kinds[0]).columns+", kind").
+		Where("kind IN (?)", bun.List(slugs)).Where("deleted_at IS NULL").
 		OrderExpr("id").Scan(ctx, &rows)
 	if err != nil {
 		return nil, translate(err)

@@ -1,0 +1,141 @@
+package sqlstore
+
+import (
+	"database/sql"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
+	"github.com/uptrace/bun/dialect/sqlitedialect"
+	"github.com/uptrace/bun/driver/pgdriver"
+
+	"github.com/praxis-health/praxis/domain"
+)
+
+// The queries that may reach past one company, and why. A new one is a
+// reviewed change of this list, not a line slipped into a repository.
+var acceptedAcrossCompanies = []string{
+	"the change clock is one for all companies",
+	"the customer id sequence is one for all companies",
+	"an advisory lock names no table",
+	"a token request names its client before its company is known",
+	"a client is revoked by its id, which is unique across companies",
+	"an upload tells another company's customer from none",
+	"an operator's resource names its company by reference",
+	"the list of companies",
+}
+
+// builders start a query that reads, changes or deletes rows. Inserts are
+// not among them: their rows carry company_id, and the composite foreign
+// keys refuse one that names another company's customer or record.
+var builders = []string{"NewSelect", "NewUpdate", "NewDelete", "NewRaw", "NewMerge", "QueryContext", "QueryRowContext", "ExecContext"}
+
+// TestEveryQueryStartsFromTheCompany reads the store's source: a select,
+// update, delete or raw statement starts from tenantOf (tenancy.go), or from
+// acrossCompanies with one of the accepted reasons.
+func TestEveryQueryStartsFromTheCompany(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	scoped, across := 0, map[string]bool{}
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") || name == "tenancy.go" {
+			continue
+		}
+		file, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(file, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			if fn, ok := call.Fun.(*ast.Ident); ok && fn.Name == "tenantOf" {
+				scoped++
+			}
+			sel, ok := call.Fun.(*ast.SelectorExpr)
+			if !ok || !slices.Contains(builders, sel.Sel.Name) {
+				return true
+			}
+			reason, ok := acrossCompaniesReason(sel.X)
+			switch {
+			case !ok:
+				t.Errorf("%s: %s starts a query without the company: start it from tenantOf(db, company)", fset.Position(call.Pos()), sel.Sel.Name)
+			case !slices.Contains(acceptedAcrossCompanies, reason):
+				t.Errorf("%s: acrossCompanies for a reason this test does not accept: %q", fset.Position(call.Pos()), reason)
+			default:
+				across[reason] = true
+			}
+			return true
+		})
+	}
+	if scoped < 20 {
+		t.Fatalf("found %d queries from tenantOf: the test reads the wrong files", scoped)
+	}
+	for _, reason := range acceptedAcrossCompanies {
+		if !across[reason] {
+			t.Errorf("accepted reason %q is used nowhere: take it off the list", reason)
+		}
+	}
+}
+
+// acrossCompaniesReason tells whether x is acrossCompanies(db, "reason").
+func acrossCompaniesReason(x ast.Expr) (string, bool) {
+	call, ok := x.(*ast.CallExpr)
+	if !ok || len(call.Args) != 2 {
+		return "", false
+	}
+	if fn, ok := call.Fun.(*ast.Ident); !ok || fn.Name != "acrossCompanies" {
+		return "", false
+	}
+	lit, ok := call.Args[1].(*ast.BasicLit)
+	if !ok || lit.Kind != token.STRING {
+		return "", false
+	}
+	reason, err := strconv.Unquote(lit.Value)
+	return reason, err == nil
+}
+
+// TestTenantQueriesNameTheCompany checks what tenantOf builds: each query
+// holds the company's condition on the table it reads or changes.
+func TestTenantQueriesNameTheCompany(t *testing.T) {
+	sqlite, err := sql.Open("sqlite", ":memory:") // opened lazily: the test only writes queries
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, db := range []*bun.DB{
+		bun.NewDB(sql.OpenDB(pgdriver.NewConnector()), pgdialect.New()),
+		bun.NewDB(sqlite, sqlitedialect.New()),
+	} {
+		tn := tenantOf(db, domain.CompanyID{1})
+		for name, query := range map[string]interface{ String() string }{
+			"select":        tn.Select("records"),
+			"select model":  tn.SelectModel((*fileRow)(nil)),
+			"select by key": tn.SelectByKey("customers"),
+			"update":        tn.Update("records").Set("payload = '{}'"),
+			"update model":  tn.UpdateModel((*clientRow)(nil)).Set("name = ''"),
+			"delete":        tn.Delete("appointment_spans"),
+			"delete model":  tn.DeleteModel((*idempotencyRow)(nil)),
+			"select own":    tn.SelectOwn((*companyRow)(nil)),
+			"update own":    tn.UpdateOwn().Set("name = ''"),
+		} {
+			sql := query.String()
+			if !strings.Contains(sql, "01000000-0000-0000-0000-000000000000") {
+				t.Errorf("%s: %s\nholds no company", name, sql)
+			}
+			if !strings.Contains(sql, "company_id") && !strings.Contains(name, "own") {
+				t.Errorf("%s: %s\ndoes not compare company_id", name, sql)
+			}
+		}
+	}
+}
