@@ -61,20 +61,24 @@ var BookingKind = newKind[BookingRequest]("booking/appointments", 0, exampleBook
 // Booking is a decoded booking request.
 func Booking(o Object) *BookingRequest { return o.payload.(*BookingRequest) }
 
-// NewCustomerJSON is the customer create body of a booking's new patient.
-func (b *BookingRequest) NewCustomerJSON() []byte {
-	raw, _ := json.Marshal(b.Customer)
-	return raw
+// NewCustomer is the customer a booking's new patient becomes, judged by the
+// customers' own rules; its fields are named as the booking body names them.
+func (b *BookingRequest) NewCustomer(rc RuleContext) (Object, error) {
+	c := b.Customer
+	birth := c.BirthDate
+	obj, err := customersKind.validate(&CustomerData{FirstName: c.FirstName, LastName: c.LastName, BirthDate: &birth, Email: c.Email, Phone: c.Phone}, rc)
+	return obj, PrefixFields(err, "customer")
 }
 
-// AppointmentJSON is the appointment create body a booking of offer o becomes.
-func (b *BookingRequest) AppointmentJSON(customer CustomerID, o Offer) []byte {
-	raw, _ := json.Marshal(map[string]any{
-		"customer_id": customer, "user_id": b.UserID, "location_id": b.LocationID, "service_id": b.ServiceID,
-		"start": b.Start.Format(time.RFC3339), "end": b.Start.Add(time.Duration(o.DurationMinutes) * time.Minute).Format(time.RFC3339),
-		"note": b.Note,
-	})
-	return raw
+// Appointment is the appointment a booking of offer o becomes: booked
+// online, for customer, as long as the offer's service takes.
+func (b *BookingRequest) Appointment(customer CustomerID, o Offer, rc RuleContext) (Object, error) {
+	service, source := b.ServiceID, BookedOnline
+	end := DateTime{b.Start.Add(time.Duration(o.DurationMinutes) * time.Minute)}
+	return AppointmentsKind().validate(&Appointment{
+		CustomerID: &customer, UserID: b.UserID, LocationID: b.LocationID, ServiceID: &service,
+		Start: b.Start, End: &end, Note: b.Note, Source: &source,
+	}, rc)
 }
 
 // PrefixFields names field errors of a nested object by their body path.

@@ -123,6 +123,47 @@ func newKind[T any, PT interface {
 	return &Kind{Slug: slug, Name: name, Shape: shape, Example: example, schemas: s, newPayload: func() Payload { return PT(new(T)) }}
 }
 
+// NumericIDs reports whether the kind's ids are customer numbers, which the
+// store hands out, rather than UUIDs the service makes.
+func (k *Kind) NumericIDs() bool { return k.Shape == ShapeCustomer }
+
+// NewID is the id of an object about to be created: a new UUID, or "" where
+// the store numbers the kind's objects.
+func (k *Kind) NewID() string {
+	if k.NumericIDs() {
+		return ""
+	}
+	return NewObjectID()
+}
+
+// IDFromJSON reads an id as an import line spells it: a customer number from
+// 1 to MaxCustomerID, or a canonical UUID string.
+func (k *Kind) IDFromJSON(raw json.RawMessage) (string, bool) {
+	if k.NumericIDs() {
+		var n int64
+		if json.Unmarshal(raw, &n) != nil || n < 1 || n > MaxCustomerID {
+			return "", false
+		}
+		return strconv.FormatInt(n, 10), true
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil || !ValidObjectID(s) {
+		return "", false
+	}
+	return s, true
+}
+
+// IDForm says what IDFromJSON takes, for an error message.
+func (k *Kind) IDForm() string {
+	if k.NumericIDs() {
+		return "a customer number from 1 to " + strconv.FormatInt(MaxCustomerID, 10)
+	}
+	return "a UUID in canonical lower-case form"
+}
+
+// AppendID writes an id as the kind's JSON spells it.
+func (k *Kind) AppendID(b []byte, id string) []byte { return appendID(b, id, k.NumericIDs()) }
+
 // Object is a validated, normalized payload ready to store.
 type Object struct {
 	// JSON is the payload as answered: every field, null where absent.
@@ -158,6 +199,12 @@ func (k *Kind) decode(body []byte, rc RuleContext, withServer bool, tolerate ...
 	if err := k.schemas.decodeInput(body, p, withServer, tolerate...); err != nil {
 		return Object{}, err
 	}
+	return k.validate(p, rc)
+}
+
+// validate judges a payload of k's type, decoded or built: its times in the
+// company's zone, normalized, every cross-field rule checked.
+func (k *Kind) validate(p Payload, rc RuleContext) (Object, error) {
 	localize(reflect.ValueOf(p), rc.Zone)
 	p.normalize(rc)
 	var errs FieldErrors

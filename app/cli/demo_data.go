@@ -19,7 +19,9 @@ func demoLines(customers []domain.CustomerID) string {
 	checkup, physio := id(), id()
 	diagnosis := id()
 	var lines []string
+	written := map[string]bool{}
 	add := func(section, objID string, data any) {
+		written[section] = true
 		raw, err := json.Marshal(data)
 		if err != nil {
 			panic(err) // the demo's own data
@@ -55,14 +57,18 @@ func demoLines(customers []domain.CustomerID) string {
 	add("service-assignments", id(), map[string]any{"user_id": doctor, "service_id": physio, "location_id": wien, "online_bookable": false})
 	ids := domain.ExampleIDs{Customer: customers[0], User: doctor, Diagnosis: diagnosis, Location: wien, Service: checkup}
 	add("tenants", id(), raw(domain.KindOf("tenants").ExampleWith(ids)))
+	// Every other kind of the table gets its example; the diagnosis keeps
+	// the id the other examples refer to.
+	named := map[string]string{"diagnoses": diagnosis}
 	for _, k := range domain.Kinds() {
-		if k.Shape == domain.ShapeRecord || k.Slug == "invoices" || k.Slug == "fee-notes" || k.Slug == "cash-revenues" {
-			objID := id()
-			if k.Slug == "diagnoses" {
-				objID = diagnosis
-			}
-			add(k.Slug, objID, raw(k.ExampleWith(ids)))
+		if written[k.Slug] || k.NumericIDs() {
+			continue
 		}
+		objID, ok := named[k.Slug]
+		if !ok {
+			objID = id()
+		}
+		add(k.Slug, objID, raw(k.ExampleWith(ids)))
 	}
 	for _, c := range customers[1:] {
 		add("notes", id(), map[string]any{"customer_id": c, "user_id": doctor, "noted_on": "2026-03-10", "text": "Erstgespräch, keine Beschwerden."})

@@ -15,16 +15,16 @@ import (
 // and the booking itself, which re-checks its slot inside the inserting
 // transaction so that one slot is never booked twice.
 type Booking struct {
-	records  *Records
+	recordWriter
 	calendar ports.Calendar
 	catalogs *catalogCache
 }
 
 var _ ports.Booking = (*Booking)(nil)
 
-// NewBooking wires the booking use case onto the records use case.
-func NewBooking(records *Records, calendar ports.Calendar) *Booking {
-	return &Booking{records: records, calendar: calendar, catalogs: &catalogCache{byCompany: map[domain.CompanyID]cachedCatalog{}}}
+// NewBooking wires the booking use case.
+func NewBooking(store ports.RecordStore, keys ports.IdempotencyStore, tx ports.Transactor, companies ports.CompanyRepository, calendar ports.Calendar) *Booking {
+	return &Booking{recordWriter: newRecordWriter(store, keys, tx, companies), calendar: calendar, catalogs: &catalogCache{byCompany: map[domain.CompanyID]cachedCatalog{}}}
 }
 
 // maxCachedCatalogs bounds the catalogue cache; past it, it starts empty again.
@@ -55,7 +55,7 @@ func (b *Booking) catalog(ctx context.Context, company domain.Company) (domain.B
 	if ok && e.version == company.CatalogVersion {
 		return e.cat, e.raw, nil
 	}
-	cat, raw, err := catalog(ctx, b.records.store, company.ID) // read after the version: at least that new
+	cat, raw, err := catalog(ctx, b.store, company.ID) // read after the version: at least that new
 	if err != nil {
 		return cat, raw, err
 	}
@@ -117,14 +117,9 @@ func catalog(ctx context.Context, store ports.RecordStore, company domain.Compan
 	return c, raw, nil
 }
 
-// company reads the company once: its booking notice, and now in its zone.
-func (b *Booking) company(ctx context.Context, id domain.CompanyID) (domain.Company, domain.RuleContext, error) {
-	return companyContext(ctx, b.records.companies, id, b.records.now)
-}
-
 // Offered lists the bookable users, locations or services, one page in id order.
 func (b *Booking) Offered(ctx context.Context, grant domain.Grant, section string, q domain.BookingQuery) (ports.RenderedPage, error) {
-	company, err := b.records.companies.Get(ctx, grant.CompanyID)
+	company, err := b.companies.Get(ctx, grant.CompanyID)
 	if err != nil {
 		return ports.RenderedPage{}, err
 	}
@@ -222,7 +217,6 @@ func deref(p *int, def int) int {
 // again inside it, after a lock on the user's calendar, and on PostgreSQL
 // the database refuses an overlapping online booking besides.
 func (b *Booking) Book(ctx context.Context, grant domain.Grant, body []byte, key *ports.IdempotencyKey) (ports.Response, error) {
-	r := b.records
 	company, rc, err := b.company(ctx, grant.CompanyID)
 	if err != nil {
 		return ports.Response{}, err
@@ -232,62 +226,59 @@ func (b *Booking) Book(ctx context.Context, grant domain.Grant, body []byte, key
 		return ports.Response{}, err
 	}
 	booking := domain.Booking(req)
-	appointments := domain.AppointmentsKind()
-	var resp ports.Response
-	err = r.tx.InTx(ctx, func(ctx context.Context) error {
-		if replayed, err := r.claim(ctx, grant, key, rc.Now, &resp); replayed || err != nil {
-			return err
+	return b.once(ctx, grant, key, rc.Now, func(ctx context.Context) (ports.SavedResponse, error) {
+		if err := b.checkRefs(ctx, grant.CompanyID, req); err != nil {
+			return ports.SavedResponse{}, err
 		}
-		if err := r.checkRefs(ctx, grant.CompanyID, req); err != nil {
-			return err
-		}
-		if err := b.calendar.Lock(ctx, grant.CompanyID, booking.UserID); err != nil {
-			return err
-		}
-		cat, _, err := catalog(ctx, r.store, grant.CompanyID)
+		offer, err := b.freeSlot(ctx, company, booking, rc)
 		if err != nil {
-			return err
-		}
-		offers, err := matchOffers(cat.Offers(), booking.ServiceID, booking.LocationID, &booking.UserID)
-		if err != nil {
-			return err
-		}
-		offer := offers[0]
-		day := domain.DateOf(booking.Start.Time, rc.Zone)
-		sq, err := b.slotQuery(ctx, grant.CompanyID, cat,
-			domain.SlotRequest{Service: offer.Service, Location: offer.Location, User: &offer.User, From: day, To: day},
-			rc, company.BookingNoticeMinutes, nil)
-		if err != nil {
-			return err
-		}
-		if !slices.ContainsFunc(domain.Slots(sq), func(s domain.Slot) bool { return s.Start.Equal(booking.Start.Time) }) {
-			return domain.ErrSlotUnavailable
+			return ports.SavedResponse{}, err
 		}
 		customer, err := b.customerOf(ctx, grant.CompanyID, booking, rc)
 		if err != nil {
-			return err
+			return ports.SavedResponse{}, err
 		}
-		obj, err := appointments.Decode(booking.AppointmentJSON(customer, offer), rc)
+		obj, err := booking.Appointment(customer, offer, rc)
 		if err != nil {
-			return err
+			return ports.SavedResponse{}, err
 		}
-		obj.JSON, err = domain.SetFields(obj.JSON, map[string]any{"source": domain.BookedOnline})
+		appointments := domain.AppointmentsKind()
+		stored, err := b.store.Insert(ctx, grant.CompanyID, appointments,
+			ports.StoredObject{ID: appointments.NewID(), Customer: &customer, Payload: obj.JSON, CreatedAt: rc.Now})
 		if err != nil {
-			return err
+			return ports.SavedResponse{}, err
 		}
-		stored, err := r.store.Insert(ctx, grant.CompanyID, appointments,
-			ports.StoredObject{ID: domain.NewObjectID(), Customer: &customer, Payload: obj.JSON, CreatedAt: rc.Now})
-		if err != nil {
-			return err
-		}
-		resp.SavedResponse = ports.SavedResponse{Status: http.StatusCreated, Location: appointments.Slug + "/" + stored.ID,
-			Body: render(appointments, stored)}
-		if key != nil {
-			return r.keys.Save(ctx, grant.CompanyID, grant.ClientID, *key, resp.SavedResponse)
-		}
-		return nil
+		return ports.SavedResponse{Status: http.StatusCreated, Location: appointments.Slug + "/" + stored.ID, Body: render(appointments, stored)}, nil
 	})
-	return resp, err
+}
+
+// freeSlot checks, inside the booking's transaction and after a lock on
+// the user's calendar, that the slot asked for is still free, and answers
+// the offer it is booked under.
+func (b *Booking) freeSlot(ctx context.Context, company domain.Company, booking *domain.BookingRequest, rc domain.RuleContext) (domain.Offer, error) {
+	if err := b.calendar.Lock(ctx, company.ID, booking.UserID); err != nil {
+		return domain.Offer{}, err
+	}
+	cat, _, err := catalog(ctx, b.store, company.ID)
+	if err != nil {
+		return domain.Offer{}, err
+	}
+	offers, err := matchOffers(cat.Offers(), booking.ServiceID, booking.LocationID, &booking.UserID)
+	if err != nil {
+		return domain.Offer{}, err
+	}
+	offer := offers[0]
+	day := domain.DateOf(booking.Start.Time, rc.Zone)
+	sq, err := b.slotQuery(ctx, company.ID, cat,
+		domain.SlotRequest{Service: offer.Service, Location: offer.Location, User: &offer.User, From: day, To: day},
+		rc, company.BookingNoticeMinutes, nil)
+	if err != nil {
+		return domain.Offer{}, err
+	}
+	if !slices.ContainsFunc(domain.Slots(sq), func(s domain.Slot) bool { return s.Start.Equal(booking.Start.Time) }) {
+		return domain.Offer{}, domain.ErrSlotUnavailable
+	}
+	return offer, nil
 }
 
 // matchOffers keeps the offers of service at location (and of user, when
@@ -320,12 +311,12 @@ func (b *Booking) customerOf(ctx context.Context, company domain.CompanyID, book
 	if booking.CustomerID != nil {
 		return *booking.CustomerID, nil
 	}
-	customers := domain.KindOf("customers")
-	obj, err := customers.Decode(booking.NewCustomerJSON(), rc)
+	obj, err := booking.NewCustomer(rc)
 	if err != nil {
-		return 0, domain.PrefixFields(err, "customer")
+		return 0, err
 	}
-	stored, err := b.records.store.Insert(ctx, company, customers, ports.StoredObject{Payload: obj.JSON, CreatedAt: rc.Now})
+	customers := domain.KindOf("customers")
+	stored, err := b.store.Insert(ctx, company, customers, ports.StoredObject{ID: customers.NewID(), Payload: obj.JSON, CreatedAt: rc.Now})
 	if err != nil {
 		return 0, err
 	}

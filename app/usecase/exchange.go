@@ -10,7 +10,6 @@ import (
 	"io"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -256,8 +255,11 @@ func (v *validation) declare(src io.Reader) error {
 			return nil // reported by the second pass
 		}
 		k := domain.KindOf(l.Section)
-		id, ok := lineID(k, l.ID)
-		if k == nil || !ok {
+		if k == nil {
+			return nil
+		}
+		id, ok := k.IDFromJSON(l.ID)
+		if !ok {
 			return nil
 		}
 		if v.declared[l.Section] == nil {
@@ -285,25 +287,6 @@ func (v *validation) declare(src io.Reader) error {
 		v.declared[l.Section][keyOf(id)] = d
 		return nil
 	})
-}
-
-// lineID reads a line's id in its section's one spelling.
-func lineID(k *domain.Kind, raw json.RawMessage) (string, bool) {
-	if k == nil {
-		return "", false
-	}
-	if k.Shape == domain.ShapeCustomer {
-		var n int64
-		if json.Unmarshal(raw, &n) != nil || n < 1 || n > domain.MaxCustomerID {
-			return "", false
-		}
-		return strconv.FormatInt(n, 10), true
-	}
-	var s string
-	if json.Unmarshal(raw, &s) != nil || !domain.ValidObjectID(s) {
-		return "", false
-	}
-	return s, true
 }
 
 type pending struct {
@@ -340,13 +323,9 @@ func (v *validation) validate(ctx context.Context, src io.Reader, spool io.Write
 			v.fail(n, "section", "names no section that can be imported")
 			return nil
 		}
-		id, ok := lineID(k, l.ID)
+		id, ok := k.IDFromJSON(l.ID)
 		if !ok {
-			want := "a UUID in canonical lower-case form"
-			if k.Shape == domain.ShapeCustomer {
-				want = "a customer number from 1 to 9999999999"
-			}
-			v.fail(n, "id", "must be "+want)
+			v.fail(n, "id", "must be "+k.IDForm())
 			return nil
 		}
 		if l.Deleted {
@@ -604,11 +583,7 @@ func (e *Exchange) Export(ctx context.Context, company domain.CompanyID, section
 				return err
 			}
 			for _, o := range page.Items {
-				id := strconv.Quote(o.ID)
-				if k.Shape == domain.ShapeCustomer {
-					id = o.ID
-				}
-				if _, err := fmt.Fprintf(out, `{"section":%q,"id":%s,"data":%s}`+"\n", k.Slug, id, o.Payload); err != nil {
+				if _, err := fmt.Fprintf(out, `{"section":%q,"id":%s,"data":%s}`+"\n", k.Slug, k.AppendID(nil, o.ID), o.Payload); err != nil {
 					return err
 				}
 			}

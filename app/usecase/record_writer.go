@@ -1,0 +1,139 @@
+package usecase
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/ports"
+)
+
+// recordWriter is what the use cases that write records share: the store,
+// the Idempotency-Keys, the transaction and the company's rules. Records
+// and Booking each hold one; neither reaches into the other.
+type recordWriter struct {
+	store     ports.RecordStore
+	keys      ports.IdempotencyStore
+	tx        ports.Transactor
+	companies ports.CompanyRepository
+	now       func() time.Time
+}
+
+func newRecordWriter(store ports.RecordStore, keys ports.IdempotencyStore, tx ports.Transactor, companies ports.CompanyRepository) recordWriter {
+	return recordWriter{store: store, keys: keys, tx: tx, companies: companies, now: time.Now}
+}
+
+// once runs a create in one transaction with its Idempotency-Key, if one
+// came: the key is claimed first (a retry replays the first answer, a
+// concurrent twin waits here for the first one's commit), then write runs,
+// then its answer is saved under the key. Records and bookings both create
+// this way.
+func (w *recordWriter) once(ctx context.Context, grant domain.Grant, key *ports.IdempotencyKey, now time.Time,
+	write func(ctx context.Context) (ports.SavedResponse, error)) (ports.Response, error) {
+	var resp ports.Response
+	err := w.tx.InTx(ctx, func(ctx context.Context) error {
+		if key != nil {
+			saved, err := w.keys.Claim(ctx, grant.CompanyID, grant.ClientID, *key, now)
+			if err != nil {
+				return err
+			}
+			if saved != nil {
+				resp = ports.Response{SavedResponse: *saved, Replayed: true}
+				return nil
+			}
+		}
+		saved, err := write(ctx)
+		if err != nil {
+			return err
+		}
+		resp.SavedResponse = saved
+		if key != nil {
+			return w.keys.Save(ctx, grant.CompanyID, grant.ClientID, *key, saved)
+		}
+		return nil
+	})
+	return resp, err
+}
+
+// checkRefs looks every referenced object up in the company, one query per
+// section, and judges them: a miss is a 422 on the field, whether the id is
+// unknown or another company's.
+func (w *recordWriter) checkRefs(ctx context.Context, company domain.CompanyID, obj domain.Object) error {
+	bySection := map[string][]string{}
+	for _, ref := range obj.Refs {
+		if !slices.Contains(bySection[ref.Section], ref.ID) {
+			bySection[ref.Section] = append(bySection[ref.Section], ref.ID)
+		}
+	}
+	found := map[string]map[string]domain.RefTarget{}
+	for section, ids := range bySection {
+		targets, err := w.store.Lookup(ctx, company, section, ids)
+		if err != nil {
+			return err
+		}
+		found[section] = targets
+	}
+	return domain.CheckRefs(obj.Refs, obj.Customer, found)
+}
+
+// fillEnd completes an object that takes its end from the booking
+// catalogue (an appointment without one): the assignment's duration, else
+// the service's.
+func (w *recordWriter) fillEnd(ctx context.Context, company domain.CompanyID, obj *domain.Object) error {
+	if !obj.NeedsEnd() {
+		return nil
+	}
+	cat, _, err := catalog(ctx, w.store, company)
+	if err != nil {
+		return err
+	}
+	return domain.FillEnd(obj, cat.Duration)
+}
+
+// applyEffects carries out a write's effects on other objects of the
+// company (records and the import both write with effects).
+func applyEffects(ctx context.Context, store ports.RecordStore, company domain.CompanyID, effects []domain.Effect, at time.Time) error {
+	for _, e := range effects {
+		kind := domain.KindOf(e.Section)
+		o, err := store.Get(ctx, company, kind, e.ID, true)
+		if err != nil {
+			return fmt.Errorf("effect on %s: %w", e.Section, err)
+		}
+		payload, err := domain.SetFields(o.Payload, e.Set)
+		if err != nil {
+			return err
+		}
+		if bytes.Equal(payload, o.Payload) {
+			continue // already so: no write, no change stamp
+		}
+		if _, err := store.Update(ctx, company, kind, e.ID, payload, at); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// company reads the company once: itself, and now in its zone.
+func (w *recordWriter) company(ctx context.Context, id domain.CompanyID) (domain.Company, domain.RuleContext, error) {
+	return companyContext(ctx, w.companies, id, w.now)
+}
+
+// ruleContext is now in the company's zone, where dates are judged.
+func (w *recordWriter) ruleContext(ctx context.Context, company domain.CompanyID) (domain.RuleContext, error) {
+	return ruleContextOf(ctx, w.companies, company, w.now)
+}
+
+// render is an object as answered: the payload within its envelope, or a tombstone.
+func render(kind *domain.Kind, o ports.StoredObject) []byte {
+	return appendRendered(make([]byte, 0, len(o.Payload)+128), kind, o)
+}
+
+func appendRendered(b []byte, kind *domain.Kind, o ports.StoredObject) []byte {
+	if o.DeletedAt != nil {
+		return domain.AppendTombstone(b, o.ID, kind.NumericIDs(), *o.DeletedAt)
+	}
+	return domain.AppendObject(b, o.ID, kind.NumericIDs(), o.Payload, o.CreatedAt, o.UpdatedAt)
+}
