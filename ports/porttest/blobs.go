@@ -20,6 +20,7 @@ func RunBlobSuite(t *testing.T, newStore func(t *testing.T) ports.BlobStore) {
 	payload := bytes.Repeat([]byte("GDT-Befund "), 50_000) // 550 kB, several writes
 
 	t.Run("committed object round trips", func(t *testing.T) {
+		t.Parallel()
 		s := newStore(t)
 		put(t, s, a, "one", payload)
 		if got := read(t, s, a, "one"); !bytes.Equal(got, payload) {
@@ -28,6 +29,7 @@ func RunBlobSuite(t *testing.T, newStore func(t *testing.T) ports.BlobStore) {
 	})
 
 	t.Run("ranges read exactly their bytes", func(t *testing.T) {
+		t.Parallel()
 		s := newStore(t)
 		put(t, s, a, "ranged", payload)
 		for _, r := range []struct{ offset, length int64 }{{0, 10}, {12345, 777}, {int64(len(payload)) - 5, -1}, {0, -1}} {
@@ -48,6 +50,7 @@ func RunBlobSuite(t *testing.T, newStore func(t *testing.T) ports.BlobStore) {
 	})
 
 	t.Run("another company cannot read or delete it", func(t *testing.T) {
+		t.Parallel()
 		s := newStore(t)
 		put(t, s, a, "shared-name", payload)
 		if _, err := s.Open(ctx, b, "shared-name", 0, -1); !errors.Is(err, domain.ErrNotFound) {
@@ -62,6 +65,7 @@ func RunBlobSuite(t *testing.T, newStore func(t *testing.T) ports.BlobStore) {
 	})
 
 	t.Run("an aborted write leaves nothing", func(t *testing.T) {
+		t.Parallel()
 		s := newStore(t)
 		w, err := s.NewWriter(ctx, a, "aborted", "application/pdf")
 		if err != nil {
@@ -77,6 +81,7 @@ func RunBlobSuite(t *testing.T, newStore func(t *testing.T) ports.BlobStore) {
 	})
 
 	t.Run("nothing is visible before commit", func(t *testing.T) {
+		t.Parallel()
 		s := newStore(t)
 		w, err := s.NewWriter(ctx, a, "pending", "application/pdf")
 		if err != nil {
@@ -97,6 +102,7 @@ func RunBlobSuite(t *testing.T, newStore func(t *testing.T) ports.BlobStore) {
 	})
 
 	t.Run("a large object spans parts; aborting one leaves nothing", func(t *testing.T) {
+		t.Parallel()
 		s := newStore(t)
 		large := bytes.Repeat([]byte("DICOM-Serie "), 1<<20) // 12 MiB: several S3 parts
 		put(t, s, a, "large", large)
@@ -117,6 +123,7 @@ func RunBlobSuite(t *testing.T, newStore func(t *testing.T) ports.BlobStore) {
 	})
 
 	t.Run("walk lists the company's objects only", func(t *testing.T) {
+		t.Parallel()
 		s := newStore(t)
 		put(t, s, a, "one", payload[:10])
 		put(t, s, a, "two", payload[:20])
@@ -140,6 +147,7 @@ func RunBlobSuite(t *testing.T, newStore func(t *testing.T) ports.BlobStore) {
 	})
 
 	t.Run("delete removes, twice is fine", func(t *testing.T) {
+		t.Parallel()
 		s := newStore(t)
 		put(t, s, a, "gone", payload)
 		for range 2 {
@@ -153,6 +161,7 @@ func RunBlobSuite(t *testing.T, newStore func(t *testing.T) ports.BlobStore) {
 	})
 
 	t.Run("names cannot escape the company", func(t *testing.T) {
+		t.Parallel()
 		s := newStore(t)
 		for _, name := range []string{"", "../x", "a/b", ".."} {
 			if _, err := s.NewWriter(ctx, a, name, "text/plain"); !errors.Is(err, domain.ErrInvalid) {

@@ -101,11 +101,16 @@ func ids(objs []ports.StoredObject) []string {
 	return out
 }
 
-// RunRecordStoreSuite checks a ports.RecordStore, every kind of the table included.
+// RunRecordStoreSuite checks a ports.RecordStore, every kind of the table
+// included. Each case starts from its own newRepos, and runs in parallel
+// with the others, except those that hold a transaction open on purpose:
+// on PostgreSQL an open transaction holds back every database's feed, so
+// they run first, not beside this suite's other cases.
 func RunRecordStoreSuite(t *testing.T, newRepos func(t *testing.T) RecordRepositories) {
 	notes := domain.KindOf("notes")
 
 	t.Run("every kind round-trips its example; another company sees nothing", func(t *testing.T) {
+		t.Parallel()
 		f := newRecordFixture(t, newRepos)
 		other, _ := newCompany(t, f.r.Repositories, "Other", 10)
 		ctx := context.Background()
@@ -138,6 +143,7 @@ func RunRecordStoreSuite(t *testing.T, newRepos func(t *testing.T) RecordReposit
 	})
 
 	t.Run("a committed write of a catalogue section moves only its company's catalogue version", func(t *testing.T) {
+		t.Parallel()
 		f := newRecordFixture(t, newRepos)
 		other, _ := newCompany(t, f.r.Repositories, "Other", 10)
 		ctx := context.Background()
@@ -173,6 +179,7 @@ func RunRecordStoreSuite(t *testing.T, newRepos func(t *testing.T) RecordReposit
 	})
 
 	t.Run("the schema refuses a record naming another company's customer", func(t *testing.T) {
+		t.Parallel()
 		f := newRecordFixture(t, newRepos)
 		other, _ := newCompany(t, f.r.Repositories, "Other", 10)
 		otherCustomer := newCustomer(t, f.r.Repositories, other.ID, 0).ID
@@ -189,6 +196,7 @@ func RunRecordStoreSuite(t *testing.T, newRepos func(t *testing.T) RecordReposit
 	})
 
 	t.Run("paging 250 rows has no gap or duplicate; the resume cursor then sees only later writes", func(t *testing.T) {
+		t.Parallel()
 		f := newRecordFixture(t, newRepos)
 		ctx := context.Background()
 		want := map[string]bool{}
@@ -372,6 +380,7 @@ func RunRecordStoreSuite(t *testing.T, newRepos func(t *testing.T) RecordReposit
 	})
 
 	t.Run("deletions are tombstones; updated_since filters", func(t *testing.T) {
+		t.Parallel()
 		f := newRecordFixture(t, newRepos)
 		ctx := context.Background()
 		a := f.insert(t, ctx, notes)
@@ -407,6 +416,7 @@ func RunRecordStoreSuite(t *testing.T, newRepos func(t *testing.T) RecordReposit
 	})
 
 	t.Run("customers: numbered by the store, updated with their svnr unique per company", func(t *testing.T) {
+		t.Parallel()
 		f := newRecordFixture(t, newRepos)
 		other, _ := newCompany(t, f.r.Repositories, "Other", 10)
 		ctx := context.Background()

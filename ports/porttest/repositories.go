@@ -24,9 +24,11 @@ type Repositories struct {
 }
 
 // RunRepositorySuite checks a database adapter against the ports' contract.
-// newRepos must return repositories on an empty, migrated database.
+// newRepos must return repositories on an empty, migrated database; each
+// case starts from its own, and the cases run in parallel.
 func RunRepositorySuite(t *testing.T, newRepos func(t *testing.T) Repositories) {
 	t.Run("company round trip", func(t *testing.T) {
+		t.Parallel()
 		r := newRepos(t)
 		ctx := context.Background()
 		c, secret := newCompany(t, r, "Praxis Dr. Huber", 1000)
@@ -52,6 +54,7 @@ func RunRepositorySuite(t *testing.T, newRepos func(t *testing.T) Repositories) 
 	})
 
 	t.Run("clients: round trip, revoke, another company", func(t *testing.T) {
+		t.Parallel()
 		r := newRepos(t)
 		ctx := context.Background()
 		a, _ := newCompany(t, r, "A", 10)
@@ -107,6 +110,7 @@ func RunRepositorySuite(t *testing.T, newRepos func(t *testing.T) Repositories) 
 	})
 
 	t.Run("declared companies and clients: by reference, update, disable, another company", func(t *testing.T) {
+		t.Parallel()
 		r := newRepos(t)
 		ctx := context.Background()
 		a, _, _ := domain.NewCompany("A", "", domain.PlanBasic, 10, time.Now())
@@ -206,6 +210,7 @@ func RunRepositorySuite(t *testing.T, newRepos func(t *testing.T) Repositories) 
 	})
 
 	t.Run("upload secret rotation touches one company", func(t *testing.T) {
+		t.Parallel()
 		r := newRepos(t)
 		ctx := context.Background()
 		a, secretA := newCompany(t, r, "A", 10)
@@ -228,6 +233,7 @@ func RunRepositorySuite(t *testing.T, newRepos func(t *testing.T) Repositories) 
 	})
 
 	t.Run("customers: ids, explicit ids, another company", func(t *testing.T) {
+		t.Parallel()
 		r := newRepos(t)
 		ctx := context.Background()
 		a, _ := newCompany(t, r, "A", 10)
@@ -264,6 +270,7 @@ func RunRepositorySuite(t *testing.T, newRepos func(t *testing.T) Repositories) 
 	})
 
 	t.Run("storage reservation is atomic and bounded by the quota", func(t *testing.T) {
+		t.Parallel()
 		r := newRepos(t)
 		ctx := context.Background()
 		a, _ := newCompany(t, r, "A", 300)
@@ -299,6 +306,7 @@ func RunRepositorySuite(t *testing.T, newRepos func(t *testing.T) Repositories) 
 	})
 
 	t.Run("files: a failed transaction keeps nothing", func(t *testing.T) {
+		t.Parallel()
 		r := newRepos(t)
 		ctx := context.Background()
 		a, _ := newCompany(t, r, "A", 1000)
@@ -324,6 +332,7 @@ func RunRepositorySuite(t *testing.T, newRepos func(t *testing.T) Repositories) 
 	})
 
 	t.Run("files: round trip and another company", func(t *testing.T) {
+		t.Parallel()
 		r := newRepos(t)
 		ctx := context.Background()
 		a, _ := newCompany(t, r, "A", 1000)
@@ -391,6 +400,7 @@ func RunRepositorySuite(t *testing.T, newRepos func(t *testing.T) Repositories) 
 	})
 
 	t.Run("companies are listed for maintenance", func(t *testing.T) {
+		t.Parallel()
 		r := newRepos(t)
 		a, _ := newCompany(t, r, "A", 1)
 		b, _ := newCompany(t, r, "B", 1)
