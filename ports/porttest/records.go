@@ -101,372 +101,399 @@ func ids(objs []ports.StoredObject) []string {
 	return out
 }
 
+// notes is the plain clinical kind the feed cases write.
+var notes = domain.KindOf("notes")
+
 // RunRecordStoreSuite checks a ports.RecordStore, every kind of the table
 // included. Each case starts from its own newRepos, and runs in parallel
 // with the others, except those that hold a transaction open on purpose:
 // on PostgreSQL an open transaction holds back every database's feed, so
 // they run first, not beside this suite's other cases.
 func RunRecordStoreSuite(t *testing.T, newRepos func(t *testing.T) RecordRepositories) {
-	notes := domain.KindOf("notes")
-
-	t.Run("every kind round-trips its example; another company sees nothing", func(t *testing.T) {
-		t.Parallel()
-		f := newRecordFixture(t, newRepos)
-		other, _ := newCompany(t, f.r.Repositories, "Other", 10)
-		ctx := context.Background()
-		for _, k := range domain.Kinds() {
-			if k.Shape == domain.ShapeCustomer {
-				continue
+	for _, c := range []struct {
+		name   string
+		run    func(t *testing.T, newRepos func(t *testing.T) RecordRepositories)
+		serial bool // holds a transaction open on purpose
+	}{
+		{"every kind round-trips its example; another company sees nothing", everyKindRoundTrips, false},
+		{"a committed write of a catalogue section moves only its company's catalogue version", catalogueVersionMoves, false},
+		{"the schema refuses a record naming another company's customer", schemaRefusesForeignCustomer, false},
+		{"paging 250 rows has no gap or duplicate; the resume cursor then sees only later writes", pagingHasNoGap, false},
+		{"a transaction that commits late is not skipped", lateCommitNotSkipped, true},
+		{"a dump lists a committed write that the feed holds back for an older open transaction", dumpListsHeldBackWrite, true},
+		{"concurrent writers: a follower receives every write exactly once", concurrentWritersExactlyOnce, true},
+		{"deletions are tombstones; updated_since filters", deletionsAreTombstones, false},
+		{"customers: numbered by the store, updated with their svnr unique per company", customersNumbered, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if !c.serial {
+				t.Parallel()
 			}
-			stored := f.insert(t, ctx, k)
-			got, err := f.r.Records.Get(ctx, f.company, k, stored.ID, false)
-			if err != nil || string(got.Payload) != string(stored.Payload) || k.HasCustomer() && (got.Customer == nil || *got.Customer != f.customer) {
-				t.Errorf("%s: get %s %v, %v", k.Slug, got.Payload, got.Customer, err)
-			}
-			if _, err := f.r.Records.Get(ctx, other.ID, k, stored.ID, false); !errors.Is(err, domain.ErrNotFound) {
-				t.Errorf("%s: another company's get: %v", k.Slug, err)
-			}
-			if list, _ := follow(t, f.r.Records, other.ID, k, domain.ListQuery{Limit: 10}); len(list) != 0 {
-				t.Errorf("%s: another company lists %v", k.Slug, ids(list))
-			}
-			q := domain.ListQuery{Limit: 10}
-			if k.HasCustomer() {
-				q.Customer = &f.customer
-			}
-			if list, _ := followUntil(t, f.r.Records, f.company, k, q, 1); len(list) != 1 || list[0].ID != stored.ID {
-				t.Errorf("%s: list %v", k.Slug, ids(list))
-			}
-			if _, err := f.r.Records.Get(ctx, f.company, domain.KindOf("notes"), stored.ID, false); k.Slug != "notes" && !errors.Is(err, domain.ErrNotFound) {
-				t.Errorf("%s: found as a note: %v", k.Slug, err)
-			}
-		}
-	})
-
-	t.Run("a committed write of a catalogue section moves only its company's catalogue version", func(t *testing.T) {
-		t.Parallel()
-		f := newRecordFixture(t, newRepos)
-		other, _ := newCompany(t, f.r.Repositories, "Other", 10)
-		ctx := context.Background()
-		version := func(id domain.CompanyID) int64 {
-			t.Helper()
-			c, err := f.r.Companies.Get(ctx, id)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return c.CatalogVersion
-		}
-		start, otherStart := version(f.company), version(other.ID)
-		for _, slug := range domain.CatalogSections {
-			f.insert(t, ctx, domain.KindOf(slug))
-		}
-		f.insert(t, ctx, notes)
-		rollback := errors.New("rolled back")
-		err := f.r.Tx.InTx(ctx, func(ctx context.Context) error {
-			if _, err := f.insertIn(ctx, domain.KindOf("services"), f.company, f.customer); err != nil {
-				return err
-			}
-			return rollback
+			c.run(t, newRepos)
 		})
-		if !errors.Is(err, rollback) {
-			t.Fatal(err)
-		}
-		if got, want := version(f.company), start+int64(len(domain.CatalogSections)); got != want {
-			t.Errorf("catalogue version %d after %d catalogue writes, a note and a rolled-back write from %d; want %d", got, len(domain.CatalogSections), start, want)
-		}
-		if got := version(other.ID); got != otherStart {
-			t.Errorf("another company's catalogue version moved: %d → %d", otherStart, got)
-		}
-	})
+	}
+}
 
-	t.Run("the schema refuses a record naming another company's customer", func(t *testing.T) {
-		t.Parallel()
-		f := newRecordFixture(t, newRepos)
-		other, _ := newCompany(t, f.r.Repositories, "Other", 10)
-		otherCustomer := newCustomer(t, f.r.Repositories, other.ID, 0).ID
-		err := f.r.Tx.InTx(context.Background(), func(ctx context.Context) error {
-			_, err := f.insertIn(ctx, notes, f.company, otherCustomer)
-			return err
-		})
-		if !errors.Is(err, domain.ErrInvalid) {
-			t.Fatalf("a note of company A for company B's customer: %v, want a refusal", err)
+// everyKindRoundTrips: every kind round-trips its example; another company sees nothing.
+func everyKindRoundTrips(t *testing.T, newRepos func(t *testing.T) RecordRepositories) {
+	f := newRecordFixture(t, newRepos)
+	other, _ := newCompany(t, f.r.Repositories, "Other", 10)
+	ctx := context.Background()
+	for _, k := range domain.Kinds() {
+		if k.Shape == domain.ShapeCustomer {
+			continue
 		}
-		if list, _ := follow(t, f.r.Records, f.company, notes, domain.ListQuery{Limit: 10}); len(list) != 0 {
-			t.Errorf("stored anyway: %v", ids(list))
+		stored := f.insert(t, ctx, k)
+		got, err := f.r.Records.Get(ctx, f.company, k, stored.ID, false)
+		if err != nil || string(got.Payload) != string(stored.Payload) || k.HasCustomer() && (got.Customer == nil || *got.Customer != f.customer) {
+			t.Errorf("%s: get %s %v, %v", k.Slug, got.Payload, got.Customer, err)
 		}
-	})
+		if _, err := f.r.Records.Get(ctx, other.ID, k, stored.ID, false); !errors.Is(err, domain.ErrNotFound) {
+			t.Errorf("%s: another company's get: %v", k.Slug, err)
+		}
+		if list, _ := follow(t, f.r.Records, other.ID, k, domain.ListQuery{Limit: 10}); len(list) != 0 {
+			t.Errorf("%s: another company lists %v", k.Slug, ids(list))
+		}
+		q := domain.ListQuery{Limit: 10}
+		if k.HasCustomer() {
+			q.Customer = &f.customer
+		}
+		if list, _ := followUntil(t, f.r.Records, f.company, k, q, 1); len(list) != 1 || list[0].ID != stored.ID {
+			t.Errorf("%s: list %v", k.Slug, ids(list))
+		}
+		if _, err := f.r.Records.Get(ctx, f.company, domain.KindOf("notes"), stored.ID, false); k.Slug != "notes" && !errors.Is(err, domain.ErrNotFound) {
+			t.Errorf("%s: found as a note: %v", k.Slug, err)
+		}
+	}
+}
 
-	t.Run("paging 250 rows has no gap or duplicate; the resume cursor then sees only later writes", func(t *testing.T) {
-		t.Parallel()
-		f := newRecordFixture(t, newRepos)
-		ctx := context.Background()
-		want := map[string]bool{}
-		err := f.r.Tx.InTx(ctx, func(ctx context.Context) error { // one transaction: 250 rows of one change stamp
-			for range 120 {
-				o, err := f.insertIn(ctx, notes, f.company, f.customer)
-				if err != nil {
-					return err
-				}
-				want[o.ID] = true
-			}
-			return nil
-		})
+// catalogueVersionMoves: a committed write of a catalogue section moves only its company's catalogue version.
+func catalogueVersionMoves(t *testing.T, newRepos func(t *testing.T) RecordRepositories) {
+	f := newRecordFixture(t, newRepos)
+	other, _ := newCompany(t, f.r.Repositories, "Other", 10)
+	ctx := context.Background()
+	version := func(id domain.CompanyID) int64 {
+		t.Helper()
+		c, err := f.r.Companies.Get(ctx, id)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for range 130 {
-			want[f.insert(t, ctx, notes).ID] = true
+		return c.CatalogVersion
+	}
+	start, otherStart := version(f.company), version(other.ID)
+	for _, slug := range domain.CatalogSections {
+		f.insert(t, ctx, domain.KindOf(slug))
+	}
+	f.insert(t, ctx, notes)
+	rollback := errors.New("rolled back")
+	err := f.r.Tx.InTx(ctx, func(ctx context.Context) error {
+		if _, err := f.insertIn(ctx, domain.KindOf("services"), f.company, f.customer); err != nil {
+			return err
 		}
-		got, resume := followUntil(t, f.r.Records, f.company, notes, domain.ListQuery{Limit: 100}, 250)
-		seen := map[string]bool{}
-		for _, o := range got {
-			if seen[o.ID] || !want[o.ID] {
-				t.Fatalf("duplicate or foreign %s", o.ID)
-			}
-			seen[o.ID] = true
-		}
-		if len(seen) != 250 {
-			t.Fatalf("%d of 250 rows listed", len(seen))
-		}
-		if again, _ := follow(t, f.r.Records, f.company, notes, domain.ListQuery{Limit: 100, After: &resume}); len(again) != 0 {
-			t.Fatalf("resume cursor gave %d old rows", len(again))
-		}
-		later := f.insert(t, ctx, notes)
-		if again, _ := followUntil(t, f.r.Records, f.company, notes, domain.ListQuery{Limit: 100, After: &resume}, 1); len(again) != 1 || again[0].ID != later.ID {
-			t.Fatalf("resume after a write: %v", ids(again))
-		}
+		return rollback
 	})
+	if !errors.Is(err, rollback) {
+		t.Fatal(err)
+	}
+	if got, want := version(f.company), start+int64(len(domain.CatalogSections)); got != want {
+		t.Errorf("catalogue version %d after %d catalogue writes, a note and a rolled-back write from %d; want %d", got, len(domain.CatalogSections), start, want)
+	}
+	if got := version(other.ID); got != otherStart {
+		t.Errorf("another company's catalogue version moved: %d → %d", otherStart, got)
+	}
+}
 
-	t.Run("a transaction that commits late is not skipped", func(t *testing.T) {
-		f := newRecordFixture(t, newRepos)
-		ctx := context.Background()
-		_, start := follow(t, f.r.Records, f.company, notes, domain.ListQuery{Limit: 100})
-		var early, late ports.StoredObject
-		began, release := make(chan struct{}), make(chan struct{})
-		var wg sync.WaitGroup
-		wg.Add(2)
-		go func() { // begins first, commits last
-			defer wg.Done()
-			err := f.r.Tx.InTx(ctx, func(ctx context.Context) error {
-				var err error
-				early, err = f.insertIn(ctx, notes, f.company, f.customer)
-				close(began)
-				<-release
-				return err
-			})
+// schemaRefusesForeignCustomer: the schema refuses a record naming another company's customer.
+func schemaRefusesForeignCustomer(t *testing.T, newRepos func(t *testing.T) RecordRepositories) {
+	f := newRecordFixture(t, newRepos)
+	other, _ := newCompany(t, f.r.Repositories, "Other", 10)
+	otherCustomer := newCustomer(t, f.r.Repositories, other.ID, 0).ID
+	err := f.r.Tx.InTx(context.Background(), func(ctx context.Context) error {
+		_, err := f.insertIn(ctx, notes, f.company, otherCustomer)
+		return err
+	})
+	if !errors.Is(err, domain.ErrInvalid) {
+		t.Fatalf("a note of company A for company B's customer: %v, want a refusal", err)
+	}
+	if list, _ := follow(t, f.r.Records, f.company, notes, domain.ListQuery{Limit: 10}); len(list) != 0 {
+		t.Errorf("stored anyway: %v", ids(list))
+	}
+}
+
+// pagingHasNoGap: paging 250 rows has no gap or duplicate; the resume cursor then sees only later writes.
+func pagingHasNoGap(t *testing.T, newRepos func(t *testing.T) RecordRepositories) {
+	f := newRecordFixture(t, newRepos)
+	ctx := context.Background()
+	want := map[string]bool{}
+	err := f.r.Tx.InTx(ctx, func(ctx context.Context) error { // one transaction: 250 rows of one change stamp
+		for range 120 {
+			o, err := f.insertIn(ctx, notes, f.company, f.customer)
 			if err != nil {
-				t.Error(err)
+				return err
 			}
-		}()
-		<-began
-		lateDone := make(chan struct{})
-		go func() {
-			defer wg.Done()
-			defer close(lateDone)
-			late = f.insert(t, ctx, notes)
-		}()
-		select { // on PostgreSQL the late writer commits now; SQLite's single writer waits
-		case <-lateDone:
-		case <-time.After(500 * time.Millisecond):
+			want[o.ID] = true
 		}
-		// Read the feed while the early transaction is open. (On SQLite the
-		// read queues behind it: one connection; so the release comes after a bound.)
-		var first []ports.StoredObject
-		var mid domain.Cursor
-		read := make(chan struct{})
-		go func() {
-			defer close(read)
-			first, mid = follow(t, f.r.Records, f.company, notes, domain.ListQuery{Limit: 100, After: &start})
-		}()
-		select {
-		case <-read:
-		case <-time.After(500 * time.Millisecond):
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 130 {
+		want[f.insert(t, ctx, notes).ID] = true
+	}
+	got, resume := followUntil(t, f.r.Records, f.company, notes, domain.ListQuery{Limit: 100}, 250)
+	seen := map[string]bool{}
+	for _, o := range got {
+		if seen[o.ID] || !want[o.ID] {
+			t.Fatalf("duplicate or foreign %s", o.ID)
+		}
+		seen[o.ID] = true
+	}
+	if len(seen) != 250 {
+		t.Fatalf("%d of 250 rows listed", len(seen))
+	}
+	if again, _ := follow(t, f.r.Records, f.company, notes, domain.ListQuery{Limit: 100, After: &resume}); len(again) != 0 {
+		t.Fatalf("resume cursor gave %d old rows", len(again))
+	}
+	later := f.insert(t, ctx, notes)
+	if again, _ := followUntil(t, f.r.Records, f.company, notes, domain.ListQuery{Limit: 100, After: &resume}, 1); len(again) != 1 || again[0].ID != later.ID {
+		t.Fatalf("resume after a write: %v", ids(again))
+	}
+}
+
+// lateCommitNotSkipped: a transaction that commits late is not skipped.
+func lateCommitNotSkipped(t *testing.T, newRepos func(t *testing.T) RecordRepositories) {
+	f := newRecordFixture(t, newRepos)
+	ctx := context.Background()
+	_, start := follow(t, f.r.Records, f.company, notes, domain.ListQuery{Limit: 100})
+	var early, late ports.StoredObject
+	began, release := make(chan struct{}), make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { // begins first, commits last
+		defer wg.Done()
+		err := f.r.Tx.InTx(ctx, func(ctx context.Context) error {
+			var err error
+			early, err = f.insertIn(ctx, notes, f.company, f.customer)
+			close(began)
+			<-release
+			return err
+		})
+		if err != nil {
+			t.Error(err)
+		}
+	}()
+	<-began
+	lateDone := make(chan struct{})
+	go func() {
+		defer wg.Done()
+		defer close(lateDone)
+		late = f.insert(t, ctx, notes)
+	}()
+	select { // on PostgreSQL the late writer commits now; SQLite's single writer waits
+	case <-lateDone:
+	case <-time.After(500 * time.Millisecond):
+	}
+	// Read the feed while the early transaction is open. (On SQLite the
+	// read queues behind it: one connection; so the release comes after a bound.)
+	var first []ports.StoredObject
+	var mid domain.Cursor
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		first, mid = follow(t, f.r.Records, f.company, notes, domain.ListQuery{Limit: 100, After: &start})
+	}()
+	select {
+	case <-read:
+	case <-time.After(500 * time.Millisecond):
+	}
+	close(release)
+	wg.Wait()
+	<-read
+	rest, _ := followUntil(t, f.r.Records, f.company, notes, domain.ListQuery{Limit: 100, After: &mid}, 2-len(first))
+	got := ids(append(first, rest...))
+	if len(got) != 2 || !contains(got, early.ID) || !contains(got, late.ID) {
+		t.Fatalf("a follower received %v, want the early %s and the late %s exactly once", got, early.ID, late.ID)
+	}
+}
+
+// dumpListsHeldBackWrite: a dump lists a committed write that the feed holds back for an older open transaction.
+func dumpListsHeldBackWrite(t *testing.T, newRepos func(t *testing.T) RecordRepositories) {
+	f := newRecordFixture(t, newRepos)
+	ctx := context.Background()
+	began, release, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	go func() { // begins first, commits last
+		done <- f.r.Tx.InTx(ctx, func(ctx context.Context) error {
+			_, err := f.insertIn(ctx, notes, f.company, f.customer)
+			close(began)
+			<-release
+			return err
+		})
+	}()
+	<-began
+	lateDone := make(chan ports.StoredObject, 1)
+	go func() { lateDone <- f.insert(t, ctx, notes) }()
+	select {
+	case late := <-lateDone: // PostgreSQL: committed while the older transaction is open
+		if feed, _ := follow(t, f.r.Records, f.company, notes, domain.ListQuery{Limit: 100}); contains(ids(feed), late.ID) {
+			t.Errorf("the feed lists %s before the older transaction ended: a follower's cursor would pass that one", late.ID)
+		}
+		if dumped, _ := follow(t, f.r.Records, f.company, notes, domain.ListQuery{Limit: 100, Dump: true}); !contains(ids(dumped), late.ID) {
+			t.Errorf("a dump lists %v, without the committed %s", ids(dumped), late.ID)
 		}
 		close(release)
-		wg.Wait()
-		<-read
-		rest, _ := followUntil(t, f.r.Records, f.company, notes, domain.ListQuery{Limit: 100, After: &mid}, 2-len(first))
-		got := ids(append(first, rest...))
-		if len(got) != 2 || !contains(got, early.ID) || !contains(got, late.ID) {
-			t.Fatalf("a follower received %v, want the early %s and the late %s exactly once", got, early.ID, late.ID)
-		}
-	})
+	case <-time.After(500 * time.Millisecond): // SQLite: one writer at a time, nothing is held back
+		close(release)
+		<-lateDone
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if dumped, _ := follow(t, f.r.Records, f.company, notes, domain.ListQuery{Limit: 100, Dump: true}); len(dumped) != 2 {
+		t.Errorf("a dump after both committed lists %v, want both", ids(dumped))
+	}
+}
 
-	t.Run("a dump lists a committed write that the feed holds back for an older open transaction", func(t *testing.T) {
-		f := newRecordFixture(t, newRepos)
-		ctx := context.Background()
-		began, release, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
-		go func() { // begins first, commits last
-			done <- f.r.Tx.InTx(ctx, func(ctx context.Context) error {
-				_, err := f.insertIn(ctx, notes, f.company, f.customer)
-				close(began)
-				<-release
-				return err
-			})
-		}()
-		<-began
-		lateDone := make(chan ports.StoredObject, 1)
-		go func() { lateDone <- f.insert(t, ctx, notes) }()
-		select {
-		case late := <-lateDone: // PostgreSQL: committed while the older transaction is open
-			if feed, _ := follow(t, f.r.Records, f.company, notes, domain.ListQuery{Limit: 100}); contains(ids(feed), late.ID) {
-				t.Errorf("the feed lists %s before the older transaction ended: a follower's cursor would pass that one", late.ID)
+// concurrentWritersExactlyOnce: concurrent writers: a follower receives every write exactly once.
+func concurrentWritersExactlyOnce(t *testing.T, newRepos func(t *testing.T) RecordRepositories) {
+	f := newRecordFixture(t, newRepos)
+	ctx := context.Background()
+	const writers, each = 4, 25
+	var wg sync.WaitGroup
+	done := make(chan struct{})
+	seen := map[string]int{}
+	var cursor *domain.Cursor
+	followerDone := make(chan struct{})
+	go func() {
+		defer close(followerDone)
+		for {
+			select {
+			case <-done:
+				return
+			default:
 			}
-			if dumped, _ := follow(t, f.r.Records, f.company, notes, domain.ListQuery{Limit: 100, Dump: true}); !contains(ids(dumped), late.ID) {
-				t.Errorf("a dump lists %v, without the committed %s", ids(dumped), late.ID)
+			page, err := f.r.Records.List(ctx, f.company, notes, domain.ListQuery{Limit: 7, After: cursor})
+			if err != nil {
+				t.Error(err)
+				return
 			}
-			close(release)
-		case <-time.After(500 * time.Millisecond): // SQLite: one writer at a time, nothing is held back
-			close(release)
-			<-lateDone
+			for _, o := range page.Items {
+				seen[o.ID]++
+			}
+			cursor = &page.Next
 		}
-		if err := <-done; err != nil {
-			t.Fatal(err)
+	}()
+	for range writers {
+		wg.Go(func() {
+			for range each {
+				f.insert(t, ctx, notes)
+			}
+		})
+	}
+	wg.Wait()
+	close(done)
+	<-followerDone
+	rest, _ := followUntil(t, f.r.Records, f.company, notes, domain.ListQuery{Limit: 7, After: cursor}, writers*each-len(seen))
+	for _, o := range rest {
+		seen[o.ID]++
+	}
+	if len(seen) != writers*each {
+		t.Fatalf("the follower received %d of %d writes", len(seen), writers*each)
+	}
+	for id, n := range seen {
+		if n != 1 {
+			t.Fatalf("%s received %d times", id, n)
 		}
-		if dumped, _ := follow(t, f.r.Records, f.company, notes, domain.ListQuery{Limit: 100, Dump: true}); len(dumped) != 2 {
-			t.Errorf("a dump after both committed lists %v, want both", ids(dumped))
-		}
-	})
+	}
+}
 
-	t.Run("concurrent writers: a follower receives every write exactly once", func(t *testing.T) {
-		f := newRecordFixture(t, newRepos)
-		ctx := context.Background()
-		const writers, each = 4, 25
-		var wg sync.WaitGroup
-		done := make(chan struct{})
-		seen := map[string]int{}
-		var cursor *domain.Cursor
-		followerDone := make(chan struct{})
-		go func() {
-			defer close(followerDone)
-			for {
-				select {
-				case <-done:
-					return
-				default:
-				}
-				page, err := f.r.Records.List(ctx, f.company, notes, domain.ListQuery{Limit: 7, After: cursor})
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				for _, o := range page.Items {
-					seen[o.ID]++
-				}
-				cursor = &page.Next
-			}
-		}()
-		for range writers {
-			wg.Go(func() {
-				for range each {
-					f.insert(t, ctx, notes)
-				}
-			})
+// deletionsAreTombstones: deletions are tombstones; updated_since filters.
+func deletionsAreTombstones(t *testing.T, newRepos func(t *testing.T) RecordRepositories) {
+	f := newRecordFixture(t, newRepos)
+	ctx := context.Background()
+	a := f.insert(t, ctx, notes)
+	time.Sleep(1100 * time.Millisecond) // updated_at is kept to the microsecond; leave a clear gap
+	since := time.Now()
+	b := f.insert(t, ctx, notes)
+	if got, _ := followUntil(t, f.r.Records, f.company, notes, domain.ListQuery{Limit: 10, UpdatedSince: &since}, 1); len(got) != 1 || got[0].ID != b.ID {
+		t.Errorf("updated_since: %v, want only %s", ids(got), b.ID)
+	}
+	err := f.r.Tx.InTx(ctx, func(ctx context.Context) error { return f.r.Records.Delete(ctx, f.company, notes, a.ID, time.Now()) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.r.Records.Get(ctx, f.company, notes, a.ID, false); !errors.Is(err, domain.ErrNotFound) {
+		t.Errorf("deleted record: %v", err)
+	}
+	if got, _ := followUntil(t, f.r.Records, f.company, notes, domain.ListQuery{Limit: 10}, 1); len(got) != 1 || got[0].ID != b.ID {
+		t.Errorf("live list: %v", ids(got))
+	}
+	var got []ports.StoredObject
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if got, _ = follow(t, f.r.Records, f.company, notes, domain.ListQuery{Limit: 10, IncludeDeleted: true}); len(got) == 2 && got[1].DeletedAt != nil {
+			break // the tombstone has moved to the end of the feed
 		}
-		wg.Wait()
-		close(done)
-		<-followerDone
-		rest, _ := followUntil(t, f.r.Records, f.company, notes, domain.ListQuery{Limit: 7, After: cursor}, writers*each-len(seen))
-		for _, o := range rest {
-			seen[o.ID]++
-		}
-		if len(seen) != writers*each {
-			t.Fatalf("the follower received %d of %d writes", len(seen), writers*each)
-		}
-		for id, n := range seen {
-			if n != 1 {
-				t.Fatalf("%s received %d times", id, n)
-			}
-		}
-	})
+	}
+	if len(got) != 2 || got[1].ID != a.ID || got[1].DeletedAt == nil {
+		t.Errorf("with tombstones: %+v", got)
+	}
+	err = f.r.Tx.InTx(ctx, func(ctx context.Context) error { return f.r.Records.Delete(ctx, f.company, notes, a.ID, time.Now()) })
+	if !errors.Is(err, domain.ErrNotFound) {
+		t.Errorf("deleting twice: %v", err)
+	}
+}
 
-	t.Run("deletions are tombstones; updated_since filters", func(t *testing.T) {
-		t.Parallel()
-		f := newRecordFixture(t, newRepos)
-		ctx := context.Background()
-		a := f.insert(t, ctx, notes)
-		time.Sleep(1100 * time.Millisecond) // updated_at is kept to the microsecond; leave a clear gap
-		since := time.Now()
-		b := f.insert(t, ctx, notes)
-		if got, _ := followUntil(t, f.r.Records, f.company, notes, domain.ListQuery{Limit: 10, UpdatedSince: &since}, 1); len(got) != 1 || got[0].ID != b.ID {
-			t.Errorf("updated_since: %v, want only %s", ids(got), b.ID)
-		}
-		err := f.r.Tx.InTx(ctx, func(ctx context.Context) error { return f.r.Records.Delete(ctx, f.company, notes, a.ID, time.Now()) })
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := f.r.Records.Get(ctx, f.company, notes, a.ID, false); !errors.Is(err, domain.ErrNotFound) {
-			t.Errorf("deleted record: %v", err)
-		}
-		if got, _ := followUntil(t, f.r.Records, f.company, notes, domain.ListQuery{Limit: 10}, 1); len(got) != 1 || got[0].ID != b.ID {
-			t.Errorf("live list: %v", ids(got))
-		}
-		var got []ports.StoredObject
-		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-			if got, _ = follow(t, f.r.Records, f.company, notes, domain.ListQuery{Limit: 10, IncludeDeleted: true}); len(got) == 2 && got[1].DeletedAt != nil {
-				break // the tombstone has moved to the end of the feed
-			}
-		}
-		if len(got) != 2 || got[1].ID != a.ID || got[1].DeletedAt == nil {
-			t.Errorf("with tombstones: %+v", got)
-		}
-		err = f.r.Tx.InTx(ctx, func(ctx context.Context) error { return f.r.Records.Delete(ctx, f.company, notes, a.ID, time.Now()) })
-		if !errors.Is(err, domain.ErrNotFound) {
-			t.Errorf("deleting twice: %v", err)
-		}
-	})
-
-	t.Run("customers: numbered by the store, updated with their svnr unique per company", func(t *testing.T) {
-		t.Parallel()
-		f := newRecordFixture(t, newRepos)
-		other, _ := newCompany(t, f.r.Repositories, "Other", 10)
-		ctx := context.Background()
-		k := domain.CustomersKind()
-		obj, err := k.Decode([]byte(k.Example), suiteRC)
-		if err != nil {
-			t.Fatal(err)
-		}
-		insert := func(company domain.CompanyID) (ports.StoredObject, error) {
-			var s ports.StoredObject
-			err := f.r.Tx.InTx(ctx, func(ctx context.Context) error {
-				var err error
-				s, err = f.r.Records.Insert(ctx, company, k, ports.StoredObject{Payload: obj.JSON, CreatedAt: time.Now()})
-				return err
-			})
-			return s, err
-		}
-		first, err := insert(f.company)
-		if err != nil || first.ID == "" {
-			t.Fatalf("insert: %+v %v", first, err)
-		}
-		if _, err := insert(f.company); !errors.Is(err, domain.ErrConflict) {
-			t.Errorf("the same svnr twice in one company: %v, want ErrConflict", err)
-		}
-		if _, err := insert(other.ID); err != nil {
-			t.Errorf("the same svnr in another company: %v", err)
-		}
-		if _, err := f.r.Records.Get(ctx, other.ID, k, first.ID, false); !errors.Is(err, domain.ErrNotFound) {
-			t.Errorf("another company's customer: %v", err)
-		}
-		list, _ := followUntil(t, f.r.Records, f.company, k, domain.ListQuery{Limit: 10}, 2)
-		if len(list) != 2 || list[1].ID != first.ID {
-			t.Errorf("customers feed %v", ids(list))
-		}
-		var updated ports.StoredObject
-		err = f.r.Tx.InTx(ctx, func(ctx context.Context) error {
-			updated, err = f.r.Records.Update(ctx, f.company, k, first.ID, []byte(`{"first_name":"B","svnr":null}`), time.Now())
+// customersNumbered: customers: numbered by the store, updated with their svnr unique per company.
+func customersNumbered(t *testing.T, newRepos func(t *testing.T) RecordRepositories) {
+	f := newRecordFixture(t, newRepos)
+	other, _ := newCompany(t, f.r.Repositories, "Other", 10)
+	ctx := context.Background()
+	k := domain.CustomersKind()
+	obj, err := k.Decode([]byte(k.Example), suiteRC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	insert := func(company domain.CompanyID) (ports.StoredObject, error) {
+		var s ports.StoredObject
+		err := f.r.Tx.InTx(ctx, func(ctx context.Context) error {
+			var err error
+			s, err = f.r.Records.Insert(ctx, company, k, ports.StoredObject{Payload: obj.JSON, CreatedAt: time.Now()})
 			return err
 		})
-		if err != nil || updated.Change <= first.Change {
-			t.Fatalf("update: %+v %v", updated, err)
-		}
-		if _, err := insert(f.company); err != nil {
-			t.Errorf("svnr free again after the update: %v", err)
-		}
-		found, err := f.r.Records.Lookup(ctx, f.company, "customers", []string{first.ID, fmt.Sprint(f.customer), "99999"})
-		if err != nil || len(found) != 2 {
-			t.Errorf("lookup: %v %v", found, err)
-		}
+		return s, err
+	}
+	first, err := insert(f.company)
+	if err != nil || first.ID == "" {
+		t.Fatalf("insert: %+v %v", first, err)
+	}
+	if _, err := insert(f.company); !errors.Is(err, domain.ErrConflict) {
+		t.Errorf("the same svnr twice in one company: %v, want ErrConflict", err)
+	}
+	if _, err := insert(other.ID); err != nil {
+		t.Errorf("the same svnr in another company: %v", err)
+	}
+	if _, err := f.r.Records.Get(ctx, other.ID, k, first.ID, false); !errors.Is(err, domain.ErrNotFound) {
+		t.Errorf("another company's customer: %v", err)
+	}
+	list, _ := followUntil(t, f.r.Records, f.company, k, domain.ListQuery{Limit: 10}, 2)
+	if len(list) != 2 || list[1].ID != first.ID {
+		t.Errorf("customers feed %v", ids(list))
+	}
+	var updated ports.StoredObject
+	err = f.r.Tx.InTx(ctx, func(ctx context.Context) error {
+		updated, err = f.r.Records.Update(ctx, f.company, k, first.ID, []byte(`{"first_name":"B","svnr":null}`), time.Now())
+		return err
 	})
+	if err != nil || updated.Change <= first.Change {
+		t.Fatalf("update: %+v %v", updated, err)
+	}
+	if _, err := insert(f.company); err != nil {
+		t.Errorf("svnr free again after the update: %v", err)
+	}
+	found, err := f.r.Records.Lookup(ctx, f.company, "customers", []string{first.ID, fmt.Sprint(f.customer), "99999"})
+	if err != nil || len(found) != 2 {
+		t.Errorf("lookup: %v %v", found, err)
+	}
 }
 
 func contains(list []string, s string) bool {

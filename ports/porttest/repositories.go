@@ -27,388 +27,399 @@ type Repositories struct {
 // newRepos must return repositories on an empty, migrated database; each
 // case starts from its own, and the cases run in parallel.
 func RunRepositorySuite(t *testing.T, newRepos func(t *testing.T) Repositories) {
-	t.Run("company round trip", func(t *testing.T) {
-		t.Parallel()
-		r := newRepos(t)
-		ctx := context.Background()
-		c, secret := newCompany(t, r, "Praxis Dr. Huber", 1000)
-		got, err := r.Companies.Get(ctx, c.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got.Name != c.Name || got.TimeZone != c.TimeZone || got.Plan != c.Plan || got.StorageQuota != 1000 || got.StorageUsed != 0 {
-			t.Errorf("got %+v, want %+v", got, c)
-		}
-		if !got.CreatedAt.Equal(c.CreatedAt.Truncate(time.Microsecond)) {
-			t.Errorf("created_at %v, want %v", got.CreatedAt, c.CreatedAt)
-		}
-		if !got.AcceptsUploadSecret(string(secret)) || got.AcceptsUploadSecret(string(secret)+"x") {
-			t.Error("stored secret hash does not verify the secret alone")
-		}
-		if err := r.Companies.Create(ctx, c); !errors.Is(err, domain.ErrConflict) {
-			t.Errorf("second create: %v, want ErrConflict", err)
-		}
-		if _, err := r.Companies.Get(ctx, domain.NewCompanyID()); !errors.Is(err, domain.ErrNotFound) {
-			t.Errorf("unknown company: %v, want ErrNotFound", err)
-		}
-	})
-
-	t.Run("clients: round trip, revoke, another company", func(t *testing.T) {
-		t.Parallel()
-		r := newRepos(t)
-		ctx := context.Background()
-		a, _ := newCompany(t, r, "A", 10)
-		b, _ := newCompany(t, r, "B", 10)
-		readOnly, _ := domain.ParseScopes("company:read customers:read")
-		clientA, secretA, err := domain.NewClient(a.ID, "Kalender", readOnly, time.Now())
-		if err != nil {
-			t.Fatal(err)
-		}
-		clientB, _, _ := domain.NewClient(b.ID, "", nil, time.Now())
-		for _, c := range []domain.Client{clientA, clientB} {
-			if err := r.Clients.Create(ctx, c); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := r.Clients.Create(ctx, clientA); !errors.Is(err, domain.ErrConflict) {
-			t.Errorf("second create: %v, want ErrConflict", err)
-		}
-		got, err := r.Clients.Get(ctx, clientA.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got.CompanyID != a.ID || got.Name != "Kalender" || got.Scopes.String() != "company:read customers:read" || !got.Active() {
-			t.Errorf("got %+v, want %+v", got, clientA)
-		}
-		if !secretA.Matches(got.SecretHash) {
-			t.Error("stored hash does not verify the client secret")
-		}
-		if gotB, _ := r.Clients.Get(ctx, clientB.ID); len(gotB.Scopes) != len(domain.AllScopes()) || gotB.CompanyID != b.ID {
-			t.Errorf("client without scopes: %+v, want every scope of company B", gotB)
-		}
-		if _, err := r.Clients.Get(ctx, "pc_unknown"); !errors.Is(err, domain.ErrNotFound) {
-			t.Errorf("unknown client: %v, want ErrNotFound", err)
-		}
-
-		revokedAt := time.Now().Add(-time.Minute)
-		if err := r.Clients.Revoke(ctx, clientA.ID, revokedAt); err != nil {
-			t.Fatal(err)
-		}
-		if err := r.Clients.Revoke(ctx, clientA.ID, time.Now()); err != nil {
-			t.Errorf("second revoke: %v", err)
-		}
-		got, _ = r.Clients.Get(ctx, clientA.ID)
-		if got.Active() || !got.RevokedAt.Equal(revokedAt.UTC().Truncate(time.Microsecond)) {
-			t.Errorf("revoked at %v, want the first revocation %v", got.RevokedAt, revokedAt)
-		}
-		if gotB, _ := r.Clients.Get(ctx, clientB.ID); !gotB.Active() {
-			t.Error("revoking A's client revoked B's")
-		}
-		if err := r.Clients.Revoke(ctx, "pc_unknown", time.Now()); !errors.Is(err, domain.ErrNotFound) {
-			t.Errorf("revoke unknown: %v, want ErrNotFound", err)
-		}
-	})
-
-	t.Run("declared companies and clients: by reference, update, disable, another company", func(t *testing.T) {
-		t.Parallel()
-		r := newRepos(t)
-		ctx := context.Background()
-		a, _, _ := domain.NewCompany("A", "", domain.PlanBasic, 10, time.Now())
-		a.ExternalRef = "uid-a"
-		b, _ := newCompany(t, r, "B", 10)
-		if err := r.Companies.Create(ctx, a); err != nil {
-			t.Fatal(err)
-		}
-		twin, _, _ := domain.NewCompany("A again", "", domain.PlanBasic, 10, time.Now())
-		twin.ExternalRef = "uid-a"
-		if err := r.Companies.Create(ctx, twin); !errors.Is(err, domain.ErrConflict) {
-			t.Errorf("second company with one reference: %v, want ErrConflict", err)
-		}
-		got, err := r.Companies.FindByExternalRef(ctx, "uid-a")
-		if err != nil || got.ID != a.ID || got.ExternalRef != "uid-a" {
-			t.Fatalf("by reference: %+v, %v; want company A", got, err)
-		}
-		for _, ref := range []string{"", "uid-b"} {
-			if _, err := r.Companies.FindByExternalRef(ctx, ref); !errors.Is(err, domain.ErrNotFound) {
-				t.Errorf("reference %q: %v, want ErrNotFound (company B has none)", ref, err)
-			}
-		}
-
-		if err := got.Apply(domain.CompanySettings{Name: "A renamed", TimeZone: "Europe/Berlin", Plan: domain.PlanEnterprise, StorageQuota: 99}, time.Now()); err != nil {
-			t.Fatal(err)
-		}
-		if err := r.Companies.UpdateSettings(ctx, got); err != nil {
-			t.Fatal(err)
-		}
-		got, _ = r.Companies.Get(ctx, a.ID)
-		if got.Name != "A renamed" || got.TimeZone != "Europe/Berlin" || got.Plan != domain.PlanEnterprise || got.StorageQuota != 99 {
-			t.Errorf("after update: %+v", got)
-		}
-		if gotB, _ := r.Companies.Get(ctx, b.ID); gotB.Name != "B" || gotB.StorageQuota != 10 {
-			t.Errorf("updating A changed B: %+v", gotB)
-		}
-
-		client, _, _ := domain.NewClient(a.ID, "Lab", nil, time.Now())
-		client.ExternalRef = "uid-client"
-		other, _, _ := domain.NewClient(b.ID, "Other", nil, time.Now())
-		other.ExternalRef = "uid-client" // the same reference in another company
-		for _, c := range []domain.Client{client, other} {
-			if err := r.Clients.Create(ctx, c); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if found, err := r.Clients.FindByExternalRef(ctx, a.ID, "uid-client"); err != nil || found.ID != client.ID {
-			t.Errorf("A's client by reference: %+v, %v", found, err)
-		}
-		if found, err := r.Clients.FindByExternalRef(ctx, b.ID, "uid-client"); err != nil || found.ID != other.ID {
-			t.Errorf("B's client by reference: %+v, %v", found, err)
-		}
-		fresh, _ := domain.NewSecret()
-		readOnly, _ := domain.ParseScopes("company:read")
-		renamed := client
-		_ = renamed.Rename("Lab 2", readOnly)
-		renamed.SecretHash = fresh.Hash()
-		if err := r.Clients.Update(ctx, b.ID, renamed); !errors.Is(err, domain.ErrNotFound) {
-			t.Errorf("update of A's client as company B: %v, want ErrNotFound", err)
-		}
-		if err := r.Clients.Update(ctx, a.ID, renamed); err != nil {
-			t.Fatal(err)
-		}
-		if found, _ := r.Clients.Get(ctx, client.ID); found.Name != "Lab 2" || found.Scopes.String() != "company:read" || !fresh.Matches(found.SecretHash) {
-			t.Errorf("after update: %+v", found)
-		}
-		if ids, err := r.Clients.ActiveIDs(ctx, a.ID); err != nil || len(ids) != 1 || ids[0] != client.ID {
-			t.Errorf("A's active clients: %v, %v; want only %s", ids, err, client.ID)
-		}
-
-		disabledAt := time.Now().Add(-time.Minute)
-		if err := r.Companies.Disable(ctx, a.ID, disabledAt); err != nil {
-			t.Fatal(err)
-		}
-		if err := r.Companies.Disable(ctx, a.ID, time.Now()); err != nil {
-			t.Errorf("second disable: %v", err)
-		}
-		got, _ = r.Companies.Get(ctx, a.ID)
-		if !got.Disabled() || !got.DisabledAt.Equal(disabledAt.UTC().Truncate(time.Microsecond)) {
-			t.Errorf("disabled at %v, want the first time %v", got.DisabledAt, disabledAt)
-		}
-		if found, _ := r.Clients.Get(ctx, client.ID); found.Active() || !found.CompanyDisabled {
-			t.Errorf("client of a disabled company is active: %+v", found)
-		}
-		if gotB, _ := r.Companies.Get(ctx, b.ID); gotB.Disabled() {
-			t.Error("disabling A disabled B")
-		}
-		if found, _ := r.Clients.Get(ctx, other.ID); !found.Active() {
-			t.Error("disabling A stopped B's client")
-		}
-		if err := r.Companies.Disable(ctx, domain.NewCompanyID(), time.Now()); !errors.Is(err, domain.ErrNotFound) {
-			t.Errorf("disable unknown: %v, want ErrNotFound", err)
-		}
-		if err := r.Companies.UpdateSettings(ctx, twin); !errors.Is(err, domain.ErrNotFound) {
-			t.Errorf("update unknown: %v, want ErrNotFound", err)
-		}
-	})
-
-	t.Run("upload secret rotation touches one company", func(t *testing.T) {
-		t.Parallel()
-		r := newRepos(t)
-		ctx := context.Background()
-		a, secretA := newCompany(t, r, "A", 10)
-		b, secretB := newCompany(t, r, "B", 10)
-		fresh, _ := domain.NewSecret()
-		if err := r.Companies.SetUploadSecretHash(ctx, a.ID, fresh.Hash()); err != nil {
-			t.Fatal(err)
-		}
-		gotA, _ := r.Companies.Get(ctx, a.ID)
-		gotB, _ := r.Companies.Get(ctx, b.ID)
-		if gotA.AcceptsUploadSecret(string(secretA)) || !gotA.AcceptsUploadSecret(string(fresh)) {
-			t.Error("company A still accepts its old secret or not its new one")
-		}
-		if !gotB.AcceptsUploadSecret(string(secretB)) {
-			t.Error("rotating A changed B's secret")
-		}
-		if err := r.Companies.SetUploadSecretHash(ctx, domain.NewCompanyID(), fresh.Hash()); !errors.Is(err, domain.ErrNotFound) {
-			t.Errorf("unknown company: %v, want ErrNotFound", err)
-		}
-	})
-
-	t.Run("customers: ids, explicit ids, another company", func(t *testing.T) {
-		t.Parallel()
-		r := newRepos(t)
-		ctx := context.Background()
-		a, _ := newCompany(t, r, "A", 10)
-		b, _ := newCompany(t, r, "B", 10)
-		first := newCustomer(t, r, a.ID, 0)
-		if first.ID <= 0 {
-			t.Fatalf("assigned id %d", first.ID)
-		}
-		explicit := newCustomer(t, r, a.ID, 5000)
-		if explicit.ID != 5000 {
-			t.Fatalf("explicit id: got %d", explicit.ID)
-		}
-		next := newCustomer(t, r, b.ID, 0)
-		if next.ID <= 5000 {
-			t.Errorf("next assigned id %d must not reuse ids up to an explicit 5000", next.ID)
-		}
-		c, _ := domain.NewCustomer(b.ID, 5000, "X", "Y", "", time.Now())
-		if _, err := r.Customers.Create(ctx, c); !errors.Is(err, domain.ErrConflict) {
-			t.Errorf("taken id: %v, want ErrConflict", err)
-		}
-		got, err := r.Customers.Get(ctx, a.ID, explicit.ID)
-		if err != nil || got.Data.FirstName != "Anna" || got.Data.BirthDate == nil || *got.Data.BirthDate != "1980-02-29" {
-			t.Errorf("get own customer: %+v, %v", got, err)
-		}
-		if _, err := r.Customers.Get(ctx, b.ID, explicit.ID); !errors.Is(err, domain.ErrOtherCompany) {
-			t.Errorf("another company's customer: %v, want ErrOtherCompany", err)
-		}
-		if got, err := r.Customers.Get(ctx, b.ID, explicit.ID); err == nil || got.Data.FirstName != "" {
-			t.Errorf("another company's customer leaked %+v", got)
-		}
-		if _, err := r.Customers.Get(ctx, a.ID, 999999); !errors.Is(err, domain.ErrNotFound) {
-			t.Errorf("no such customer: %v, want ErrNotFound", err)
-		}
-	})
-
-	t.Run("storage reservation is atomic and bounded by the quota", func(t *testing.T) {
-		t.Parallel()
-		r := newRepos(t)
-		ctx := context.Background()
-		a, _ := newCompany(t, r, "A", 300)
-		b, _ := newCompany(t, r, "B", 300)
-		var ok, refused atomic.Int32
-		var wg sync.WaitGroup
-		for range 12 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				switch err := r.Companies.ReserveStorage(ctx, a.ID, 100); {
-				case err == nil:
-					ok.Add(1)
-				case errors.Is(err, domain.ErrInsufficientStorage):
-					refused.Add(1)
-				default:
-					t.Errorf("reserve: %v", err)
-				}
-			}()
-		}
-		wg.Wait()
-		if ok.Load() != 3 || refused.Load() != 9 {
-			t.Errorf("12 racing reservations of 100 in 300: %d granted, %d refused; want 3 and 9", ok.Load(), refused.Load())
-		}
-		gotA, _ := r.Companies.Get(ctx, a.ID)
-		gotB, _ := r.Companies.Get(ctx, b.ID)
-		if gotA.StorageUsed != 300 || gotB.StorageUsed != 0 {
-			t.Errorf("used: A %d (want 300), B %d (want 0)", gotA.StorageUsed, gotB.StorageUsed)
-		}
-		if err := r.Companies.ReserveStorage(ctx, domain.NewCompanyID(), 1); !errors.Is(err, domain.ErrNotFound) {
-			t.Errorf("unknown company: %v, want ErrNotFound", err)
-		}
-	})
-
-	t.Run("files: a failed transaction keeps nothing", func(t *testing.T) {
-		t.Parallel()
-		r := newRepos(t)
-		ctx := context.Background()
-		a, _ := newCompany(t, r, "A", 1000)
-		cust := newCustomer(t, r, a.ID, 0)
-		boom := errors.New("boom")
-		err := r.Tx.InTx(ctx, func(ctx context.Context) error {
-			if err := r.Companies.ReserveStorage(ctx, a.ID, 10); err != nil {
-				return err
-			}
-			if err := r.Files.Create(ctx, newFile(a.ID, cust.ID, 10)); err != nil {
-				return err
-			}
-			return boom
+	for _, c := range []struct {
+		name string
+		run  func(t *testing.T, r Repositories)
+	}{
+		{"company round trip", companyRoundTrip},
+		{"clients: round trip, revoke, another company", clientsRoundTrip},
+		{"declared companies and clients: by reference, update, disable, another company", declaredTenants},
+		{"upload secret rotation touches one company", uploadSecretRotation},
+		{"customers: ids, explicit ids, another company", customerIDs},
+		{"storage reservation is atomic and bounded by the quota", storageReservation},
+		{"files: a failed transaction keeps nothing", filesFailedTransaction},
+		{"files: round trip and another company", filesRoundTrip},
+		{"companies are listed for maintenance", companiesListed},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			c.run(t, newRepos(t))
 		})
-		if !errors.Is(err, boom) {
-			t.Fatalf("InTx: %v", err)
-		}
-		got, _ := r.Companies.Get(ctx, a.ID)
-		files, _ := r.Files.ListByCustomer(ctx, a.ID, cust.ID)
-		if got.StorageUsed != 0 || len(files) != 0 {
-			t.Errorf("after rollback: used %d, %d files; want 0, 0", got.StorageUsed, len(files))
-		}
-	})
+	}
+}
 
-	t.Run("files: round trip and another company", func(t *testing.T) {
-		t.Parallel()
-		r := newRepos(t)
-		ctx := context.Background()
-		a, _ := newCompany(t, r, "A", 1000)
-		b, _ := newCompany(t, r, "B", 1000)
-		ca := newCustomer(t, r, a.ID, 0)
-		cb := newCustomer(t, r, b.ID, 0)
-		f1, f2 := newFile(a.ID, ca.ID, 11), newFile(a.ID, ca.ID, 22)
-		f2.Category, f2.Description = "lab", ptrTo("Blutbild")
-		if err := r.Tx.InTx(ctx, func(ctx context.Context) error { return r.Files.Create(ctx, f1, f2) }); err != nil {
+// companyRoundTrip: company round trip.
+func companyRoundTrip(t *testing.T, r Repositories) {
+	ctx := context.Background()
+	c, secret := newCompany(t, r, "Praxis Dr. Huber", 1000)
+	got, err := r.Companies.Get(ctx, c.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Name != c.Name || got.TimeZone != c.TimeZone || got.Plan != c.Plan || got.StorageQuota != 1000 || got.StorageUsed != 0 {
+		t.Errorf("got %+v, want %+v", got, c)
+	}
+	if !got.CreatedAt.Equal(c.CreatedAt.Truncate(time.Microsecond)) {
+		t.Errorf("created_at %v, want %v", got.CreatedAt, c.CreatedAt)
+	}
+	if !got.AcceptsUploadSecret(string(secret)) || got.AcceptsUploadSecret(string(secret)+"x") {
+		t.Error("stored secret hash does not verify the secret alone")
+	}
+	if err := r.Companies.Create(ctx, c); !errors.Is(err, domain.ErrConflict) {
+		t.Errorf("second create: %v, want ErrConflict", err)
+	}
+	if _, err := r.Companies.Get(ctx, domain.NewCompanyID()); !errors.Is(err, domain.ErrNotFound) {
+		t.Errorf("unknown company: %v, want ErrNotFound", err)
+	}
+}
+
+// clientsRoundTrip: clients: round trip, revoke, another company.
+func clientsRoundTrip(t *testing.T, r Repositories) {
+	ctx := context.Background()
+	a, _ := newCompany(t, r, "A", 10)
+	b, _ := newCompany(t, r, "B", 10)
+	readOnly, _ := domain.ParseScopes("company:read customers:read")
+	clientA, secretA, err := domain.NewClient(a.ID, "Kalender", readOnly, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	clientB, _, _ := domain.NewClient(b.ID, "", nil, time.Now())
+	for _, c := range []domain.Client{clientA, clientB} {
+		if err := r.Clients.Create(ctx, c); err != nil {
 			t.Fatal(err)
 		}
-		if err := r.Tx.InTx(ctx, func(ctx context.Context) error { return r.Files.Create(ctx, newFile(b.ID, cb.ID, 33)) }); err != nil {
+	}
+	if err := r.Clients.Create(ctx, clientA); !errors.Is(err, domain.ErrConflict) {
+		t.Errorf("second create: %v, want ErrConflict", err)
+	}
+	got, err := r.Clients.Get(ctx, clientA.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.CompanyID != a.ID || got.Name != "Kalender" || got.Scopes.String() != "company:read customers:read" || !got.Active() {
+		t.Errorf("got %+v, want %+v", got, clientA)
+	}
+	if !secretA.Matches(got.SecretHash) {
+		t.Error("stored hash does not verify the client secret")
+	}
+	if gotB, _ := r.Clients.Get(ctx, clientB.ID); len(gotB.Scopes) != len(domain.AllScopes()) || gotB.CompanyID != b.ID {
+		t.Errorf("client without scopes: %+v, want every scope of company B", gotB)
+	}
+	if _, err := r.Clients.Get(ctx, "pc_unknown"); !errors.Is(err, domain.ErrNotFound) {
+		t.Errorf("unknown client: %v, want ErrNotFound", err)
+	}
+
+	revokedAt := time.Now().Add(-time.Minute)
+	if err := r.Clients.Revoke(ctx, clientA.ID, revokedAt); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Clients.Revoke(ctx, clientA.ID, time.Now()); err != nil {
+		t.Errorf("second revoke: %v", err)
+	}
+	got, _ = r.Clients.Get(ctx, clientA.ID)
+	if got.Active() || !got.RevokedAt.Equal(revokedAt.UTC().Truncate(time.Microsecond)) {
+		t.Errorf("revoked at %v, want the first revocation %v", got.RevokedAt, revokedAt)
+	}
+	if gotB, _ := r.Clients.Get(ctx, clientB.ID); !gotB.Active() {
+		t.Error("revoking A's client revoked B's")
+	}
+	if err := r.Clients.Revoke(ctx, "pc_unknown", time.Now()); !errors.Is(err, domain.ErrNotFound) {
+		t.Errorf("revoke unknown: %v, want ErrNotFound", err)
+	}
+}
+
+// declaredTenants: declared companies and clients: by reference, update, disable, another company.
+func declaredTenants(t *testing.T, r Repositories) {
+	ctx := context.Background()
+	a, _, _ := domain.NewCompany("A", "", domain.PlanBasic, 10, time.Now())
+	a.ExternalRef = "uid-a"
+	b, _ := newCompany(t, r, "B", 10)
+	if err := r.Companies.Create(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	twin, _, _ := domain.NewCompany("A again", "", domain.PlanBasic, 10, time.Now())
+	twin.ExternalRef = "uid-a"
+	if err := r.Companies.Create(ctx, twin); !errors.Is(err, domain.ErrConflict) {
+		t.Errorf("second company with one reference: %v, want ErrConflict", err)
+	}
+	got, err := r.Companies.FindByExternalRef(ctx, "uid-a")
+	if err != nil || got.ID != a.ID || got.ExternalRef != "uid-a" {
+		t.Fatalf("by reference: %+v, %v; want company A", got, err)
+	}
+	for _, ref := range []string{"", "uid-b"} {
+		if _, err := r.Companies.FindByExternalRef(ctx, ref); !errors.Is(err, domain.ErrNotFound) {
+			t.Errorf("reference %q: %v, want ErrNotFound (company B has none)", ref, err)
+		}
+	}
+
+	if err := got.Apply(domain.CompanySettings{Name: "A renamed", TimeZone: "Europe/Berlin", Plan: domain.PlanEnterprise, StorageQuota: 99}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Companies.UpdateSettings(ctx, got); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = r.Companies.Get(ctx, a.ID)
+	if got.Name != "A renamed" || got.TimeZone != "Europe/Berlin" || got.Plan != domain.PlanEnterprise || got.StorageQuota != 99 {
+		t.Errorf("after update: %+v", got)
+	}
+	if gotB, _ := r.Companies.Get(ctx, b.ID); gotB.Name != "B" || gotB.StorageQuota != 10 {
+		t.Errorf("updating A changed B: %+v", gotB)
+	}
+
+	client, _, _ := domain.NewClient(a.ID, "Lab", nil, time.Now())
+	client.ExternalRef = "uid-client"
+	other, _, _ := domain.NewClient(b.ID, "Other", nil, time.Now())
+	other.ExternalRef = "uid-client" // the same reference in another company
+	for _, c := range []domain.Client{client, other} {
+		if err := r.Clients.Create(ctx, c); err != nil {
 			t.Fatal(err)
 		}
-		// The files feed: both of A's, in one change, nothing of B's; by customer; resumable.
-		var page ports.FilePage
-		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-			if page, _ = r.Files.List(ctx, a.ID, domain.ListQuery{Limit: 10}); len(page.Files) == 2 {
-				break
+	}
+	if found, err := r.Clients.FindByExternalRef(ctx, a.ID, "uid-client"); err != nil || found.ID != client.ID {
+		t.Errorf("A's client by reference: %+v, %v", found, err)
+	}
+	if found, err := r.Clients.FindByExternalRef(ctx, b.ID, "uid-client"); err != nil || found.ID != other.ID {
+		t.Errorf("B's client by reference: %+v, %v", found, err)
+	}
+	fresh, _ := domain.NewSecret()
+	readOnly, _ := domain.ParseScopes("company:read")
+	renamed := client
+	_ = renamed.Rename("Lab 2", readOnly)
+	renamed.SecretHash = fresh.Hash()
+	if err := r.Clients.Update(ctx, b.ID, renamed); !errors.Is(err, domain.ErrNotFound) {
+		t.Errorf("update of A's client as company B: %v, want ErrNotFound", err)
+	}
+	if err := r.Clients.Update(ctx, a.ID, renamed); err != nil {
+		t.Fatal(err)
+	}
+	if found, _ := r.Clients.Get(ctx, client.ID); found.Name != "Lab 2" || found.Scopes.String() != "company:read" || !fresh.Matches(found.SecretHash) {
+		t.Errorf("after update: %+v", found)
+	}
+	if ids, err := r.Clients.ActiveIDs(ctx, a.ID); err != nil || len(ids) != 1 || ids[0] != client.ID {
+		t.Errorf("A's active clients: %v, %v; want only %s", ids, err, client.ID)
+	}
+
+	disabledAt := time.Now().Add(-time.Minute)
+	if err := r.Companies.Disable(ctx, a.ID, disabledAt); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Companies.Disable(ctx, a.ID, time.Now()); err != nil {
+		t.Errorf("second disable: %v", err)
+	}
+	got, _ = r.Companies.Get(ctx, a.ID)
+	if !got.Disabled() || !got.DisabledAt.Equal(disabledAt.UTC().Truncate(time.Microsecond)) {
+		t.Errorf("disabled at %v, want the first time %v", got.DisabledAt, disabledAt)
+	}
+	if found, _ := r.Clients.Get(ctx, client.ID); found.Active() || !found.CompanyDisabled {
+		t.Errorf("client of a disabled company is active: %+v", found)
+	}
+	if gotB, _ := r.Companies.Get(ctx, b.ID); gotB.Disabled() {
+		t.Error("disabling A disabled B")
+	}
+	if found, _ := r.Clients.Get(ctx, other.ID); !found.Active() {
+		t.Error("disabling A stopped B's client")
+	}
+	if err := r.Companies.Disable(ctx, domain.NewCompanyID(), time.Now()); !errors.Is(err, domain.ErrNotFound) {
+		t.Errorf("disable unknown: %v, want ErrNotFound", err)
+	}
+	if err := r.Companies.UpdateSettings(ctx, twin); !errors.Is(err, domain.ErrNotFound) {
+		t.Errorf("update unknown: %v, want ErrNotFound", err)
+	}
+}
+
+// uploadSecretRotation: upload secret rotation touches one company.
+func uploadSecretRotation(t *testing.T, r Repositories) {
+	ctx := context.Background()
+	a, secretA := newCompany(t, r, "A", 10)
+	b, secretB := newCompany(t, r, "B", 10)
+	fresh, _ := domain.NewSecret()
+	if err := r.Companies.SetUploadSecretHash(ctx, a.ID, fresh.Hash()); err != nil {
+		t.Fatal(err)
+	}
+	gotA, _ := r.Companies.Get(ctx, a.ID)
+	gotB, _ := r.Companies.Get(ctx, b.ID)
+	if gotA.AcceptsUploadSecret(string(secretA)) || !gotA.AcceptsUploadSecret(string(fresh)) {
+		t.Error("company A still accepts its old secret or not its new one")
+	}
+	if !gotB.AcceptsUploadSecret(string(secretB)) {
+		t.Error("rotating A changed B's secret")
+	}
+	if err := r.Companies.SetUploadSecretHash(ctx, domain.NewCompanyID(), fresh.Hash()); !errors.Is(err, domain.ErrNotFound) {
+		t.Errorf("unknown company: %v, want ErrNotFound", err)
+	}
+}
+
+// customerIDs: customers: ids, explicit ids, another company.
+func customerIDs(t *testing.T, r Repositories) {
+	ctx := context.Background()
+	a, _ := newCompany(t, r, "A", 10)
+	b, _ := newCompany(t, r, "B", 10)
+	first := newCustomer(t, r, a.ID, 0)
+	if first.ID <= 0 {
+		t.Fatalf("assigned id %d", first.ID)
+	}
+	explicit := newCustomer(t, r, a.ID, 5000)
+	if explicit.ID != 5000 {
+		t.Fatalf("explicit id: got %d", explicit.ID)
+	}
+	next := newCustomer(t, r, b.ID, 0)
+	if next.ID <= 5000 {
+		t.Errorf("next assigned id %d must not reuse ids up to an explicit 5000", next.ID)
+	}
+	c, _ := domain.NewCustomer(b.ID, 5000, "X", "Y", "", time.Now())
+	if _, err := r.Customers.Create(ctx, c); !errors.Is(err, domain.ErrConflict) {
+		t.Errorf("taken id: %v, want ErrConflict", err)
+	}
+	got, err := r.Customers.Get(ctx, a.ID, explicit.ID)
+	if err != nil || got.Data.FirstName != "Anna" || got.Data.BirthDate == nil || *got.Data.BirthDate != "1980-02-29" {
+		t.Errorf("get own customer: %+v, %v", got, err)
+	}
+	if _, err := r.Customers.Get(ctx, b.ID, explicit.ID); !errors.Is(err, domain.ErrOtherCompany) {
+		t.Errorf("another company's customer: %v, want ErrOtherCompany", err)
+	}
+	if got, err := r.Customers.Get(ctx, b.ID, explicit.ID); err == nil || got.Data.FirstName != "" {
+		t.Errorf("another company's customer leaked %+v", got)
+	}
+	if _, err := r.Customers.Get(ctx, a.ID, 999999); !errors.Is(err, domain.ErrNotFound) {
+		t.Errorf("no such customer: %v, want ErrNotFound", err)
+	}
+}
+
+// storageReservation: storage reservation is atomic and bounded by the quota.
+func storageReservation(t *testing.T, r Repositories) {
+	ctx := context.Background()
+	a, _ := newCompany(t, r, "A", 300)
+	b, _ := newCompany(t, r, "B", 300)
+	var ok, refused atomic.Int32
+	var wg sync.WaitGroup
+	for range 12 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			switch err := r.Companies.ReserveStorage(ctx, a.ID, 100); {
+			case err == nil:
+				ok.Add(1)
+			case errors.Is(err, domain.ErrInsufficientStorage):
+				refused.Add(1)
+			default:
+				t.Errorf("reserve: %v", err)
 			}
-		}
-		if len(page.Files) != 2 || page.HasMore || page.Files[1].Category != "lab" && page.Files[0].Category != "lab" {
-			t.Errorf("A's files feed: %+v", page)
-		}
-		if p, err := r.Files.List(ctx, a.ID, domain.ListQuery{Limit: 10, After: &page.Next}); err != nil || len(p.Files) != 0 {
-			t.Errorf("resume: %+v %v", p, err)
-		}
-		if p, _ := r.Files.List(ctx, b.ID, domain.ListQuery{Limit: 10, Customer: &ca.ID}); len(p.Files) != 0 {
-			t.Errorf("company B lists A's customer's files: %+v", p)
-		}
-		if p, _ := r.Files.List(ctx, a.ID, domain.ListQuery{Limit: 1}); len(p.Files) != 1 || !p.HasMore {
-			t.Errorf("a page of one: %+v", p)
-		}
-		got, err := r.Files.Get(ctx, a.ID, f1.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got.Name != f1.Name || got.Size != 11 || string(got.SHA256) != string(f1.SHA256) || got.Source != domain.SourceGDT ||
-			got.ContentType != "application/pdf" || got.StorageKey != f1.StorageKey || got.CustomerID != ca.ID {
-			t.Errorf("got %+v, want %+v", got, f1)
-		}
-		if _, err := r.Files.Get(ctx, b.ID, f1.ID); !errors.Is(err, domain.ErrNotFound) {
-			t.Errorf("another company's file: %v, want ErrNotFound", err)
-		}
-		list, err := r.Files.ListByCustomer(ctx, a.ID, ca.ID)
-		if err != nil || len(list) != 2 {
-			t.Errorf("list A: %d files, %v; want 2", len(list), err)
-		}
-		if list, _ := r.Files.ListByCustomer(ctx, b.ID, ca.ID); len(list) != 0 {
-			t.Errorf("company B listed %d files of A's customer", len(list))
-		}
-		if err := r.Files.Create(ctx, f1); !errors.Is(err, domain.ErrConflict) {
-			t.Errorf("duplicate file id: %v, want ErrConflict", err)
-		}
-		known, err := r.Files.KnownStorageKeys(ctx, a.ID, []string{f1.StorageKey, f2.StorageKey, "orphan"})
-		if err != nil || len(known) != 2 || !known[f1.StorageKey] || !known[f2.StorageKey] {
-			t.Errorf("known keys of A: %v, %v; want f1 and f2", known, err)
-		}
-		if known, _ := r.Files.KnownStorageKeys(ctx, b.ID, []string{f1.StorageKey}); len(known) != 0 {
-			t.Errorf("company B knows A's key: %v", known)
-		}
-		if known, err := r.Files.KnownStorageKeys(ctx, a.ID, nil); err != nil || len(known) != 0 {
-			t.Errorf("no keys: %v, %v", known, err)
-		}
-	})
+		}()
+	}
+	wg.Wait()
+	if ok.Load() != 3 || refused.Load() != 9 {
+		t.Errorf("12 racing reservations of 100 in 300: %d granted, %d refused; want 3 and 9", ok.Load(), refused.Load())
+	}
+	gotA, _ := r.Companies.Get(ctx, a.ID)
+	gotB, _ := r.Companies.Get(ctx, b.ID)
+	if gotA.StorageUsed != 300 || gotB.StorageUsed != 0 {
+		t.Errorf("used: A %d (want 300), B %d (want 0)", gotA.StorageUsed, gotB.StorageUsed)
+	}
+	if err := r.Companies.ReserveStorage(ctx, domain.NewCompanyID(), 1); !errors.Is(err, domain.ErrNotFound) {
+		t.Errorf("unknown company: %v, want ErrNotFound", err)
+	}
+}
 
-	t.Run("companies are listed for maintenance", func(t *testing.T) {
-		t.Parallel()
-		r := newRepos(t)
-		a, _ := newCompany(t, r, "A", 1)
-		b, _ := newCompany(t, r, "B", 1)
-		ids, err := r.Companies.ListIDs(context.Background())
-		if err != nil || len(ids) != 2 || (ids[0] != a.ID && ids[1] != a.ID) || (ids[0] != b.ID && ids[1] != b.ID) {
-			t.Errorf("ListIDs: %v, %v; want A and B", ids, err)
+// filesFailedTransaction: files: a failed transaction keeps nothing.
+func filesFailedTransaction(t *testing.T, r Repositories) {
+	ctx := context.Background()
+	a, _ := newCompany(t, r, "A", 1000)
+	cust := newCustomer(t, r, a.ID, 0)
+	boom := errors.New("boom")
+	err := r.Tx.InTx(ctx, func(ctx context.Context) error {
+		if err := r.Companies.ReserveStorage(ctx, a.ID, 10); err != nil {
+			return err
 		}
+		if err := r.Files.Create(ctx, newFile(a.ID, cust.ID, 10)); err != nil {
+			return err
+		}
+		return boom
 	})
+	if !errors.Is(err, boom) {
+		t.Fatalf("InTx: %v", err)
+	}
+	got, _ := r.Companies.Get(ctx, a.ID)
+	files, _ := r.Files.ListByCustomer(ctx, a.ID, cust.ID)
+	if got.StorageUsed != 0 || len(files) != 0 {
+		t.Errorf("after rollback: used %d, %d files; want 0, 0", got.StorageUsed, len(files))
+	}
+}
+
+// filesRoundTrip: files: round trip and another company.
+func filesRoundTrip(t *testing.T, r Repositories) {
+	ctx := context.Background()
+	a, _ := newCompany(t, r, "A", 1000)
+	b, _ := newCompany(t, r, "B", 1000)
+	ca := newCustomer(t, r, a.ID, 0)
+	cb := newCustomer(t, r, b.ID, 0)
+	f1, f2 := newFile(a.ID, ca.ID, 11), newFile(a.ID, ca.ID, 22)
+	f2.Category, f2.Description = "lab", ptrTo("Blutbild")
+	if err := r.Tx.InTx(ctx, func(ctx context.Context) error { return r.Files.Create(ctx, f1, f2) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Tx.InTx(ctx, func(ctx context.Context) error { return r.Files.Create(ctx, newFile(b.ID, cb.ID, 33)) }); err != nil {
+		t.Fatal(err)
+	}
+	// The files feed: both of A's, in one change, nothing of B's; by customer; resumable.
+	var page ports.FilePage
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if page, _ = r.Files.List(ctx, a.ID, domain.ListQuery{Limit: 10}); len(page.Files) == 2 {
+			break
+		}
+	}
+	if len(page.Files) != 2 || page.HasMore || page.Files[1].Category != "lab" && page.Files[0].Category != "lab" {
+		t.Errorf("A's files feed: %+v", page)
+	}
+	if p, err := r.Files.List(ctx, a.ID, domain.ListQuery{Limit: 10, After: &page.Next}); err != nil || len(p.Files) != 0 {
+		t.Errorf("resume: %+v %v", p, err)
+	}
+	if p, _ := r.Files.List(ctx, b.ID, domain.ListQuery{Limit: 10, Customer: &ca.ID}); len(p.Files) != 0 {
+		t.Errorf("company B lists A's customer's files: %+v", p)
+	}
+	if p, _ := r.Files.List(ctx, a.ID, domain.ListQuery{Limit: 1}); len(p.Files) != 1 || !p.HasMore {
+		t.Errorf("a page of one: %+v", p)
+	}
+	got, err := r.Files.Get(ctx, a.ID, f1.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Name != f1.Name || got.Size != 11 || string(got.SHA256) != string(f1.SHA256) || got.Source != domain.SourceGDT ||
+		got.ContentType != "application/pdf" || got.StorageKey != f1.StorageKey || got.CustomerID != ca.ID {
+		t.Errorf("got %+v, want %+v", got, f1)
+	}
+	if _, err := r.Files.Get(ctx, b.ID, f1.ID); !errors.Is(err, domain.ErrNotFound) {
+		t.Errorf("another company's file: %v, want ErrNotFound", err)
+	}
+	list, err := r.Files.ListByCustomer(ctx, a.ID, ca.ID)
+	if err != nil || len(list) != 2 {
+		t.Errorf("list A: %d files, %v; want 2", len(list), err)
+	}
+	if list, _ := r.Files.ListByCustomer(ctx, b.ID, ca.ID); len(list) != 0 {
+		t.Errorf("company B listed %d files of A's customer", len(list))
+	}
+	if err := r.Files.Create(ctx, f1); !errors.Is(err, domain.ErrConflict) {
+		t.Errorf("duplicate file id: %v, want ErrConflict", err)
+	}
+	known, err := r.Files.KnownStorageKeys(ctx, a.ID, []string{f1.StorageKey, f2.StorageKey, "orphan"})
+	if err != nil || len(known) != 2 || !known[f1.StorageKey] || !known[f2.StorageKey] {
+		t.Errorf("known keys of A: %v, %v; want f1 and f2", known, err)
+	}
+	if known, _ := r.Files.KnownStorageKeys(ctx, b.ID, []string{f1.StorageKey}); len(known) != 0 {
+		t.Errorf("company B knows A's key: %v", known)
+	}
+	if known, err := r.Files.KnownStorageKeys(ctx, a.ID, nil); err != nil || len(known) != 0 {
+		t.Errorf("no keys: %v, %v", known, err)
+	}
+}
+
+// companiesListed: companies are listed for maintenance.
+func companiesListed(t *testing.T, r Repositories) {
+	a, _ := newCompany(t, r, "A", 1)
+	b, _ := newCompany(t, r, "B", 1)
+	ids, err := r.Companies.ListIDs(context.Background())
+	if err != nil || len(ids) != 2 || (ids[0] != a.ID && ids[1] != a.ID) || (ids[0] != b.ID && ids[1] != b.ID) {
+		t.Errorf("ListIDs: %v, %v; want A and B", ids, err)
+	}
 }
 
 func newCompany(t *testing.T, r Repositories, name string, quota int64) (domain.Company, domain.Secret) {
