@@ -64,7 +64,7 @@ type table struct {
 // tableOf is the one place that maps a kind to its storage: the customers
 // table for the customers' shape, the records table (by slug) for the rest.
 func tableOf(k *domain.Kind) table {
-	if k.Shape == domain.ShapeCustomer {
+	if k.NumericIDs() {
 		return table{name: "customers", columns: "CAST(id AS TEXT) AS id, NULL AS customer_id, payload, change, created_at, updated_at, deleted_at"}
 	}
 	return table{name: "records", columns: "CAST(id AS TEXT) AS id, customer_id, payload, change, created_at, updated_at, deleted_at", kind: k.Slug}
