@@ -1,6 +1,8 @@
 package domain
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -167,6 +169,29 @@ func SectionList(string) string {
 		slugs[i] = "`" + s.Slug + "`"
 	}
 	return wrap(strings.Join(slugs, ", ")+" — e.g. `customers:write`.", 100) + "\n"
+}
+
+// ImportLines is one import line of every kind of the table, its example as
+// the OpenAPI document shows it, for the README.
+func ImportLines(string) string {
+	var b strings.Builder
+	b.WriteString("```\n")
+	for _, k := range Kinds() {
+		var data bytes.Buffer
+		if err := json.Compact(&data, []byte(k.ExampleWith(SampleIDs))); err != nil {
+			panic(err) // the table's examples are ours; the domain tests decode each
+		}
+		fmt.Fprintf(&b, `{"section":%q,"id":%s,"data":%s}`+"\n", k.Slug, k.AppendID(nil, exampleID(k)), data.String())
+	}
+	return b.String() + "```\n"
+}
+
+// exampleID is the id the README's import lines give an object of k.
+func exampleID(k *Kind) string {
+	if k.NumericIDs() {
+		return "1042"
+	}
+	return "019cd6df-a538-78f7-9da1-494c73cf256d"
 }
 
 // bespokeOperations are the operations of the sections that offer more

@@ -27,7 +27,7 @@ func run(catalogue, crd, readme string) error {
 	}
 	for file, blocks := range map[string]map[string]func(string) string{
 		crd:    {"scopes": domain.ScopeEnum},
-		readme: {"section list": domain.SectionList, "section operations": domain.SectionOperations},
+		readme: {"section list": domain.SectionList, "section operations": domain.SectionOperations, "import lines": domain.ImportLines},
 	} {
 		if err := rewrite(file, blocks); err != nil {
 			return err
