@@ -64,9 +64,12 @@ test/node/node_modules/.installed: test/node/package-lock.json
 	cd test/node && npm ci --no-audit --no-fund --ignore-scripts
 	touch $@
 
+## lint: go vet, golangci-lint, and the contract check: the served OpenAPI document against the
+## last release's (api/releases/) with oasdiff; an undeclared breaking change fails (api/notes.json)
 lint:
 	$(GO) vet ./...
 	$(GO) run $(GOLANGCI_LINT) run ./...
+	$(GO) test -count=1 -run 'TestContractChangesAreDeclared|TestReleaseFilesAreCurrent' ./api/
 
 ## bench: Go benchmarks, then the load programs against the built binary (figures printed):
 ## uploads on the embedded defaults; OAuth, booking slots, the million-row sync and

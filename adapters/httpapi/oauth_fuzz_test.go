@@ -33,7 +33,7 @@ func FuzzTokenEndpoint(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	app := httpapi.New(httpapi.Telemetry{}, httpapi.NewOAuth(env.OAuth, httpapi.OAuthOptions{}, httpapi.Telemetry{}))
+	app := httpapi.New(httpapi.Telemetry{}, nil, httpapi.NewOAuth(env.OAuth, httpapi.OAuthOptions{}, httpapi.Telemetry{}))
 	basic := "Basic " + base64.StdEncoding.EncodeToString([]byte(string(client.ID)+":"+string(secret)))
 	form := "application/x-www-form-urlencoded"
 	for _, seed := range []struct{ path, query, contentType, authorization, body string }{

@@ -8,7 +8,9 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/praxis-health/praxis/api"
 	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/domain/release"
 )
 
 // openAPIPath is where the document is served.
@@ -26,12 +28,20 @@ type OpenAPI struct{ document []byte }
 
 // NewOpenAPI builds the document once.
 func NewOpenAPI() (*OpenAPI, error) {
-	doc, err := buildOpenAPI()
+	doc, err := buildOpenAPI(api.Releases())
 	if err != nil {
 		return nil, err
 	}
 	return &OpenAPI{document: doc}, nil
 }
+
+// Document is the OpenAPI document this build serves, for the contract
+// check of make lint.
+func Document() ([]byte, error) { return buildOpenAPI(api.Releases()) }
+
+// DocumentFor is the document as it reads with the releases given: the
+// release generator writes a new release's document with its own notes.
+func DocumentFor(releases []release.Release) ([]byte, error) { return buildOpenAPI(releases) }
 
 func (o *OpenAPI) Register(app fiber.Router) {
 	app.Get(openAPIPath, func(c *fiber.Ctx) error {
@@ -45,12 +55,16 @@ type object = map[string]any
 func ref(kind, name string) object { return object{"$ref": "#/components/" + kind + "/" + name} }
 
 // buildOpenAPI adds to the base, from the table of sections: the scope
-// catalogue, and for every generic section its paths and its reflected schemas.
-func buildOpenAPI() ([]byte, error) {
+// catalogue, and for every generic section its paths and its reflected
+// schemas; from the releases: the version and the latest notes.
+func buildOpenAPI(releases []release.Release) ([]byte, error) {
 	var doc object
 	if err := json.Unmarshal(openAPIBase, &doc); err != nil {
 		return nil, err
 	}
+	info := doc["info"].(object)
+	info["version"] = releases[0].Date
+	info["description"] = info["description"].(string) + "\n\n" + releaseNotesMarkdown(releases)
 	components := doc["components"].(object)
 	schemas := components["schemas"].(object)
 	paths := doc["paths"].(object)
@@ -84,12 +98,29 @@ func buildOpenAPI() ([]byte, error) {
 	if err := addBooking(paths, schemas); err != nil {
 		return nil, err
 	}
+	markStability(paths)
 	var out bytes.Buffer
 	enc := json.NewEncoder(&out)
 	enc.SetEscapeHTML(false) // the upload messages show <placeholders>
 	enc.SetIndent("", "  ")
 	err := enc.Encode(doc)
 	return out.Bytes(), err
+}
+
+// markStability tells oasdiff and integrators which API is beta: the OAuth
+// API (everything under /api/oauth/v2), 31 days' notice before a sunset;
+// the upload API is stable, 180 days (docs/contract.md §10).
+func markStability(paths object) {
+	for path, item := range paths {
+		if !strings.HasPrefix(path, "/api/oauth/v2/") {
+			continue
+		}
+		for _, op := range item.(object) {
+			if o, ok := op.(object); ok {
+				o["x-stability-level"] = "beta"
+			}
+		}
+	}
 }
 
 // addBooking documents the booking section and the appointments' cancel

@@ -37,7 +37,7 @@ func TestPanicIsA500WithTheTraceID(t *testing.T) {
 	var logged bytes.Buffer
 	tel := httpapi.Telemetry{Tracer: sdktrace.NewTracerProvider(), Propagator: propagation.TraceContext{},
 		Logger: slog.New(slog.NewJSONHandler(&logged, nil))}
-	app := httpapi.New(tel, panicking{})
+	app := httpapi.New(tel, nil, panicking{})
 	for _, path := range []string{"/boom", "/boom-value"} {
 		resp, err := app.Test(httptest.NewRequest("GET", path, nil))
 		if err != nil {

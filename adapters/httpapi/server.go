@@ -18,8 +18,9 @@ type Route interface {
 // nonStreamingBodyLimit bounds bodies read whole into memory (everything but uploads).
 const nonStreamingBodyLimit = 1 << 20
 
-// New builds the fiber app with every route, observed by tel.
-func New(tel Telemetry, routes ...Route) *fiber.App {
+// New builds the fiber app with every route, observed by tel; life, when
+// given, dates every answer (release, deprecations, removals).
+func New(tel Telemetry, life *Lifecycle, routes ...Route) *fiber.App {
 	app := fiber.New(fiber.Config{
 		AppName:               "praxis",
 		DisableStartupMessage: true,
@@ -39,6 +40,9 @@ func New(tel Telemetry, routes ...Route) *fiber.App {
 		IdleTimeout:  2 * time.Minute,
 	})
 	app.Use(observe(tel))
+	if life != nil {
+		app.Use(life.handle)
+	}
 	for _, r := range routes {
 		r.Register(app)
 	}

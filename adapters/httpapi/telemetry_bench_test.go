@@ -29,7 +29,7 @@ func BenchmarkObserve(b *testing.B) {
 		{"no telemetry", httpapi.Telemetry{Logger: slog.New(slog.DiscardHandler)}},
 		{"sdk without exporter", httpapi.Telemetry{Tracer: tel.Tracer, Meter: tel.Meter, Propagator: tel.Propagator, Logger: discard}},
 	} {
-		handler := httpapi.New(tc.tel, httpapi.NewHealth(nil)).Handler()
+		handler := httpapi.New(tc.tel, nil, httpapi.NewHealth(nil)).Handler()
 		b.Run(tc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			var ctx fasthttp.RequestCtx

@@ -30,6 +30,7 @@ var acceptedAcrossCompanies = []string{
 	"an upload tells another company's customer from none",
 	"an operator's resource names its company by reference",
 	"the list of companies",
+	"the operator lists every company's deprecated calls",
 }
 
 // builders start a query that reads, changes or deletes rows. Inserts are
