@@ -46,7 +46,7 @@ func AdminOptions(cfg Config) fx.Option {
 		Persistence,
 		Blobs,
 		Tokens,
-		fx.Provide(usecase.NewAdmin, usecase.NewMaintenance, usecase.NewExchange, usecase.NewUploads,
+		fx.Provide(usecase.NewAdmin, usecase.NewMaintenance, usecase.NewExchange, usecase.NewUploads, usecase.NewDeprecations,
 			func() ports.Sniffer { return sniff.Sniffer{} }),
 	)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -25,7 +26,7 @@ import (
 // sunset. Calls that touch something deprecated are counted per client.
 type Lifecycle struct {
 	release string
-	routes  map[string]*routeDeprecation
+	routes  []*routeDeprecation
 	removed []removedOperation
 	calls   ports.DeprecatedCalls
 	counted metric.Int64Counter
@@ -34,8 +35,11 @@ type Lifecycle struct {
 
 // routeDeprecation is what one operation of the document declares deprecated.
 type routeDeprecation struct {
-	operation string                         // "GET /api/oauth/v2/resource/company", as the document names it
-	always    release.Deprecation            // the operation itself, or a field of its answers
+	operation string // "GET /api/oauth/v2/resource/company", as the document names it
+	method    string
+	path      *regexp.Regexp
+	always    release.Deprecation            // the operation itself: every answer
+	answers   map[int]release.Deprecation    // a field of the schema of a successful answer, by status
 	query     map[string]release.Deprecation // parameters, when sent
 	body      map[string]release.Deprecation // top-level body fields, when sent
 }
@@ -69,8 +73,7 @@ func newLifecycle(document []byte, releases []release.Release, calls ports.Depre
 			}
 			for _, op := range c.Operations {
 				method, path, _ := strings.Cut(op, " ")
-				pattern := regexp.MustCompile(`\\\{[^/]+\\\}`).ReplaceAllString(regexp.QuoteMeta(path), `[^/]+`)
-				l.removed = append(l.removed, removedOperation{method: method, path: regexp.MustCompile("^" + pattern + "$"), note: r.Date, sunset: c.Sunset})
+				l.removed = append(l.removed, removedOperation{method: method, path: pathPattern(path), note: r.Date, sunset: c.Sunset})
 			}
 		}
 	}
@@ -93,24 +96,33 @@ func (l *Lifecycle) handle(c *fiber.Ctx) error {
 	if method == fiber.MethodHead {
 		method = fiber.MethodGet
 	}
-	rd := l.routes[method+" "+c.Route().Path]
-	if rd == nil {
-		return err
+	var d release.Deprecation
+	for _, rd := range l.routes {
+		if rd.method == method && rd.path.MatchString(c.Path()) {
+			d = rd.of(c, err == nil)
+			if !d.Sunset.IsZero() {
+				l.count(c, rd.operation)
+			}
+			break
+		}
 	}
-	d := rd.of(c)
 	if d.Sunset.IsZero() {
 		return err
 	}
 	c.Set("Deprecation", d.DeprecationHeader())
 	c.Set("Sunset", d.SunsetHeader())
 	c.Append(fiber.HeaderLink, `<`+releaseURL(d.Note)+`>; rel="deprecation"; type="application/json"`)
-	l.count(c, rd.operation)
 	return err
 }
 
-// of is the deprecation this request touches, the earliest to end.
-func (rd *routeDeprecation) of(c *fiber.Ctx) release.Deprecation {
+// of is the deprecation this request and its answer touch, the earliest
+// to end. Only a successful answer is judged by its schema: the error
+// answers' schemas (Problem) hold nothing deprecated.
+func (rd *routeDeprecation) of(c *fiber.Ctx, succeeded bool) release.Deprecation {
 	d := rd.always
+	if succeeded {
+		d = d.Earlier(rd.answers[c.Response().StatusCode()])
+	}
 	for name, q := range rd.query {
 		if c.Context().QueryArgs().Has(name) {
 			d = d.Earlier(q)
@@ -118,7 +130,7 @@ func (rd *routeDeprecation) of(c *fiber.Ctx) release.Deprecation {
 	}
 	if len(rd.body) > 0 {
 		var fields map[string]json.RawMessage
-		if json.Unmarshal(c.Body(), &fields) == nil {
+		if body, err := readSmallBody(c); err == nil && json.Unmarshal(body, &fields) == nil {
 			for name, f := range rd.body {
 				if _, sent := fields[name]; sent {
 					d = d.Earlier(f)
@@ -155,13 +167,13 @@ func sunsetHeader(date string) string {
 // deprecationsOf reads, for every operation of the document, what it
 // declares deprecated: the operation, its parameters, its request body's
 // fields, and any field its answers' schemas hold.
-func deprecationsOf(document []byte) (map[string]*routeDeprecation, error) {
+func deprecationsOf(document []byte) ([]*routeDeprecation, error) {
 	var doc object
 	if err := json.Unmarshal(document, &doc); err != nil {
 		return nil, err
 	}
 	w := docWalker{doc: doc}
-	out := map[string]*routeDeprecation{}
+	var out []*routeDeprecation
 	paths, _ := doc["paths"].(object)
 	for path, item := range paths {
 		ops, _ := item.(object)
@@ -171,7 +183,8 @@ func deprecationsOf(document []byte) (map[string]*routeDeprecation, error) {
 				continue
 			}
 			operation := strings.ToUpper(method) + " " + path
-			rd := &routeDeprecation{operation: operation, query: map[string]release.Deprecation{}, body: map[string]release.Deprecation{}}
+			rd := &routeDeprecation{operation: operation, method: strings.ToUpper(method), path: pathPattern(path),
+				answers: map[int]release.Deprecation{}, query: map[string]release.Deprecation{}, body: map[string]release.Deprecation{}}
 			var err error
 			if rd.always, err = w.own(o); err != nil {
 				return nil, fmt.Errorf("%s: %w", operation, err)
@@ -201,19 +214,21 @@ func deprecationsOf(document []byte) (map[string]*routeDeprecation, error) {
 				if err != nil {
 					return nil, fmt.Errorf("%s: response %s: %w", operation, status, err)
 				}
-				rd.always = rd.always.Earlier(d)
+				if code, err := strconv.Atoi(status); err == nil && !d.Sunset.IsZero() {
+					rd.answers[code] = d
+				}
 			}
-			if !rd.always.Sunset.IsZero() || len(rd.query) > 0 || len(rd.body) > 0 {
-				out[strings.ToUpper(method)+" "+fiberPath(path)] = rd
+			if !rd.always.Sunset.IsZero() || len(rd.answers) > 0 || len(rd.query) > 0 || len(rd.body) > 0 {
+				out = append(out, rd)
 			}
 		}
 	}
 	return out, nil
 }
 
-// fiberPath is a document path as fiber names its route: {id} → :id.
-func fiberPath(path string) string {
-	return regexp.MustCompile(`\{([^/}]+)\}`).ReplaceAllString(path, ":$1")
+// pathPattern matches the request paths of a document path: {id} is one segment.
+func pathPattern(path string) *regexp.Regexp {
+	return regexp.MustCompile("^" + regexp.MustCompile(`\\\{[^/]+\\\}`).ReplaceAllString(regexp.QuoteMeta(path), `[^/]+`) + "$")
 }
 
 // docWalker reads schemas of one document, following its $refs.

@@ -60,6 +60,8 @@ func repositoriesOn(db *bun.DB) porttest.Repositories {
 		Customers: sqlstore.NewCustomerRepository(db),
 		Files:     sqlstore.NewFileRepository(db),
 		Clients:   sqlstore.NewClientRepository(db),
+
+		Deprecated: sqlstore.NewDeprecatedCalls(db),
 	}
 }
 

@@ -21,7 +21,7 @@ func adminCmd() *cobra.Command {
 	client.AddCommand(clientCreateCmd(), clientRevokeCmd())
 	blobs := &cobra.Command{Use: "blobs", Short: "Maintain the blob store"}
 	blobs.AddCommand(blobsSweepCmd())
-	admin.AddCommand(company, customer, client, blobs, importCmd(), exportCmd())
+	admin.AddCommand(company, customer, client, blobs, importCmd(), exportCmd(), deprecationsCmd())
 	return admin
 }
 
@@ -232,5 +232,47 @@ func clientRevokeCmd() *cobra.Command {
 	cmd.Flags().StringVar(&id, "client-id", "", "client id (required)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	_ = cmd.MarkFlagRequired("client-id")
+	return cmd
+}
+
+func deprecationsCmd() *cobra.Command {
+	var companyID string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "deprecations [--company UUID] [--json]",
+		Short: "Who still calls what is deprecated: calls per OAuth client, operation and day",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var company *domain.CompanyID
+			if companyID != "" {
+				id, err := domain.ParseCompanyID(companyID)
+				if err != nil {
+					return err
+				}
+				company = &id
+			}
+			return withUseCase(cmd, func(ctx context.Context, d *usecase.Deprecations) error {
+				calls, err := d.List(ctx, company)
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return printJSON(cmd.OutOrStdout(), map[string]any{"data": calls})
+				}
+				out := cmd.OutOrStdout()
+				if len(calls) == 0 {
+					_, err := fmt.Fprintln(out, "no calls to deprecated operations or fields")
+					return err
+				}
+				for _, c := range calls {
+					if _, err := fmt.Fprintf(out, "%s  company %s  client %s  %s  %d calls\n", c.Day, c.CompanyID, c.ClientID, c.Operation, c.Calls); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+		},
+	}
+	cmd.Flags().StringVar(&companyID, "company", "", "only this company's clients")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
 }

@@ -21,6 +21,8 @@ type Repositories struct {
 	Customers ports.CustomerRepository
 	Files     ports.FileRepository
 	Clients   ports.ClientRepository
+	// Deprecated counts calls that used something deprecated.
+	Deprecated ports.DeprecatedCalls
 }
 
 // RunRepositorySuite checks a database adapter against the ports' contract.
@@ -40,6 +42,7 @@ func RunRepositorySuite(t *testing.T, newRepos func(t *testing.T) Repositories) 
 		{"files: a failed transaction keeps nothing", filesFailedTransaction},
 		{"files: round trip and another company", filesRoundTrip},
 		{"companies are listed for maintenance", companiesListed},
+		{"deprecated calls: per client and day, concurrent counts add up, another company sees none", deprecatedCallsCounted},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -419,6 +422,63 @@ func companiesListed(t *testing.T, r Repositories) {
 	ids, err := r.Companies.ListIDs(context.Background())
 	if err != nil || len(ids) != 2 || (ids[0] != a.ID && ids[1] != a.ID) || (ids[0] != b.ID && ids[1] != b.ID) {
 		t.Errorf("ListIDs: %v, %v; want A and B", ids, err)
+	}
+}
+
+// deprecatedCallsCounted: fifty concurrent counts
+// are fifty; days and operations are kept apart; a company lists only its
+// own, the operator (nil) every company's; a count for another company's
+// client is refused by the schema.
+func deprecatedCallsCounted(t *testing.T, r Repositories) {
+	ctx := context.Background()
+	a, _ := newCompany(t, r, "A", 10)
+	b, _ := newCompany(t, r, "B", 10)
+	clientA, _, _ := domain.NewClient(a.ID, "Abrechnung", nil, time.Now())
+	clientB, _, _ := domain.NewClient(b.ID, "Kalender", nil, time.Now())
+	for _, c := range []domain.Client{clientA, clientB} {
+		if err := r.Clients.Create(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const op = "GET /api/oauth/v2/resource/company"
+	today := time.Date(2026, 11, 24, 23, 59, 0, 0, time.UTC)
+	var wg sync.WaitGroup
+	for range 50 {
+		wg.Go(func() {
+			if err := r.Deprecated.Count(ctx, a.ID, clientA.ID, op, today); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range []error{
+		r.Deprecated.Count(ctx, a.ID, clientA.ID, op, today.Add(time.Hour)),              // the next day
+		r.Deprecated.Count(ctx, a.ID, clientA.ID, "GET /api/oauth/v2/resource/x", today), // another operation
+		r.Deprecated.Count(ctx, b.ID, clientB.ID, op, today),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := r.Deprecated.Count(ctx, b.ID, clientA.ID, op, today); err == nil {
+		t.Error("a count naming another company's client was stored")
+	}
+	own, err := r.Deprecated.List(ctx, &a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int64{"2026-11-25 " + op: 1, "2026-11-24 " + op: 50, "2026-11-24 GET /api/oauth/v2/resource/x": 1}
+	if len(own) != len(want) || own[0].Day != "2026-11-25" {
+		t.Fatalf("company A lists %+v, want %v newest first", own, want)
+	}
+	for _, c := range own {
+		if c.CompanyID != a.ID || c.ClientID != clientA.ID || want[c.Day+" "+c.Operation] != c.Calls {
+			t.Errorf("company A lists %+v, want %v", c, want)
+		}
+	}
+	all, err := r.Deprecated.List(ctx, nil)
+	if err != nil || len(all) != 4 {
+		t.Errorf("the operator lists %d counts (%v), want 4", len(all), err)
 	}
 }
 
