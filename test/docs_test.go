@@ -69,7 +69,15 @@ func TestDocsPageRendersInABrowser(t *testing.T) {
 			}
 		}
 	}
-	if !paths["/api/gdt/upload"] || !paths["/api/oauth/v2/token"] {
+	if !paths["/api/gdt/upload"] || !paths["/api/oauth/v2/token"] || !paths["/api/oauth/v2/releases"] {
 		t.Errorf("the rendered page lacks the hand-written paths")
+	}
+	// The release notes stand above the reference, rendered from the
+	// document's description.
+	version := documentOf(t, s).doc["info"].(map[string]any)["version"].(string)
+	for _, want := range []string{"This is release <strong>" + version + "</strong>", "Release " + version, "storage_quota_bytes"} {
+		if !strings.Contains(string(dom), want) {
+			t.Errorf("the rendered page lacks the release notes (%q)", want)
+		}
 	}
 }
