@@ -59,6 +59,23 @@ func withPatch(k *Kind, immutable ...string) *Kind {
 	return k
 }
 
+// deprecated marks a field of k deprecated since a release, until its
+// sunset (dates YYYY-MM-DD; docs/contract.md §10): the document says so on
+// the input and output schemas, and every answer that touches the field
+// announces it (Deprecation, Sunset, Link). The release's notes tell why
+// and what replaces it; make lint checks the notice.
+func deprecated(k *Kind, field, since, sunset string) *Kind {
+	for _, schema := range []map[string]any{k.schemas.Input, k.schemas.Output} {
+		props, _ := schema["properties"].(map[string]any)
+		p, ok := props[field].(map[string]any)
+		if !ok {
+			panic("deprecated: " + k.Slug + " has no field " + field) // the table is ours
+		}
+		p["deprecated"], p["x-deprecated-at"], p["x-sunset"] = true, since, sunset
+	}
+	return k
+}
+
 // calendar marks k as blocking its users' time: the store keeps each
 // object's busy span, and its lists filter by user, location and dates.
 func calendar(k *Kind) *Kind {
