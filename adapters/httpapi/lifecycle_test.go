@@ -53,7 +53,9 @@ func (c *countedCalls) Count(_ context.Context, company domain.CompanyID, client
 	return nil
 }
 
-func (c *countedCalls) List(context.Context, *domain.CompanyID) ([]release.Calls, error) { return nil, nil }
+func (c *countedCalls) List(context.Context, *domain.CompanyID) ([]release.Calls, error) {
+	return nil, nil
+}
 
 type lifecycleRoutes struct{}
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
 	"github.com/praxis-health/praxis/adapters/sqlstore"
@@ -147,4 +148,35 @@ func forEachDialect(t *testing.T, fn func(t *testing.T, db *bun.DB)) {
 			fn(t, migrated(t, url(t)))
 		})
 	}
+}
+
+func TestAuditLog(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, db *bun.DB) {
+		porttest.RunAuditLogSuite(t, func(*testing.T) porttest.AuditRepositories {
+			return porttest.AuditRepositories{
+				Repositories: repositoriesOn(db),
+				Audit:        sqlstore.NewAuditLog(db),
+				Corrupt: func(t *testing.T, company domain.CompanyID, seq int64) {
+					var payload []byte
+					if err := db.NewSelect().TableExpr("audit_events").Column("payload").Where("company_id = ?", uuid.UUID(company)).
+						Where("seq = ?", seq).Scan(context.Background(), &payload); err != nil {
+						t.Fatal(err)
+					}
+					payload[len(payload)/2] ^= 0x01
+					if _, err := db.NewUpdate().TableExpr("audit_events").Set("payload = ?", payload).Where("company_id = ?", uuid.UUID(company)).
+						Where("seq = ?", seq).Exec(context.Background()); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Remove: func(t *testing.T, company domain.CompanyID, seq int64) {
+					for _, table := range []string{"audit_event_customers", "audit_events"} {
+						if _, err := db.NewDelete().TableExpr(table).Where("company_id = ?", uuid.UUID(company)).
+							Where("seq = ?", seq).Exec(context.Background()); err != nil {
+							t.Fatal(err)
+						}
+					}
+				},
+			}
+		})
+	})
 }

@@ -1,0 +1,271 @@
+// Package audit is the record of every access to patient data
+// (docs/contract.md §11): one event per access, shaped after FHIR
+// AuditEvent / IHE BALP, chained per company by hashes so that an edit or a
+// deletion is found.
+package audit
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/praxis-health/praxis/domain"
+)
+
+// Actions an event records.
+const (
+	ActionRead     = "read"
+	ActionList     = "list"
+	ActionCreate   = "create"
+	ActionUpdate   = "update"
+	ActionDelete   = "delete"
+	ActionDownload = "download"
+	ActionUpload   = "upload"
+	ActionImport   = "import"
+	ActionExport   = "export"
+)
+
+// Agent types: who acted.
+const (
+	AgentClient   = "client"
+	AgentStaff    = "staff"
+	AgentDevice   = "device"
+	AgentOperator = "operator"
+)
+
+// Agent is who acted: an OAuth client, a staff member, a device (the upload
+// doors), the operator (import and export).
+type Agent struct {
+	Type string `json:"type"`
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// Source is where the request came from, after the trusted proxies.
+type Source struct {
+	Address string `json:"address"`
+}
+
+// Outcome is the answer's HTTP status and, for a refusal, why.
+type Outcome struct {
+	Status int    `json:"status"`
+	Reason string `json:"reason"`
+}
+
+// Event is one access, as the API answers it. Ids only: never a name, a
+// birth date or clinical text.
+type Event struct {
+	ID          string              `json:"id"`
+	Time        time.Time           `json:"time"`
+	Agent       Agent               `json:"agent"`
+	Source      Source              `json:"source"`
+	TraceID     string              `json:"trace_id"`
+	Action      string              `json:"action"`
+	Section     string              `json:"section"`
+	ObjectID    string              `json:"object_id"`
+	Outcome     Outcome             `json:"outcome"`
+	CustomerIDs []domain.CustomerID `json:"customer_ids"`
+}
+
+// New is an event of now with a new id; its customers are set with Touch.
+func New(at time.Time) Event {
+	return Event{ID: uuid.Must(uuid.NewV7()).String(), Time: at.UTC().Truncate(time.Millisecond), CustomerIDs: []domain.CustomerID{}}
+}
+
+// Canonical is the event's one spelling, which the chain hashes and the
+// store keeps: its fields in a fixed order, the customers sorted and once.
+func (e Event) Canonical() []byte {
+	e.Time = e.Time.UTC()
+	ids := slices.Clone(e.CustomerIDs)
+	slices.Sort(ids)
+	e.CustomerIDs = slices.Compact(ids)
+	if e.CustomerIDs == nil {
+		e.CustomerIDs = []domain.CustomerID{}
+	}
+	b, err := json.Marshal(e)
+	if err != nil {
+		panic(err) // strings, numbers and a time: it always marshals
+	}
+	return b
+}
+
+// Link is a position in a company's chain: the sequence number of an event
+// and its hash. The chain starts at Link{} (sequence 0, no hash).
+type Link struct {
+	Seq  int64
+	Hash []byte
+}
+
+// Sealed is an event in its company's chain.
+type Sealed struct {
+	Company  domain.CompanyID
+	Seq      int64
+	Payload  []byte // Canonical()
+	PrevHash []byte
+	Hash     []byte
+}
+
+// Seal puts the canonical payload after prev in company's chain: the hash
+// covers the previous hash, the company, the sequence number and the payload.
+func Seal(company domain.CompanyID, prev Link, payload []byte) Sealed {
+	s := Sealed{Company: company, Seq: prev.Seq + 1, Payload: payload, PrevHash: prev.Hash}
+	s.Hash = hashOf(company, s.Seq, prev.Hash, payload)
+	return s
+}
+
+func hashOf(company domain.CompanyID, seq int64, prev, payload []byte) []byte {
+	h := sha256.New()
+	h.Write(prev)
+	h.Write(company[:])
+	_ = binary.Write(h, binary.BigEndian, seq)
+	h.Write(payload)
+	return h.Sum(nil)
+}
+
+// Link is where s leaves the chain for the next event.
+func (s Sealed) Link() Link { return Link{Seq: s.Seq, Hash: s.Hash} }
+
+// Verifier walks a company's chain in sequence order from a checkpoint and
+// names the first broken link.
+type Verifier struct {
+	company domain.CompanyID
+	at      Link
+	Checked int64
+}
+
+// NewVerifier starts at a checkpoint: the chain's start, or where a sweep
+// cut it.
+func NewVerifier(company domain.CompanyID, from Link) *Verifier {
+	return &Verifier{company: company, at: from}
+}
+
+// Next checks the next stored event.
+func (v *Verifier) Next(s Sealed) error {
+	switch {
+	case s.Seq != v.at.Seq+1:
+		return fmt.Errorf("event %d follows event %d: %d event(s) are missing", s.Seq, v.at.Seq, s.Seq-v.at.Seq-1)
+	case !bytes.Equal(s.PrevHash, v.at.Hash):
+		return fmt.Errorf("event %d does not name the hash of event %d", s.Seq, v.at.Seq)
+	case !bytes.Equal(s.Hash, hashOf(v.company, s.Seq, s.PrevHash, s.Payload)):
+		return fmt.Errorf("event %d was changed after it was written: its hash does not match its content", s.Seq)
+	}
+	v.at = s.Link()
+	v.Checked++
+	return nil
+}
+
+// End checks that the walk reached the head the store keeps.
+func (v *Verifier) End(head Link) error {
+	if head.Seq != v.at.Seq || !bytes.Equal(head.Hash, v.at.Hash) {
+		return fmt.Errorf("the chain ends at event %d, but the company's head is event %d: events after %d are missing", v.at.Seq, head.Seq, v.at.Seq)
+	}
+	return nil
+}
+
+// Verify checks a company's chain from its checkpoint to its head: walk
+// hands the stored events in order. It answers how many events it checked
+// and the first broken link.
+func Verify(company domain.CompanyID, from, head Link, walk func(fn func(Sealed) error) error) (int64, error) {
+	v := NewVerifier(company, from)
+	var broken error
+	if err := walk(func(s Sealed) error {
+		if broken == nil {
+			broken = v.Next(s)
+		}
+		return nil
+	}); err != nil {
+		return v.Checked, err
+	}
+	if broken != nil {
+		return v.Checked, broken
+	}
+	return v.Checked, v.End(head)
+}
+
+// Query narrows a company's events and pages them in sequence order.
+type Query struct {
+	Customer *domain.CustomerID
+	Agent    string
+	From, To *time.Time
+	After    int64 // the last sequence number of the previous page
+	Limit    int
+}
+
+// Page is one page of events in sequence order.
+type Page struct {
+	Events  [][]byte // canonical payloads
+	Last    int64
+	HasMore bool
+}
+
+// Access is the event of one request, filled while it is served: the
+// handlers and use cases add the customers they touch; a write that records
+// its event in its own transaction marks it written.
+type Access struct {
+	mu      sync.Mutex
+	event   Event
+	written bool
+}
+
+// NewAccess starts the event of a request.
+func NewAccess(e Event) *Access { return &Access{event: e} }
+
+type accessKey struct{}
+
+// With carries a into the request's context.
+func With(ctx context.Context, a *Access) context.Context { return context.WithValue(ctx, accessKey{}, a) }
+
+// From is the access of ctx, or nil outside a request that is audited.
+func From(ctx context.Context) *Access {
+	a, _ := ctx.Value(accessKey{}).(*Access)
+	return a
+}
+
+// Touch records that the request reached these customers' data.
+func Touch(ctx context.Context, ids ...domain.CustomerID) {
+	if a := From(ctx); a != nil {
+		a.mu.Lock()
+		a.event.CustomerIDs = append(a.event.CustomerIDs, ids...)
+		a.mu.Unlock()
+	}
+}
+
+// Event is the access's event with its outcome.
+func (a *Access) Event(status int, reason string) Event {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	e := a.event
+	e.CustomerIDs = slices.Clone(e.CustomerIDs)
+	e.Outcome = Outcome{Status: status, Reason: reason}
+	return e
+}
+
+// SetObject names the object the request reached, when the route does not.
+func (a *Access) SetObject(id string) {
+	a.mu.Lock()
+	a.event.ObjectID = id
+	a.mu.Unlock()
+}
+
+// MarkWritten records that the event went into the write's transaction:
+// it is not written again.
+func (a *Access) MarkWritten() {
+	a.mu.Lock()
+	a.written = true
+	a.mu.Unlock()
+}
+
+// Written reports whether the event is in the store already.
+func (a *Access) Written() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.written
+}

@@ -1,0 +1,26 @@
+package ports
+
+import (
+	"context"
+	"time"
+
+	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/domain/audit"
+)
+
+// AuditLog keeps every company's chain of audit events (docs/contract.md §11).
+type AuditLog interface {
+	// Append seals events at the end of their companies' chains, in the
+	// transaction of ctx: a write's event commits with the write.
+	Append(ctx context.Context, company domain.CompanyID, events []audit.Event) error
+	// List answers one page of company's events in chain order.
+	List(ctx context.Context, company domain.CompanyID, q audit.Query) (audit.Page, error)
+	// Chain answers where company's chain starts (its beginning, or where
+	// the last sweep cut it) and its head, the last event sealed.
+	Chain(ctx context.Context, company domain.CompanyID) (from, head audit.Link, err error)
+	// Walk hands fn company's stored events in chain order, up to upTo.
+	Walk(ctx context.Context, company domain.CompanyID, upTo int64, fn func(audit.Sealed) error) error
+	// Sweep deletes company's events older than before and moves the
+	// checkpoint to the last one deleted; it answers how many went.
+	Sweep(ctx context.Context, company domain.CompanyID, before time.Time) (int64, error)
+}
