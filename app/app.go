@@ -46,7 +46,7 @@ func AdminOptions(cfg Config) fx.Option {
 		Persistence,
 		Blobs,
 		Tokens,
-		fx.Provide(usecase.NewAdmin, usecase.NewMaintenance, usecase.NewExchange, usecase.NewUploads, usecase.NewDeprecations,
+		fx.Provide(usecase.NewAdmin, usecase.NewMaintenance, usecase.NewExchange, usecase.NewUploads, usecase.NewDeprecations, usecase.NewAuditor,
 			func() ports.Sniffer { return sniff.Sniffer{} }),
 	)
 }
@@ -59,6 +59,7 @@ var Persistence = fx.Module("persistence",
 		fx.Annotate(sqlstore.NewCompanyRepository, fx.As(new(ports.CompanyRepository))),
 		fx.Annotate(sqlstore.NewCalendar, fx.As(new(ports.Calendar))),
 		fx.Annotate(sqlstore.NewDeprecatedCalls, fx.As(new(ports.DeprecatedCalls))),
+		fx.Annotate(sqlstore.NewAuditLog, fx.As(new(ports.AuditLog))),
 		fx.Annotate(sqlstore.NewCustomerRepository, fx.As(new(ports.CustomerRepository))),
 		fx.Annotate(sqlstore.NewFileRepository, fx.As(new(ports.FileRepository))),
 		fx.Annotate(sqlstore.NewClientRepository, fx.As(new(ports.ClientRepository))),
@@ -131,6 +132,8 @@ var UseCases = fx.Module("usecases",
 		func(r *usecase.Records) ports.Records { return r },
 		func(r *usecase.Records) ports.Appointments { return r },
 		fx.Annotate(usecase.NewBooking, fx.As(new(ports.Booking))),
+		startAuditor,
+		func(a *usecase.Auditor) ports.Auditor { return a },
 		usecase.NewMaintenance,
 	),
 )
@@ -154,15 +157,25 @@ var HTTP = fx.Module("http",
 			return httpapi.OAuthOptions{PublicURL: cfg.PublicURL, TrustedProxies: cfg.Proxies()}
 		},
 		asRoute(httpapi.NewOAuth),
-		asRoute(httpapi.NewResources, fx.ParamTags(``, `group:"sections"`)),
+		asRoute(httpapi.NewResources, fx.ParamTags(``, ``, ``, `group:"sections"`)),
 		asSection(httpapi.NewCompanySection),
 		asSection(httpapi.NewRecords),
 		asSection(httpapi.NewBookingSection),
 		asSection(httpapi.NewFilesSection),
+		asSection(httpapi.NewAuditEvents),
 		fx.Annotate(httpapi.New, fx.ParamTags(``, ``, `group:"routes"`)),
 	),
 	fx.Invoke(serveHTTP, startSweeper),
 )
+
+// startAuditor runs the audit trail's group commit while the server runs;
+// it stops after the HTTP server, which fx stops first, has drained.
+func startAuditor(lc fx.Lifecycle, log ports.AuditLog, tx ports.Transactor, companies ports.CompanyRepository,
+	customers ports.CustomerRepository, clients ports.ClientRepository, logger *slog.Logger) *usecase.Auditor {
+	a := usecase.NewAuditor(log, tx, companies, customers, clients, logger)
+	lc.Append(fx.StartStopHook(a.Start, a.Stop))
+	return a
+}
 
 func asHealthCheck(f any) any {
 	return fx.Annotate(f, fx.ResultTags(`group:"health"`))

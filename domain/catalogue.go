@@ -156,7 +156,7 @@ func generatedMarkers(name string) (begin, end string) {
 func ScopeEnum(indent string) string {
 	var b strings.Builder
 	b.WriteString(indent + "enum:\n")
-	for _, s := range AllScopes() {
+	for _, s := range SupportedScopes() {
 		b.WriteString(indent + "  - " + string(s) + "\n")
 	}
 	return b.String()

@@ -24,8 +24,22 @@ func AllScopes() Scopes {
 	return out
 }
 
-// Known reports whether s is in the catalogue.
+// ScopeAuditRead reads the company's audit trail (docs/contract.md §11). It
+// is no section's and never in the default set: a client gets it only when
+// it is asked for by name.
+const ScopeAuditRead Scope = "audit:read"
+
+// OptInScopes are granted only when named, never by default.
+var OptInScopes = Scopes{ScopeAuditRead}
+
+// SupportedScopes is every scope a client may hold: the catalogue, then the opt-in ones.
+func SupportedScopes() Scopes { return append(AllScopes(), OptInScopes...) }
+
+// Known reports whether s is in the catalogue or opt-in.
 func (s Scope) Known() bool {
+	if slices.Contains(OptInScopes, s) {
+		return true
+	}
 	section, access, ok := strings.Cut(string(s), ":")
 	return ok && (access == "read" || access == "write") && SectionBySlug(section) != nil
 }

@@ -24,3 +24,11 @@ type AuditLog interface {
 	// checkpoint to the last one deleted; it answers how many went.
 	Sweep(ctx context.Context, company domain.CompanyID, before time.Time) (int64, error)
 }
+
+// Auditor records the event of a request that is not a write (a read, a
+// list, a refusal): it answers once the event is durable, and an error
+// means it is not, so the data must not be served (docs/contract.md §11).
+type Auditor interface {
+	Record(ctx context.Context, company domain.CompanyID, e audit.Event) error
+	List(ctx context.Context, grant domain.Grant, q audit.Query) (audit.Page, error)
+}

@@ -346,8 +346,8 @@ func TestMetadata(t *testing.T) {
 		t.Errorf("metadata %s", r.body)
 	}
 	scopes, _ := got["scopes_supported"].([]any)
-	if len(scopes) != len(domain.AllScopes()) || scopes[0] != "booking:read" {
-		t.Errorf("scopes_supported has %d scopes, the catalogue %d", len(scopes), len(domain.AllScopes()))
+	if len(scopes) != len(domain.SupportedScopes()) || scopes[0] != "booking:read" {
+		t.Errorf("scopes_supported has %d scopes, the catalogue %d", len(scopes), len(domain.SupportedScopes()))
 	}
 	if grants, _ := got["grant_types_supported"].([]any); len(grants) != 1 || grants[0] != "client_credentials" {
 		t.Errorf("grant_types_supported %v", grants)

@@ -47,6 +47,8 @@ func (h *Resources) guard(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	// Known from here on, also to a refusal's audit event.
+	c.Locals(grantKey{}, grant)
 	// Practice data is never for shared caches.
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	// The IETF RateLimit fields (draft-ietf-httpapi-ratelimit-headers): the
@@ -58,7 +60,6 @@ func (h *Resources) guard(c *fiber.Ctx) error {
 		return &problemError{problemDoc{Type: "rate-limited", Title: http.StatusText(fiber.StatusTooManyRequests),
 			Status: fiber.StatusTooManyRequests, Detail: "this client's rate limit is used up for now; Retry-After says when the window ends"}}
 	}
-	c.Locals(grantKey{}, grant)
 	return c.Next()
 }
 

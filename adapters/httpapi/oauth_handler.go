@@ -162,7 +162,7 @@ func (h *OAuth) metadata(c *fiber.Ctx) error {
 		"token_endpoint_auth_methods_supported":         authMethods,
 		"revocation_endpoint_auth_methods_supported":    authMethods,
 		"introspection_endpoint_auth_methods_supported": authMethods,
-		"scopes_supported":                              domain.AllScopes().Strings(),
+		"scopes_supported":                              domain.SupportedScopes().Strings(),
 		"service_documentation":                         issuer + openAPIPath,
 	})
 }

@@ -69,7 +69,7 @@ func buildOpenAPI(releases []release.Release) ([]byte, error) {
 	schemas := components["schemas"].(object)
 	paths := doc["paths"].(object)
 	scopes := components["securitySchemes"].(object)["oauth2"].(object)["flows"].(object)["clientCredentials"].(object)["scopes"].(object)
-	for _, s := range domain.AllScopes() {
+	for _, s := range domain.SupportedScopes() {
 		section, access, _ := strings.Cut(string(s), ":")
 		scopes[string(s)] = strings.ToUpper(access[:1]) + access[1:] + " " + strings.ReplaceAll(section, "-", " ")
 	}

@@ -20,9 +20,9 @@ func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	app := httpapi.New(httpapi.Telemetry{}, nil, httpapi.NewUploads(nil, httpapi.UploadOptions{}, httpapi.Telemetry{}), httpapi.NewHealth(nil), served, httpapi.NewMetrics(http.NotFoundHandler()),
+	app := httpapi.New(httpapi.Telemetry{}, nil, httpapi.NewUploads(nil, nil, httpapi.UploadOptions{}, httpapi.Telemetry{}), httpapi.NewHealth(nil), served, httpapi.NewMetrics(http.NotFoundHandler()),
 		httpapi.NewOAuth(nil, httpapi.OAuthOptions{}, httpapi.Telemetry{}), httpapi.NewDocs(),
-		httpapi.NewResources(nil, []httpapi.Route{httpapi.NewCompanySection(nil), httpapi.NewRecords(nil), httpapi.NewFilesSection(nil, httpapi.UploadOptions{})}))
+		httpapi.NewResources(nil, nil, httpapi.OAuthOptions{}, []httpapi.Route{httpapi.NewCompanySection(nil), httpapi.NewRecords(nil), httpapi.NewFilesSection(nil, httpapi.UploadOptions{}), httpapi.NewAuditEvents(nil)}))
 	resp, err := app.Test(httptest.NewRequest("GET", "/api/oauth/v2/openapi.json", nil))
 	if err != nil {
 		t.Fatal(err)
@@ -59,13 +59,13 @@ func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
 		}
 	}
 	documented := doc.Components.SecuritySchemes.OAuth2.Flows.ClientCredentials.Scopes
-	for _, scope := range domain.AllScopes() {
+	for _, scope := range domain.SupportedScopes() {
 		if _, ok := documented[string(scope)]; !ok {
 			t.Errorf("scope %s is not documented", scope)
 		}
 	}
-	if len(documented) != len(domain.AllScopes()) {
-		t.Errorf("the document lists %d scopes, the catalogue %d", len(documented), len(domain.AllScopes()))
+	if len(documented) != len(domain.SupportedScopes()) {
+		t.Errorf("the document lists %d scopes, the catalogue %d", len(documented), len(domain.SupportedScopes()))
 	}
 	if !strings.Contains(string(raw), domain.MessageTooManyAttempts) {
 		t.Error("the lockout message is not in the document")

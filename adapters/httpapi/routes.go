@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"net/netip"
+
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/praxis-health/praxis/domain"
@@ -13,18 +15,21 @@ const resourcePrefix = "/api/oauth/v2/resource"
 // Resources is the resource API: the bearer guard in front of every section.
 type Resources struct {
 	auth     ports.Authorizer
+	auditor  ports.Auditor
+	trusted  []netip.Prefix
 	sections []Route
 }
 
-// NewResources guards sections with auth.
-func NewResources(auth ports.Authorizer, sections []Route) *Resources {
-	return &Resources{auth: auth, sections: sections}
+// NewResources guards sections with auth; every request with a valid
+// token is an audit event of its company.
+func NewResources(auth ports.Authorizer, auditor ports.Auditor, opts OAuthOptions, sections []Route) *Resources {
+	return &Resources{auth: auth, auditor: auditor, trusted: opts.TrustedProxies, sections: sections}
 }
 
 // Register mounts the guard first, so that no section, and no unknown path
 // under the prefix, is reachable without a valid token.
 func (h *Resources) Register(app fiber.Router) {
-	g := app.Group(resourcePrefix, h.guard)
+	g := app.Group(resourcePrefix, audited(h.auditor, h.trusted, resourceSubject), h.guard)
 	for _, s := range h.sections {
 		s.Register(g)
 	}

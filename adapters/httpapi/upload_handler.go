@@ -40,6 +40,7 @@ type UploadOptions struct {
 // Uploads serves POST /api/gdt/upload and POST /api/sonogdt/upload.
 type Uploads struct {
 	uploader ports.Uploader
+	auditor  ports.Auditor
 	opts     UploadOptions
 	bytes    metric.Int64Counter
 	files    metric.Int64Counter
@@ -47,9 +48,9 @@ type Uploads struct {
 }
 
 // NewUploads serves the uploader.
-func NewUploads(uploader ports.Uploader, opts UploadOptions, tel Telemetry) *Uploads {
+func NewUploads(uploader ports.Uploader, auditor ports.Auditor, opts UploadOptions, tel Telemetry) *Uploads {
 	meter := tel.withDefaults().Meter.Meter(instrumentation)
-	return &Uploads{uploader: uploader, opts: opts,
+	return &Uploads{uploader: uploader, auditor: auditor, opts: opts,
 		bytes: must(meter.Int64Counter("praxis.upload.bytes", metric.WithUnit("By"),
 			metric.WithDescription("Bytes of files stored by the upload endpoints"))),
 		files: must(meter.Int64Counter("praxis.upload.files",
@@ -60,8 +61,9 @@ func NewUploads(uploader ports.Uploader, opts UploadOptions, tel Telemetry) *Upl
 }
 
 func (h *Uploads) Register(app fiber.Router) {
-	app.Post("/api/gdt/upload", h.handle(domain.SourceGDT))
-	app.Post("/api/sonogdt/upload", h.handle(domain.SourceSonoGDT))
+	for _, source := range []domain.Source{domain.SourceGDT, domain.SourceSonoGDT} {
+		app.Post("/api/"+source.String()+"/upload", audited(h.auditor, h.opts.TrustedProxies, uploadSubject(source)), h.handle(source))
+	}
 }
 
 type uploadedFile struct {

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/domain/audit"
 	"github.com/praxis-health/praxis/ports"
 )
 
@@ -23,8 +24,9 @@ type Booking struct {
 var _ ports.Booking = (*Booking)(nil)
 
 // NewBooking wires the booking use case.
-func NewBooking(store ports.RecordStore, keys ports.IdempotencyStore, tx ports.Transactor, companies ports.CompanyRepository, calendar ports.Calendar) *Booking {
-	return &Booking{recordWriter: newRecordWriter(store, keys, tx, companies), calendar: calendar, catalogs: &catalogCache{byCompany: map[domain.CompanyID]cachedCatalog{}}}
+func NewBooking(store ports.RecordStore, keys ports.IdempotencyStore, tx ports.Transactor, companies ports.CompanyRepository,
+	audits *Auditor, calendar ports.Calendar) *Booking {
+	return &Booking{recordWriter: newRecordWriter(store, keys, tx, companies, audits), calendar: calendar, catalogs: &catalogCache{byCompany: map[domain.CompanyID]cachedCatalog{}}}
 }
 
 // maxCachedCatalogs bounds the catalogue cache; past it, it starts empty again.
@@ -248,6 +250,8 @@ func (b *Booking) Book(ctx context.Context, grant domain.Grant, body []byte, key
 		if err != nil {
 			return ports.SavedResponse{}, err
 		}
+		audit.Touch(ctx, customer)
+		audit.Created(ctx, stored.ID)
 		return ports.SavedResponse{Status: http.StatusCreated, Location: appointments.Slug + "/" + stored.ID, Body: render(appointments, stored)}, nil
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"slices"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/domain/audit"
 	"github.com/praxis-health/praxis/ports"
 )
 
@@ -26,12 +28,22 @@ type Exchange struct {
 	files     ports.FileRepository
 	tx        ports.Transactor
 	companies ports.CompanyRepository
+	audits    *Auditor
 	now       func() time.Time
 }
 
 // NewExchange wires import and export.
-func NewExchange(store ports.RecordStore, files ports.FileRepository, tx ports.Transactor, companies ports.CompanyRepository) *Exchange {
-	return &Exchange{store: store, files: files, tx: tx, companies: companies, now: time.Now}
+func NewExchange(store ports.RecordStore, files ports.FileRepository, tx ports.Transactor, companies ports.CompanyRepository, audits *Auditor) *Exchange {
+	return &Exchange{store: store, files: files, tx: tx, companies: companies, audits: audits, now: time.Now}
+}
+
+// operatorAccess starts the audit event of an import or an export: the
+// operator's, of every section it names.
+func (e *Exchange) operatorAccess(ctx context.Context, action string, sections []string) context.Context {
+	ev := audit.New(e.now())
+	ev.Agent = audit.Agent{Type: audit.AgentOperator, ID: "praxis admin", Name: "operator"}
+	ev.Action, ev.Section = action, strings.Join(sections, ",")
+	return audit.With(ctx, audit.NewAccess(ev, nil))
 }
 
 // ImportReport counts what an import did, by section.
@@ -148,6 +160,7 @@ func (e *Exchange) Import(ctx context.Context, company domain.CompanyID, src io.
 	}
 	report := ImportReport{Created: map[string]int{}, Updated: map[string]int{}, Deleted: map[string]int{}, SkippedFiles: v.skippedFiles}
 	errDryRun := errors.New("dry run")
+	ctx = e.operatorAccess(ctx, audit.ActionImport, nil)
 	err = e.tx.InTx(ctx, func(ctx context.Context) error {
 		// Customers first, then the rest in file order, then what the written
 		// objects do to others (a health notification ends its illness
@@ -175,7 +188,7 @@ func (e *Exchange) Import(ctx context.Context, company domain.CompanyID, src io.
 		if dryRun {
 			return errDryRun
 		}
-		return nil
+		return e.audits.inTx(ctx, company, http.StatusOK)
 	})
 	if err != nil && !errors.Is(err, errDryRun) {
 		return ImportReport{}, err
@@ -486,6 +499,7 @@ func (e *Exchange) applyBatch(ctx context.Context, company domain.CompanyID, bat
 			c := domain.CustomerID(*s.Customer)
 			obj.Customer = &c
 		}
+		touch(ctx, kind, obj)
 		switch {
 		case exists && old.DeletedAt == nil && bytes.Equal(old.Payload, s.Payload) && sameCustomer(old.Customer, obj.Customer):
 			report.Unchanged++
@@ -574,6 +588,15 @@ func (e *Exchange) Export(ctx context.Context, company domain.CompanyID, section
 			kinds = append(kinds, k)
 		}
 	}
+	// The export's event is durable before a line leaves: it names every
+	// customer of the company, whose data the export may hold.
+	ctx = e.operatorAccess(ctx, audit.ActionExport, sections)
+	if err := e.touchAllCustomers(ctx, company); err != nil {
+		return err
+	}
+	if err := e.audits.Record(ctx, company, audit.From(ctx).Event(http.StatusOK, "")); err != nil {
+		return err
+	}
 	out := bufio.NewWriter(w)
 	for _, k := range kinds {
 		q := domain.ListQuery{Limit: domain.MaxPageSize, Dump: true}
@@ -599,6 +622,24 @@ func (e *Exchange) Export(ctx context.Context, company domain.CompanyID, section
 		}
 	}
 	return out.Flush()
+}
+
+func (e *Exchange) touchAllCustomers(ctx context.Context, company domain.CompanyID) error {
+	customers := domain.KindOf("customers")
+	q := domain.ListQuery{Limit: domain.MaxPageSize, Dump: true}
+	for {
+		page, err := e.store.List(ctx, company, customers, q)
+		if err != nil {
+			return err
+		}
+		for _, o := range page.Items {
+			touch(ctx, customers, o)
+		}
+		q.After = &page.Next
+		if !page.HasMore {
+			return nil
+		}
+	}
 }
 
 func (e *Exchange) exportFiles(ctx context.Context, company domain.CompanyID, out io.Writer) error {

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/domain/audit"
 	"github.com/praxis-health/praxis/ports"
 )
 
@@ -33,7 +34,11 @@ func NewFiles(files ports.FileRepository, blobs ports.BlobStore, companies ports
 }
 
 func (f *Files) List(ctx context.Context, grant domain.Grant, q domain.ListQuery) (ports.FilePage, error) {
-	return f.files.List(ctx, grant.CompanyID, q)
+	page, err := f.files.List(ctx, grant.CompanyID, q)
+	for _, file := range page.Files {
+		audit.Touch(ctx, file.CustomerID)
+	}
+	return page, err
 }
 
 func (f *Files) Get(ctx context.Context, grant domain.Grant, id string) (domain.File, error) {
@@ -41,7 +46,11 @@ func (f *Files) Get(ctx context.Context, grant domain.Grant, id string) (domain.
 	if err != nil || !domain.ValidObjectID(id) {
 		return domain.File{}, domain.ErrNotFound
 	}
-	return f.files.Get(ctx, grant.CompanyID, fid)
+	file, err := f.files.Get(ctx, grant.CompanyID, fid)
+	if err == nil {
+		audit.Touch(ctx, file.CustomerID)
+	}
+	return file, err
 }
 
 func (f *Files) Open(ctx context.Context, grant domain.Grant, file domain.File, offset, length int64) (io.ReadCloser, error) {

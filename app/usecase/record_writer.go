@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/domain/audit"
 	"github.com/praxis-health/praxis/ports"
 )
 
@@ -19,11 +20,12 @@ type recordWriter struct {
 	keys      ports.IdempotencyStore
 	tx        ports.Transactor
 	companies ports.CompanyRepository
+	audits    *Auditor
 	now       func() time.Time
 }
 
-func newRecordWriter(store ports.RecordStore, keys ports.IdempotencyStore, tx ports.Transactor, companies ports.CompanyRepository) recordWriter {
-	return recordWriter{store: store, keys: keys, tx: tx, companies: companies, now: time.Now}
+func newRecordWriter(store ports.RecordStore, keys ports.IdempotencyStore, tx ports.Transactor, companies ports.CompanyRepository, audits *Auditor) recordWriter {
+	return recordWriter{store: store, keys: keys, tx: tx, companies: companies, audits: audits, now: time.Now}
 }
 
 // once runs a create in one transaction with its Idempotency-Key, if one
@@ -50,6 +52,9 @@ func (w *recordWriter) once(ctx context.Context, grant domain.Grant, key *ports.
 			return err
 		}
 		resp.SavedResponse = saved
+		if err := w.audits.inTx(ctx, grant.CompanyID, saved.Status); err != nil {
+			return err
+		}
 		if key != nil {
 			return w.keys.Save(ctx, grant.CompanyID, grant.ClientID, *key, saved)
 		}
@@ -124,6 +129,20 @@ func (w *recordWriter) company(ctx context.Context, id domain.CompanyID) (domain
 // ruleContext is now in the company's zone, where dates are judged.
 func (w *recordWriter) ruleContext(ctx context.Context, company domain.CompanyID) (domain.RuleContext, error) {
 	return ruleContextOf(ctx, w.companies, company, w.now)
+}
+
+// touch tells the request's audit event whose data o is: a customer, or
+// the customer o belongs to.
+func touch(ctx context.Context, kind *domain.Kind, o ports.StoredObject) {
+	if kind.NumericIDs() {
+		if id, ok := domain.ParseCustomerPathID(o.ID); ok {
+			audit.Touch(ctx, id)
+		}
+		return
+	}
+	if o.Customer != nil {
+		audit.Touch(ctx, *o.Customer)
+	}
 }
 
 // render is an object as answered: the payload within its envelope, or a tombstone.

@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/domain/audit"
 	"github.com/praxis-health/praxis/ports"
 )
 
@@ -16,8 +17,8 @@ type Records struct{ recordWriter }
 var _ ports.Records = (*Records)(nil)
 
 // NewRecords wires the records use case.
-func NewRecords(store ports.RecordStore, keys ports.IdempotencyStore, tx ports.Transactor, companies ports.CompanyRepository) *Records {
-	return &Records{newRecordWriter(store, keys, tx, companies)}
+func NewRecords(store ports.RecordStore, keys ports.IdempotencyStore, tx ports.Transactor, companies ports.CompanyRepository, audits *Auditor) *Records {
+	return &Records{newRecordWriter(store, keys, tx, companies, audits)}
 }
 
 // List answers one page of the kind's feed.
@@ -46,6 +47,7 @@ func (r *Records) List(ctx context.Context, grant domain.Grant, kind *domain.Kin
 			data = append(data, ',')
 		}
 		data = appendRendered(data, kind, o)
+		touch(ctx, kind, o)
 	}
 	return ports.RenderedPage{Data: append(data, ']'), NextCursor: page.Next.Encode(), HasMore: page.HasMore}, nil
 }
@@ -56,6 +58,7 @@ func (r *Records) Get(ctx context.Context, grant domain.Grant, kind *domain.Kind
 	if err != nil {
 		return nil, err
 	}
+	touch(ctx, kind, o)
 	return render(kind, o), nil
 }
 
@@ -89,6 +92,8 @@ func (r *Records) Create(ctx context.Context, grant domain.Grant, kind *domain.K
 		if err := applyEffects(ctx, r.store, grant.CompanyID, obj.Effects(stored.ID), rc.Now); err != nil {
 			return ports.SavedResponse{}, err
 		}
+		touch(ctx, kind, stored)
+		audit.Created(ctx, stored.ID)
 		return ports.SavedResponse{Status: http.StatusCreated, Location: kind.Slug + "/" + stored.ID, Body: render(kind, stored)}, nil
 	})
 }
@@ -123,7 +128,8 @@ func (r *Records) Patch(ctx context.Context, grant domain.Grant, kind *domain.Ki
 			return err
 		}
 		out = render(kind, updated)
-		return nil
+		touch(ctx, kind, updated)
+		return r.audits.inTx(ctx, grant.CompanyID, http.StatusOK)
 	})
 	return out, err
 }
@@ -154,7 +160,8 @@ func (r *Records) Cancel(ctx context.Context, grant domain.Grant, id string, bod
 			return err
 		}
 		out = render(kind, updated)
-		return nil
+		touch(ctx, kind, updated)
+		return r.audits.inTx(ctx, grant.CompanyID, http.StatusOK)
 	})
 	return out, err
 }

@@ -11,9 +11,11 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"net/http"
 	"time"
 
 	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/domain/audit"
 	"github.com/praxis-health/praxis/ports"
 )
 
@@ -26,6 +28,7 @@ type Uploads struct {
 	tx        ports.Transactor
 	blobs     ports.BlobStore
 	sniffer   ports.Sniffer
+	audits    *Auditor
 	lockout   lockout
 	now       func() time.Time
 }
@@ -35,9 +38,10 @@ var _ ports.Uploader = (*Uploads)(nil)
 // NewUploads wires the upload use case.
 func NewUploads(companies ports.CompanyRepository, customers ports.CustomerRepository, files ports.FileRepository, keys ports.IdempotencyStore,
 	tx ports.Transactor, blobs ports.BlobStore, sniffer ports.Sniffer, attempts ports.AttemptCounter, policy domain.LockoutPolicy,
+	audits *Auditor,
 ) *Uploads {
 	return &Uploads{
-		companies: companies, customers: customers, files: files, keys: keys, tx: tx, blobs: blobs, sniffer: sniffer,
+		companies: companies, customers: customers, files: files, keys: keys, tx: tx, blobs: blobs, sniffer: sniffer, audits: audits,
 		lockout: lockout{attempts, policy}, now: time.Now,
 	}
 }
@@ -375,6 +379,14 @@ func (up *upload) commit() error {
 			return err
 		}
 		if err := up.files.Create(ctx, up.kept...); err != nil {
+			return err
+		}
+		audit.Touch(ctx, up.target.Customer)
+		status := http.StatusOK // the upload doors
+		if up.source == domain.SourceAPI {
+			status = http.StatusCreated
+		}
+		if err := up.audits.inTx(ctx, up.target.Company.ID, status); err != nil {
 			return err
 		}
 		if key.Key == "" {

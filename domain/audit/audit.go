@@ -210,13 +210,16 @@ type Page struct {
 // handlers and use cases add the customers they touch; a write that records
 // its event in its own transaction marks it written.
 type Access struct {
-	mu      sync.Mutex
-	event   Event
-	written bool
+	mu       sync.Mutex
+	event    Event
+	complete func(*Event)
+	written  bool
 }
 
-// NewAccess starts the event of a request.
-func NewAccess(e Event) *Access { return &Access{event: e} }
+// NewAccess starts the event of a request; complete fills in, when the
+// event is taken, what the door learns while the request is served (the
+// agent once its token is read, the section and action).
+func NewAccess(e Event, complete func(*Event)) *Access { return &Access{event: e, complete: complete} }
 
 type accessKey struct{}
 
@@ -244,15 +247,20 @@ func (a *Access) Event(status int, reason string) Event {
 	defer a.mu.Unlock()
 	e := a.event
 	e.CustomerIDs = slices.Clone(e.CustomerIDs)
+	if a.complete != nil {
+		a.complete(&e)
+	}
 	e.Outcome = Outcome{Status: status, Reason: reason}
 	return e
 }
 
-// SetObject names the object the request reached, when the route does not.
-func (a *Access) SetObject(id string) {
-	a.mu.Lock()
-	a.event.ObjectID = id
-	a.mu.Unlock()
+// Created names the object a request created: its route cannot.
+func Created(ctx context.Context, id string) {
+	if a := From(ctx); a != nil {
+		a.mu.Lock()
+		a.event.ObjectID = id
+		a.mu.Unlock()
+	}
 }
 
 // MarkWritten records that the event went into the write's transaction:
@@ -268,4 +276,66 @@ func (a *Access) Written() bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.written
+}
+
+// BALP is the event as a FHIR R4 AuditEvent after the IHE Basic Audit Log
+// Patterns: a RESTful interaction, its agent and network address, the
+// object reached, and one entity per patient ("with Patient" profiles).
+func (e Event) BALP(company domain.CompanyID) map[string]any {
+	interaction := map[string]string{ActionRead: "read", ActionList: "search-type", ActionCreate: "create", ActionUpdate: "update",
+		ActionDelete: "delete", ActionDownload: "read", ActionUpload: "create", ActionImport: "create", ActionExport: "search-type"}[e.Action]
+	crud := map[string]string{"read": "R", "search-type": "E", "create": "C", "update": "U", "delete": "D"}[interaction]
+	outcome := "0"
+	switch {
+	case e.Outcome.Status >= 500:
+		outcome = "8"
+	case e.Outcome.Status >= 400:
+		outcome = "4"
+	}
+	entities := []any{}
+	if e.ObjectID != "" || e.Section != "" {
+		entities = append(entities, map[string]any{
+			"what": map[string]any{"identifier": map[string]any{"system": "urn:praxis:" + e.Section, "value": e.ObjectID}},
+			"type": map[string]any{"system": "http://terminology.hl7.org/CodeSystem/audit-entity-type", "code": "2", "display": "System Object"},
+		})
+	}
+	for _, c := range e.CustomerIDs {
+		entities = append(entities, map[string]any{
+			"what": map[string]any{"reference": fmt.Sprintf("Patient/%d", c)},
+			"type": map[string]any{"system": "http://terminology.hl7.org/CodeSystem/audit-entity-type", "code": "1", "display": "Person"},
+			"role": map[string]any{"system": "http://terminology.hl7.org/CodeSystem/object-role", "code": "1", "display": "Patient"},
+		})
+	}
+	return map[string]any{
+		"resourceType": "AuditEvent",
+		"id":           e.ID,
+		"meta":         map[string]any{"profile": []string{"https://profiles.ihe.net/ITI/BALP/StructureDefinition/IHE.BasicAudit." + balpProfile(interaction, len(e.CustomerIDs) > 0)}},
+		"type":         map[string]any{"system": "http://terminology.hl7.org/CodeSystem/audit-event-type", "code": "rest", "display": "RESTful Operation"},
+		"subtype":      []any{map[string]any{"system": "http://hl7.org/fhir/restful-interaction", "code": interaction}},
+		"action":       crud,
+		"recorded":     e.Time.UTC().Format(time.RFC3339Nano),
+		"outcome":      outcome,
+		"outcomeDesc":  fmt.Sprintf("%d %s", e.Outcome.Status, e.Outcome.Reason),
+		"agent": []any{map[string]any{
+			"type":      map[string]any{"system": "urn:praxis:agent-type", "code": e.Agent.Type},
+			"who":       map[string]any{"identifier": map[string]any{"value": e.Agent.ID}, "display": e.Agent.Name},
+			"requestor": true,
+			"network":   map[string]any{"address": e.Source.Address, "type": "2"},
+		}},
+		"source": map[string]any{
+			"site":     company.String(),
+			"observer": map[string]any{"display": "praxis"},
+			"type":     []any{map[string]any{"system": "http://terminology.hl7.org/CodeSystem/security-source-type", "code": "4", "display": "Application Server"}},
+		},
+		"entity":    entities,
+		"extension": []any{map[string]any{"url": "urn:praxis:trace-id", "valueString": e.TraceID}},
+	}
+}
+
+func balpProfile(interaction string, patient bool) string {
+	name := map[string]string{"read": "Read", "search-type": "Query", "create": "Create", "update": "Update", "delete": "Delete"}[interaction]
+	if patient {
+		return "Patient" + name
+	}
+	return name
 }

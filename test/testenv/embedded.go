@@ -48,15 +48,16 @@ func NewEmbedded(tb testing.TB) *Embedded {
 	bucket := memblob.OpenBucket(nil)
 	companies, customers := sqlstore.NewCompanyRepository(db), sqlstore.NewCustomerRepository(db)
 	tokens, clients := memstore.New(memstore.DefaultLimits), sqlstore.NewClientRepository(db)
+	auditor := usecase.NewAuditor(sqlstore.NewAuditLog(db), sqlstore.NewTransactor(db), companies, customers, clients, nil)
 	return &Embedded{
 		DB:        db,
 		Bucket:    bucket,
 		Companies: companies,
 		Admin:     usecase.NewAdmin(companies, customers, clients, tokens),
 		Uploads: usecase.NewUploads(companies, customers, sqlstore.NewFileRepository(db), sqlstore.NewIdempotencyStore(db), sqlstore.NewTransactor(db),
-			blobstore.New(bucket), sniff.Sniffer{}, tokens, fuzzLockout),
+			blobstore.New(bucket), sniff.Sniffer{}, tokens, fuzzLockout, auditor),
 		OAuth:    usecase.NewOAuth(clients, tokens, tokens, usecase.OAuthSettings{TokenTTL: time.Hour, Lockout: fuzzLockout}),
-		Records:  usecase.NewRecords(sqlstore.NewRecordStore(db), sqlstore.NewIdempotencyStore(db), sqlstore.NewTransactor(db), companies),
-		Exchange: usecase.NewExchange(sqlstore.NewRecordStore(db), sqlstore.NewFileRepository(db), sqlstore.NewTransactor(db), companies),
+		Records:  usecase.NewRecords(sqlstore.NewRecordStore(db), sqlstore.NewIdempotencyStore(db), sqlstore.NewTransactor(db), companies, auditor),
+		Exchange: usecase.NewExchange(sqlstore.NewRecordStore(db), sqlstore.NewFileRepository(db), sqlstore.NewTransactor(db), companies, auditor),
 	}
 }

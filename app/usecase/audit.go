@@ -1,0 +1,282 @@
+package usecase
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/domain/audit"
+	"github.com/praxis-health/praxis/ports"
+)
+
+// Auditor records the audit trail (docs/contract.md §11) and answers it.
+// A write's event goes into the write's own transaction (recordInTx); every
+// other event is made durable before its answer leaves, by group commit:
+// requests that arrive while one batch is written wait for the next, which
+// writes them all in one transaction, so that no request pays a round trip
+// of its own.
+type Auditor struct {
+	log       ports.AuditLog
+	tx        ports.Transactor
+	companies ports.CompanyRepository
+	customers ports.CustomerRepository
+	clients   ports.ClientRepository
+	names     sync.Map // domain.ClientID → string: a client's name, for its events
+	logger    *slog.Logger
+
+	mu      sync.RWMutex
+	queue   chan auditRequest
+	stopped chan struct{}
+}
+
+type auditRequest struct {
+	company domain.CompanyID
+	event   audit.Event
+	done    chan error
+}
+
+// maxAuditBatch bounds one group commit.
+const maxAuditBatch = 512
+
+var _ ports.Auditor = (*Auditor)(nil)
+
+// NewAuditor records to log.
+func NewAuditor(log ports.AuditLog, tx ports.Transactor, companies ports.CompanyRepository, customers ports.CustomerRepository,
+	clients ports.ClientRepository, logger *slog.Logger) *Auditor {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &Auditor{log: log, tx: tx, companies: companies, customers: customers, clients: clients, logger: logger}
+}
+
+// Start runs the group commit until Stop.
+func (a *Auditor) Start() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.queue != nil {
+		return
+	}
+	a.queue, a.stopped = make(chan auditRequest, 4*maxAuditBatch), make(chan struct{})
+	go a.run(a.queue, a.stopped)
+}
+
+// Stop writes what is queued and ends the group commit; later events are
+// written one transaction each.
+func (a *Auditor) Stop() {
+	a.mu.Lock()
+	queue, stopped := a.queue, a.stopped
+	a.queue = nil
+	a.mu.Unlock()
+	if queue != nil {
+		close(queue)
+		<-stopped
+	}
+}
+
+// Record makes e durable in company's chain and answers when it is; an
+// error means it is not, and the data it is about must not be served.
+func (a *Auditor) Record(ctx context.Context, company domain.CompanyID, e audit.Event) error {
+	if e.Outcome.Status >= 400 {
+		// A refusal names only the company's own customers: an unknown id,
+		// or another company's, is recorded without one. A company that does
+		// not exist (an upload naming a made-up one) has no trail to keep it.
+		if _, err := a.companies.Get(ctx, company); errors.Is(err, domain.ErrNotFound) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		own := e.CustomerIDs[:0]
+		for _, id := range e.CustomerIDs {
+			if _, err := a.customers.Get(ctx, company, id); err == nil {
+				own = append(own, id)
+			}
+		}
+		e.CustomerIDs = own
+	}
+	if e.Agent.Type == audit.AgentClient && e.Agent.Name == "" {
+		e.Agent.Name = a.clientName(ctx, domain.ClientID(e.Agent.ID))
+	}
+	a.mu.RLock()
+	queue := a.queue
+	if queue == nil {
+		a.mu.RUnlock()
+		return a.write(ctx, []auditRequest{{company: company, event: e}})
+	}
+	done := make(chan error, 1)
+	queue <- auditRequest{company: company, event: e, done: done} // Stop waits for this send
+	a.mu.RUnlock()
+	return <-done // never abandoned: the answer waits for its event
+}
+
+func (a *Auditor) run(queue chan auditRequest, stopped chan struct{}) {
+	defer close(stopped)
+	for first := range queue {
+		batch := []auditRequest{first}
+	fill:
+		for len(batch) < maxAuditBatch {
+			select {
+			case r, ok := <-queue:
+				if !ok {
+					break fill
+				}
+				batch = append(batch, r)
+			default:
+				break fill
+			}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err := a.write(ctx, batch)
+		if err != nil && len(batch) > 1 {
+			// One company's failure must not refuse the others: each alone.
+			for _, r := range batch {
+				r.done <- a.write(ctx, []auditRequest{r})
+			}
+		} else {
+			for _, r := range batch {
+				r.done <- err
+			}
+		}
+		cancel()
+	}
+}
+
+// write appends a batch in one transaction, company by company in one
+// order, so that two batches never wait on each other's heads.
+func (a *Auditor) write(ctx context.Context, batch []auditRequest) error {
+	byCompany := map[domain.CompanyID][]audit.Event{}
+	var companies []domain.CompanyID
+	for _, r := range batch {
+		if _, ok := byCompany[r.company]; !ok {
+			companies = append(companies, r.company)
+		}
+		byCompany[r.company] = append(byCompany[r.company], r.event)
+	}
+	slices.SortFunc(companies, func(x, y domain.CompanyID) int { return slices.Compare(x[:], y[:]) })
+	err := a.tx.InTx(ctx, func(ctx context.Context) error {
+		for _, c := range companies {
+			if err := a.log.Append(ctx, c, byCompany[c]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		a.logger.ErrorContext(ctx, "audit events could not be written", "events", len(batch), "error", err)
+		if !errors.Is(err, domain.ErrUnavailable) {
+			err = fmt.Errorf("%w: audit: %w", domain.ErrUnavailable, err)
+		}
+	}
+	return err
+}
+
+// clientName is a client's name as its events show it, read once per process.
+func (a *Auditor) clientName(ctx context.Context, id domain.ClientID) string {
+	if name, ok := a.names.Load(id); ok {
+		return name.(string)
+	}
+	c, err := a.clients.Get(ctx, id)
+	if err != nil {
+		return ""
+	}
+	a.names.Store(id, c.Name)
+	return c.Name
+}
+
+// inTx puts the request's event into the write's transaction, with the
+// write's outcome: it commits with the write or not at all.
+func (a *Auditor) inTx(ctx context.Context, company domain.CompanyID, status int) error {
+	access := audit.From(ctx)
+	if access == nil || a == nil {
+		return nil
+	}
+	e := access.Event(status, "")
+	if e.Agent.Type == audit.AgentClient && e.Agent.Name == "" {
+		e.Agent.Name = a.clientName(ctx, domain.ClientID(e.Agent.ID))
+	}
+	if err := a.log.Append(ctx, company, []audit.Event{e}); err != nil {
+		return err
+	}
+	access.MarkWritten()
+	return nil
+}
+
+// List answers one page of the company's events in chain order.
+func (a *Auditor) List(ctx context.Context, grant domain.Grant, q audit.Query) (audit.Page, error) {
+	return a.log.List(ctx, grant.CompanyID, q)
+}
+
+// Verify walks the company's chain from its checkpoint to its head and
+// answers how many events it checked, or the first broken link.
+func (a *Auditor) Verify(ctx context.Context, company domain.CompanyID) (int64, error) {
+	if _, err := a.companies.Get(ctx, company); err != nil {
+		return 0, err
+	}
+	from, head, err := a.log.Chain(ctx, company)
+	if err != nil {
+		return 0, err
+	}
+	return audit.Verify(company, from, head, func(fn func(audit.Sealed) error) error { return a.log.Walk(ctx, company, head.Seq, fn) })
+}
+
+// Export writes the company's events between from and to (either may be
+// nil) as NDJSON, one FHIR AuditEvent (IHE BALP) per line.
+func (a *Auditor) Export(ctx context.Context, company domain.CompanyID, from, to *time.Time, w io.Writer) (int, error) {
+	if _, err := a.companies.Get(ctx, company); err != nil {
+		return 0, err
+	}
+	q := audit.Query{From: from, To: to, Limit: 1000}
+	n := 0
+	for {
+		page, err := a.log.List(ctx, company, q)
+		if err != nil {
+			return n, err
+		}
+		for _, payload := range page.Events {
+			var e audit.Event
+			if err := json.Unmarshal(payload, &e); err != nil {
+				return n, err
+			}
+			line, err := json.Marshal(e.BALP(company))
+			if err != nil {
+				return n, err
+			}
+			if _, err := w.Write(append(line, '\n')); err != nil {
+				return n, err
+			}
+			n++
+		}
+		if !page.HasMore {
+			return n, nil
+		}
+		q.After = page.Last
+	}
+}
+
+// Sweep deletes, in every company, the events older than retention.
+func (a *Auditor) Sweep(ctx context.Context, retention time.Duration, now time.Time) (int64, error) {
+	ids, err := a.companies.ListIDs(ctx)
+	if err != nil {
+		return 0, err
+	}
+	var total int64
+	for _, c := range ids {
+		var n int64
+		err := a.tx.InTx(ctx, func(ctx context.Context) error {
+			var err error
+			n, err = a.log.Sweep(ctx, c, now.Add(-retention))
+			return err
+		})
+		if err != nil {
+			return total, err
+		}
+		total += n
+	}
+	return total, nil
+}
