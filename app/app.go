@@ -165,7 +165,7 @@ var HTTP = fx.Module("http",
 		asSection(httpapi.NewAuditEvents),
 		fx.Annotate(httpapi.New, fx.ParamTags(``, ``, `group:"routes"`)),
 	),
-	fx.Invoke(serveHTTP, startSweeper),
+	fx.Invoke(serveHTTP, startSweeper, startAuditSweeper),
 )
 
 // startAuditor runs the audit trail's group commit while the server runs;

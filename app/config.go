@@ -44,6 +44,9 @@ type Config struct {
 	// SweepInterval is how often the embedded mode deletes crash leftovers
 	// in the blob store (0: never; with a shared database the chart's CronJob does).
 	SweepInterval time.Duration `env:"PRAXIS_SWEEP_INTERVAL" envDefault:"1h"`
+	// AuditRetention is how long audit events are kept (default 3 years,
+	// the GTelG's and § 309 SGB V's period); older ones are swept hourly.
+	AuditRetention time.Duration `env:"PRAXIS_AUDIT_RETENTION" envDefault:"26280h"`
 	// RateLimits are the resource API's limits per OAuth client by plan.
 	RateLimits string `env:"PRAXIS_RATE_LIMITS" envDefault:"basic=600/m,pro=3000/m,enterprise=12000/m"`
 	// TrustedProxies are the addresses (CIDR ranges or single addresses,

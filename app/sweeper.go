@@ -58,3 +58,48 @@ func startSweeper(lc fx.Lifecycle, cfg Config, m *usecase.Maintenance, logger *s
 		},
 	})
 }
+
+// auditSweepInterval is how often a server deletes audit events past
+// their retention. Every replica may: a sweep is idempotent.
+const auditSweepInterval = time.Hour
+
+// startAuditSweeper deletes audit events older than PRAXIS_AUDIT_RETENTION,
+// leaving each company's chain verifiable from its checkpoint.
+func startAuditSweeper(lc fx.Lifecycle, cfg Config, a *usecase.Auditor, logger *slog.Logger) {
+	if cfg.AuditRetention <= 0 {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	lc.Append(fx.Hook{
+		OnStart: func(context.Context) error {
+			go func() {
+				defer close(done)
+				ticker := time.NewTicker(auditSweepInterval)
+				defer ticker.Stop()
+				for {
+					select {
+					case <-ctx.Done():
+						return
+					case <-ticker.C:
+						n, err := a.Sweep(ctx, cfg.AuditRetention, time.Now())
+						if err != nil {
+							logger.Warn("audit sweep failed", "error", err.Error())
+						} else if n > 0 {
+							logger.Info("audit events past their retention deleted", "events", n)
+						}
+					}
+				}
+			}()
+			return nil
+		},
+		OnStop: func(stop context.Context) error {
+			cancel()
+			select {
+			case <-done:
+			case <-stop.Done():
+			}
+			return nil
+		},
+	})
+}

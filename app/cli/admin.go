@@ -21,7 +21,7 @@ func adminCmd() *cobra.Command {
 	client.AddCommand(clientCreateCmd(), clientRevokeCmd())
 	blobs := &cobra.Command{Use: "blobs", Short: "Maintain the blob store"}
 	blobs.AddCommand(blobsSweepCmd())
-	admin.AddCommand(company, customer, client, blobs, importCmd(), exportCmd(), deprecationsCmd())
+	admin.AddCommand(company, customer, client, blobs, importCmd(), exportCmd(), deprecationsCmd(), auditCmd())
 	return admin
 }
 
@@ -274,5 +274,98 @@ func deprecationsCmd() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&companyID, "company", "", "only this company's clients")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func auditCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "audit", Short: "Verify, export and sweep the audit trail"}
+	var companyID, from, to string
+	var retention time.Duration
+	var asJSON bool
+	company := func() (domain.CompanyID, error) { return domain.ParseCompanyID(companyID) }
+	verify := &cobra.Command{
+		Use:   "verify --company UUID [--json]",
+		Short: "Walk the company's hash chain of audit events and name the first broken link",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			id, err := company()
+			if err != nil {
+				return err
+			}
+			return withUseCase(cmd, func(ctx context.Context, a *usecase.Auditor) error {
+				n, err := a.Verify(ctx, id)
+				if asJSON {
+					out := map[string]any{"company_id": id.String(), "events_checked": n, "intact": err == nil}
+					if err != nil {
+						out["broken"] = err.Error()
+					}
+					if perr := printJSON(cmd.OutOrStdout(), out); perr != nil {
+						return perr
+					}
+				} else if err == nil {
+					if _, err := fmt.Fprintf(cmd.OutOrStdout(), "%d events checked: the chain is intact\n", n); err != nil {
+						return err
+					}
+				}
+				if err != nil {
+					return fmt.Errorf("the audit trail of company %s is broken after %d intact events: %w", id, n, err)
+				}
+				return nil
+			})
+		},
+	}
+	verify.Flags().StringVar(&companyID, "company", "", "company id (required)")
+	verify.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	_ = verify.MarkFlagRequired("company")
+	export := &cobra.Command{
+		Use:   "export --company UUID [--from RFC3339] [--to RFC3339] > FILE",
+		Short: "The company's audit events as NDJSON, one FHIR AuditEvent (IHE BALP) per line",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			id, err := company()
+			if err != nil {
+				return err
+			}
+			var fromT, toT *time.Time
+			for _, p := range []struct {
+				flag string
+				dst  **time.Time
+			}{{from, &fromT}, {to, &toT}} {
+				if p.flag != "" {
+					t, err := time.Parse(time.RFC3339, p.flag)
+					if err != nil {
+						return fmt.Errorf("--from/--to: %w", err)
+					}
+					*p.dst = &t
+				}
+			}
+			return withUseCase(cmd, func(ctx context.Context, a *usecase.Auditor) error {
+				_, err := a.Export(ctx, id, fromT, toT, cmd.OutOrStdout())
+				return err
+			})
+		},
+	}
+	export.Flags().StringVar(&companyID, "company", "", "company id (required)")
+	export.Flags().StringVar(&from, "from", "", "only events at or after this time")
+	export.Flags().StringVar(&to, "to", "", "only events before this time")
+	_ = export.MarkFlagRequired("company")
+	sweep := &cobra.Command{
+		Use:   "sweep [--retention 26280h]",
+		Short: "Delete audit events older than the retention; the chains stay verifiable from their checkpoints",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withUseCase(cmd, func(ctx context.Context, a *usecase.Auditor) error {
+				n, err := a.Sweep(ctx, retention, time.Now())
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return printJSON(cmd.OutOrStdout(), map[string]any{"deleted": n})
+				}
+				_, err = fmt.Fprintf(cmd.OutOrStdout(), "%d events past their retention deleted\n", n)
+				return err
+			})
+		},
+	}
+	sweep.Flags().DurationVar(&retention, "retention", 3*365*24*time.Hour, "keep events this long (PRAXIS_AUDIT_RETENTION)")
+	sweep.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.AddCommand(verify, export, sweep)
 	return cmd
 }
