@@ -161,9 +161,11 @@ func TestDeprecationsOweTheirNotice(t *testing.T) {
 	for name, change := range map[string]func(p map[string]any){
 		"sunset after 30 days": func(p map[string]any) { p["x-sunset"] = "2026-12-24" },
 		"no sunset":            func(p map[string]any) { delete(p, "x-sunset") },
-		"an unannounced day":   func(p map[string]any) { p["x-deprecated-at"] = "2026-11-23" },
+		"an unannounced day":   func(p map[string]any) { p["x-deprecated-at"] = "2026-11-21" },
 	} {
-		planted := edit(t, current, func(d map[string]any) { change(obj(d, "components", "schemas", "Company", "properties", "storage_used")) })
+		planted := edit(t, current, func(d map[string]any) {
+			change(obj(d, "components", "schemas", "Company", "properties", "storage_used"))
+		})
 		if err := contract.CheckDeprecations(planted, notes); err == nil || !strings.Contains(err.Error(), "storage_used") {
 			t.Errorf("%s: %v", name, err)
 		}

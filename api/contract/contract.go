@@ -255,7 +255,8 @@ func CheckDeprecations(doc []byte, notes Notes) error {
 				switch {
 				case err != nil:
 					errs = append(errs, fmt.Errorf("%s: %w", path, err))
-				case !dates[d.Note] && (notes.Unreleased == nil || notes.Unreleased.Date != d.Note):
+				case !dates[d.Note] && (notes.Unreleased == nil || d.Note <= notes.Releases[0].Date):
+					// An unreleased deprecation is dated by the release that will announce it.
 					errs = append(errs, fmt.Errorf("%s: deprecated on %s, a day no release notes tell of", path, d.Note))
 				default:
 					notice := release.MinNoticeBeta

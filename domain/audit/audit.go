@@ -224,7 +224,9 @@ func NewAccess(e Event, complete func(*Event)) *Access { return &Access{event: e
 type accessKey struct{}
 
 // With carries a into the request's context.
-func With(ctx context.Context, a *Access) context.Context { return context.WithValue(ctx, accessKey{}, a) }
+func With(ctx context.Context, a *Access) context.Context {
+	return context.WithValue(ctx, accessKey{}, a)
+}
 
 // From is the access of ctx, or nil outside a request that is audited.
 func From(ctx context.Context) *Access {
