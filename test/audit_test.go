@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os/exec"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // auditEvent is an event as GET audit-events answers it.
@@ -312,4 +314,74 @@ func countSuccesses(events []auditEvent, agent string) int64 {
 		}
 	}
 	return n
+}
+
+// TestAuditSurvivesKill9: under a load of reads the server is killed with
+// SIGKILL; after a restart, every request that was answered 200 has its
+// event (found by the trace id the answer named).
+func TestAuditSurvivesKill9(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b backend) {
+		s, c, anna := withPatient(t, b, 1<<20)
+		token := s.tokenFor(t, s.newClient(t, c, ""))
+		var mu sync.Mutex
+		var answered []string
+		var wg sync.WaitGroup
+		stop := make(chan struct{})
+		for range 8 {
+			wg.Go(func() {
+				client := &http.Client{Timeout: 5 * time.Second}
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					req, _ := http.NewRequest(http.MethodGet, fmt.Sprintf("%s/api/oauth/v2/resource/customers/%d", s.url, anna), nil)
+					req.Header.Set("Authorization", "Bearer "+token)
+					resp, err := client.Do(req)
+					if err != nil {
+						return // the server is gone
+					}
+					_, _ = io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					if resp.StatusCode == http.StatusOK {
+						parts := strings.Split(resp.Header.Get("Traceparent"), "-")
+						if len(parts) == 4 {
+							mu.Lock()
+							answered = append(answered, parts[1])
+							mu.Unlock()
+						}
+					}
+				}
+			})
+		}
+		time.Sleep(400 * time.Millisecond)
+		_ = s.cmd.Process.Kill()
+		s.exited <- <-s.exited // gone; its cleanup finds it so
+		close(stop)
+		wg.Wait()
+		r := s.replica(t)
+		events, _ := r.auditEvents(t, r.tokenFor(t, r.newClient(t, c, "audit:read")), "")
+		traces := map[string]bool{}
+		for _, e := range events {
+			traces[e.TraceID] = true
+		}
+		missing := 0
+		for _, id := range answered {
+			if !traces[id] {
+				missing++
+			}
+		}
+		t.Logf("%d reads answered 200 before the kill", len(answered))
+		if len(answered) < 20 || missing > 0 {
+			t.Errorf("%d reads answered 200 before the kill, %d of them without an event", len(answered), missing)
+		}
+		var verified struct {
+			Intact bool `json:"intact"`
+		}
+		r.praxis(t, &verified, "admin", "audit", "verify", "--company", c.ID, "--json")
+		if !verified.Intact {
+			t.Error("the chain is broken after the kill")
+		}
+	})
 }
