@@ -65,15 +65,22 @@ func (l *AuditLog) Append(ctx context.Context, company domain.CompanyID, events 
 	}
 	tn := tenantOf(db, company)
 	head := auditHeadRow{CompanyID: uuid.UUID(company), Hash: []byte{}, FloorHash: []byte{}}
-	if _, err := db.NewInsert().Model(&head).On("CONFLICT (company_id) DO NOTHING").Exec(ctx); err != nil {
-		return translate(err)
+	lockHead := func() error {
+		q := tn.SelectModel(&head)
+		if db.Dialect().Name() == dialect.PG {
+			q = q.For("UPDATE")
+		}
+		return translate(q.Scan(ctx))
 	}
-	q := tn.SelectModel(&head)
-	if db.Dialect().Name() == dialect.PG {
-		q = q.For("UPDATE")
+	err := lockHead()
+	if errors.Is(err, domain.ErrNotFound) { // the company's first event: its head begins
+		if _, err := db.NewInsert().Model(&head).On("CONFLICT (company_id) DO NOTHING").Exec(ctx); err != nil {
+			return translate(err)
+		}
+		err = lockHead()
 	}
-	if err := q.Scan(ctx); err != nil {
-		return translate(err)
+	if err != nil {
+		return err
 	}
 	link := audit.Link{Seq: head.Seq, Hash: head.Hash}
 	rows := make([]auditEventRow, len(events))
@@ -99,7 +106,7 @@ func (l *AuditLog) Append(ctx context.Context, company domain.CompanyID, events 
 			return translate(err)
 		}
 	}
-	_, err := tn.UpdateModel((*auditHeadRow)(nil)).Set("seq = ?", link.Seq).Set("hash = ?", link.Hash).Exec(ctx)
+	_, err = tn.UpdateModel((*auditHeadRow)(nil)).Set("seq = ?", link.Seq).Set("hash = ?", link.Hash).Exec(ctx)
 	return translate(err)
 }
 

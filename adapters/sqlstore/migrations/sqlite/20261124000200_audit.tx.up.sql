@@ -20,13 +20,10 @@ CREATE TABLE audit_events (
 --bun:split
 CREATE INDEX audit_events_time_idx ON audit_events (company_id, at);
 --bun:split
-CREATE INDEX audit_events_agent_idx ON audit_events (company_id, agent_id, seq);
---bun:split
 CREATE TABLE audit_event_customers (
     company_id  TEXT    NOT NULL,
     customer_id INTEGER NOT NULL,
     seq         INTEGER NOT NULL,
     PRIMARY KEY (company_id, customer_id, seq),
-    FOREIGN KEY (company_id, customer_id) REFERENCES customers (company_id, id),
-    FOREIGN KEY (company_id, seq) REFERENCES audit_events (company_id, seq) ON DELETE CASCADE
+    FOREIGN KEY (company_id, customer_id) REFERENCES customers (company_id, id)
 );

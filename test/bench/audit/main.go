@@ -1,0 +1,222 @@
+// Command audit measures what the audit trail costs and how fast it
+// answers, on PostgreSQL and Redis:
+//   - GET of one customer and a 100-row list page, per second, on a server
+//     with the trail and one without, alternating in one run: the ratio;
+//   - GET audit-events?customer_id= over -events events of one company: p95.
+//
+// The shipped binary has no switch that stops the trail; this program
+// builds its own with -tags auditbench, where PRAXIS_AUDIT_BENCH_OFF=1 does.
+// Run it with `make bench`; it exits non-zero when a target is missed.
+package main
+
+import (
+	"database/sql"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/uptrace/bun/driver/pgdriver"
+
+	"github.com/praxis-health/praxis/test/bench/benchserver"
+)
+
+func main() {
+	target := benchserver.TargetFlags()
+	concurrency := flag.Int("concurrency", 32, "requests in flight at once")
+	phase := flag.Duration("phase", 2*time.Second, "length of one measured phase")
+	rounds := flag.Int("rounds", 3, "alternating rounds of the server with and without the trail")
+	events := flag.Int("events", 10_000_000, "audit events of one company for the query figure")
+	minRatio := flag.Float64("min-ratio", 0.9, "target: throughput with the trail over without it")
+	maxP95 := flag.Duration("max-p95", 200*time.Millisecond, "target: p95 of audit-events?customer_id=")
+	flag.Parse()
+	if err := run(*target.Postgres, *target.Redis, *concurrency, *phase, *rounds, *events, *minRatio, *maxP95); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+// side is one server with its company, token and customers.
+type side struct {
+	srv   *benchserver.Server
+	db    string
+	token string
+	audit string
+	id    string
+}
+
+func start(bin, pgURL, redisURL, dir string, off bool) (*side, func(), error) {
+	dbURL, drop, err := benchserver.FreshDatabase(pgURL)
+	if err != nil {
+		return nil, nil, err
+	}
+	env := []string{"PRAXIS_DATABASE_URL=" + dbURL, "PRAXIS_REDIS_URL=" + redisURL, "PRAXIS_BLOB_URL=file://" + filepath.Join(dir, fmt.Sprint(off))}
+	if off {
+		env = append(env, "PRAXIS_AUDIT_BENCH_OFF=1")
+	}
+	srv, err := benchserver.Start(bin, env...)
+	if err != nil {
+		drop()
+		return nil, nil, err
+	}
+	stop := func() { srv.Stop(); drop() }
+	s := &side{srv: srv, db: dbURL}
+	c, err := srv.NewCompany(1 << 30)
+	if err != nil {
+		stop()
+		return nil, nil, err
+	}
+	s.id = c.ID
+	var lines strings.Builder
+	for i := 1; i <= 100; i++ {
+		fmt.Fprintf(&lines, `{"section":"customers","id":%d,"data":{"first_name":"Anna","last_name":"Berger","birth_date":"1980-02-29"}}`+"\n", i)
+	}
+	imp := exec.Command(bin, "admin", "import", "--company", c.ID, "-")
+	imp.Env, imp.Stdin = srv.Env, strings.NewReader(lines.String())
+	if out, err := imp.CombinedOutput(); err != nil {
+		stop()
+		return nil, nil, fmt.Errorf("import: %v %s", err, out)
+	}
+	for _, scopes := range []string{"customers:read", "audit:read"} {
+		var cl struct {
+			ID     string `json:"client_id"`
+			Secret string `json:"client_secret"`
+		}
+		if err := srv.Admin(&cl, "admin", "client", "create", "--company", c.ID, "--scopes", scopes, "--json"); err != nil {
+			stop()
+			return nil, nil, err
+		}
+		token, err := benchserver.TokenFor(http.DefaultClient, srv.URL, cl.ID, cl.Secret)
+		if err != nil {
+			stop()
+			return nil, nil, err
+		}
+		if scopes == "audit:read" {
+			s.audit = token
+		} else {
+			s.token = token
+		}
+	}
+	return s, stop, nil
+}
+
+func get(c *http.Client, url, token string) error {
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := c.Do(req)
+	if err != nil {
+		return err
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %d", url, resp.StatusCode)
+	}
+	return nil
+}
+
+func run(pgURL, redisURL string, concurrency int, phase time.Duration, rounds, events int, minRatio float64, maxP95 time.Duration) error {
+	dir, err := os.MkdirTemp("", "praxis-audit-bench-")
+	if err != nil {
+		return err
+	}
+	defer func() { _ = os.RemoveAll(dir) }()
+	bin := filepath.Join(dir, "praxis-auditbench")
+	build := exec.Command("go", "build", "-tags", "auditbench", "-o", bin, "./app/cmd/praxis")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		return fmt.Errorf("build the benchmark binary: %w", err)
+	}
+	on, stopOn, err := start(bin, pgURL, redisURL, dir, false)
+	if err != nil {
+		return err
+	}
+	defer stopOn()
+	off, stopOff, err := start(bin, pgURL, redisURL, dir, true)
+	if err != nil {
+		return err
+	}
+	defer stopOff()
+
+	httpc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: concurrency}}
+	failed := false
+	for _, load := range []struct{ name, path string }{
+		{"GET one customer", "/api/oauth/v2/resource/customers/42"},
+		{"GET a page of 100 customers", "/api/oauth/v2/resource/customers?limit=100"},
+	} {
+		var sums [2]float64
+		for r := 0; r <= rounds; r++ {
+			for i, s := range []*side{on, off} {
+				rate, err := benchserver.Rate(concurrency, phase, func() error { return get(httpc, s.srv.URL+load.path, s.token) })
+				if err != nil {
+					return err
+				}
+				if r > 0 { // the first round warms both up
+					sums[i] += rate
+				}
+			}
+		}
+		ratio := sums[0] / sums[1]
+		fmt.Printf("%-28s with the audit trail %8.0f/s, without %8.0f/s: ratio %.2f (target ≥ %.2f)\n",
+			load.name, sums[0]/float64(rounds), sums[1]/float64(rounds), ratio, minRatio)
+		failed = failed || ratio < minRatio
+	}
+
+	// The query figure: events of one company, spread over its 100 customers.
+	began := time.Now()
+	if err := fill(on.db, on.id, events); err != nil {
+		return err
+	}
+	fmt.Printf("%d audit events written in %s\n", events, time.Since(began).Round(time.Second))
+	var took []time.Duration
+	for range 200 {
+		t0 := time.Now()
+		if err := get(httpc, fmt.Sprintf("%s/api/oauth/v2/resource/audit-events?customer_id=%d&limit=100", on.srv.URL, 1+rand.IntN(100)), on.audit); err != nil {
+			return err
+		}
+		took = append(took, time.Since(t0))
+	}
+	slices.Sort(took)
+	p95 := took[len(took)*95/100]
+	fmt.Printf("audit-events?customer_id= over %d events: p50 %s, p95 %s (target < %s)\n", events, took[len(took)/2], p95, maxP95)
+	if failed || p95 >= maxP95 {
+		return fmt.Errorf("a target is missed")
+	}
+	return nil
+}
+
+// fill appends n events of company to its chain's end in SQL, each
+// reaching one of its 100 customers: the query reads them as the server's own.
+func fill(dbURL, company string, n int) error {
+	db := sql.OpenDB(pgdriver.NewConnector(pgdriver.WithDSN(dbURL), pgdriver.WithReadTimeout(30*time.Minute), pgdriver.WithWriteTimeout(time.Minute)))
+	defer func() { _ = db.Close() }()
+	var head int64
+	if err := db.QueryRow("SELECT COALESCE(max(seq), 0) FROM audit_events WHERE company_id = $1", company).Scan(&head); err != nil {
+		return err
+	}
+	const payload = `'{"id":"00000000-0000-0000-0000-000000000000","time":"2026-11-24T08:00:00Z","agent":{"type":"client","id":"pc_bench","name":"Bench"},` +
+		`"source":{"address":"127.0.0.1"},"trace_id":"","action":"read","section":"customers","object_id":"' || (g % 100 + 1) || '",` +
+		`"outcome":{"status":200,"reason":""},"customer_ids":[' || (g % 100 + 1) || ']}'`
+	const chunk = 250_000
+	for from := 1; from <= n; from += chunk {
+		to := min(from+chunk-1, n)
+		if _, err := db.Exec(`INSERT INTO audit_events (company_id, seq, at, agent_id, payload, prev_hash, hash)
+			SELECT $1, $2 + g, now(), 'pc_bench', convert_to(`+payload+`, 'UTF8'), '\x00', '\x00' FROM generate_series($3::bigint, $4::bigint) g`,
+			company, head, from, to); err != nil {
+			return err
+		}
+		if _, err := db.Exec(`INSERT INTO audit_event_customers (company_id, customer_id, seq)
+			SELECT $1, g % 100 + 1, $2 + g FROM generate_series($3::bigint, $4::bigint) g`, company, head, from, to); err != nil {
+			return err
+		}
+	}
+	_, err := db.Exec("ANALYZE audit_events; ANALYZE audit_event_customers")
+	return err
+}
