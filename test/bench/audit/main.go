@@ -82,7 +82,7 @@ func start(bin, pgURL, redisURL, dir string, off bool) (*side, func(), error) {
 	imp.Env, imp.Stdin = srv.Env, strings.NewReader(lines.String())
 	if out, err := imp.CombinedOutput(); err != nil {
 		stop()
-		return nil, nil, fmt.Errorf("import: %v %s", err, out)
+		return nil, nil, fmt.Errorf("import: %w: %s", err, out)
 	}
 	for _, scopes := range []string{"customers:read", "audit:read"} {
 		var cl struct {
@@ -216,6 +216,10 @@ func fill(dbURL, company string, n int) error {
 			SELECT $1, g % 100 + 1, $2 + g FROM generate_series($3::bigint, $4::bigint) g`, company, head, from, to); err != nil {
 			return err
 		}
+	}
+	// The head moves past them, so that the server's own events go on after.
+	if _, err := db.Exec("UPDATE audit_heads SET seq = $2 WHERE company_id = $1", company, head+int64(n)); err != nil {
+		return err
 	}
 	_, err := db.Exec("ANALYZE audit_events; ANALYZE audit_event_customers")
 	return err
