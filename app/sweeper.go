@@ -22,40 +22,14 @@ func startSweeper(lc fx.Lifecycle, cfg Config, m *usecase.Maintenance, logger *s
 	if cfg.SweepInterval <= 0 || !strings.HasPrefix(cfg.DatabaseURL, "sqlite:") {
 		return
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	lc.Append(fx.Hook{
-		OnStart: func(context.Context) error {
-			go func() {
-				defer close(done)
-				ticker := time.NewTicker(cfg.SweepInterval)
-				defer ticker.Stop()
-				for {
-					select {
-					case <-ctx.Done():
-						return
-					case <-ticker.C:
-						report, err := m.SweepOrphans(ctx, sweepAge)
-						if err != nil {
-							logger.Warn("orphan sweep failed", "error", err.Error())
-							continue
-						}
-						if report.Deleted > 0 {
-							logger.Info("orphans swept", "deleted", report.Deleted, "bytes", report.DeletedBytes)
-						}
-					}
-				}
-			}()
-			return nil
-		},
-		OnStop: func(stop context.Context) error {
-			cancel()
-			select {
-			case <-done:
-			case <-stop.Done():
-			}
-			return nil
-		},
+	every(lc, cfg.SweepInterval, func(ctx context.Context) {
+		report, err := m.SweepOrphans(ctx, sweepAge)
+		switch {
+		case err != nil:
+			logger.Warn("orphan sweep failed", "error", err.Error())
+		case report.Deleted > 0:
+			logger.Info("orphans swept", "deleted", report.Deleted, "bytes", report.DeletedBytes)
+		}
 	})
 }
 
@@ -66,28 +40,37 @@ const auditSweepInterval = time.Hour
 // startAuditSweeper deletes audit events older than PRAXIS_AUDIT_RETENTION,
 // leaving each company's chain verifiable from its checkpoint.
 func startAuditSweeper(lc fx.Lifecycle, cfg Config, a *usecase.Auditor, logger *slog.Logger) {
-	if cfg.AuditRetention <= 0 {
+	if cfg.AuditRetention <= 0 || a == nil {
 		return
 	}
+	every(lc, auditSweepInterval, func(ctx context.Context) {
+		n, err := a.Sweep(ctx, cfg.AuditRetention, time.Now())
+		switch {
+		case err != nil:
+			logger.Warn("audit sweep failed", "error", err.Error())
+		case n > 0:
+			logger.Info("audit events past their retention deleted", "events", n)
+		}
+	})
+}
+
+// every runs fn each interval while the server runs; stopping the server
+// cancels a run in progress and waits for it (bounded by the stop deadline).
+func every(lc fx.Lifecycle, interval time.Duration, fn func(ctx context.Context)) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	lc.Append(fx.Hook{
 		OnStart: func(context.Context) error {
 			go func() {
 				defer close(done)
-				ticker := time.NewTicker(auditSweepInterval)
+				ticker := time.NewTicker(interval)
 				defer ticker.Stop()
 				for {
 					select {
 					case <-ctx.Done():
 						return
 					case <-ticker.C:
-						n, err := a.Sweep(ctx, cfg.AuditRetention, time.Now())
-						if err != nil {
-							logger.Warn("audit sweep failed", "error", err.Error())
-						} else if n > 0 {
-							logger.Info("audit events past their retention deleted", "events", n)
-						}
+						fn(ctx)
 					}
 				}
 			}()
