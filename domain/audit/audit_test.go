@@ -1,0 +1,79 @@
+package audit_test
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/domain/audit"
+)
+
+// TestCanonicalIsOneSpelling: the same event is the same bytes, whatever
+// order and repetition its customers came in; the hash covers them.
+func TestCanonicalIsOneSpelling(t *testing.T) {
+	t.Parallel()
+	e := audit.New(time.Date(2026, 11, 24, 9, 0, 0, 0, time.FixedZone("CET", 3600)))
+	e.CustomerIDs = []domain.CustomerID{7, 3, 7}
+	f := e
+	f.CustomerIDs = []domain.CustomerID{3, 7}
+	if !bytes.Equal(e.Canonical(), f.Canonical()) || !strings.Contains(string(e.Canonical()), `"customer_ids":[3,7]`) ||
+		!strings.Contains(string(e.Canonical()), `"time":"2026-11-24T08:00:00Z"`) {
+		t.Errorf("%s\n%s", e.Canonical(), f.Canonical())
+	}
+}
+
+// TestVerifyNamesTheFirstBrokenLink: a chain checks out; an edited
+// payload, a missing event, a reordered pair and a cut-off end are named.
+func TestVerifyNamesTheFirstBrokenLink(t *testing.T) {
+	t.Parallel()
+	company := domain.NewCompanyID()
+	var chain []audit.Sealed
+	link := audit.Link{}
+	for i := range 5 {
+		e := audit.New(time.Now())
+		e.Section = strings.Repeat("x", i)
+		s := audit.Seal(company, link, e.Canonical())
+		chain, link = append(chain, s), s.Link()
+	}
+	verify := func(events []audit.Sealed, from, head audit.Link) error {
+		_, err := audit.Verify(company, from, head, func(fn func(audit.Sealed) error) error {
+			for _, s := range events {
+				if err := fn(s); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		return err
+	}
+	if err := verify(chain, audit.Link{}, link); err != nil {
+		t.Fatalf("an intact chain: %v", err)
+	}
+	if err := verify(chain[2:], chain[1].Link(), link); err != nil {
+		t.Errorf("from a checkpoint: %v", err)
+	}
+	edited := append([]audit.Sealed(nil), chain...)
+	edited[2].Payload = bytes.Replace(edited[2].Payload, []byte("xx"), []byte("xy"), 1)
+	swapped := append([]audit.Sealed(nil), chain...)
+	swapped[1], swapped[2] = swapped[2], swapped[1]
+	for name, tc := range map[string]struct {
+		events []audit.Sealed
+		want   string
+	}{
+		"edited":    {edited, "event 3 was changed"},
+		"missing":   {append(append([]audit.Sealed(nil), chain[:1]...), chain[2:]...), "event 3 follows event 1"},
+		"reordered": {swapped, "event 3 follows event 1"},
+		"cut off":   {chain[:4], "events after 4 are missing"},
+		"other company": {func() []audit.Sealed {
+			other := append([]audit.Sealed(nil), chain...)
+			other[0] = audit.Seal(domain.NewCompanyID(), audit.Link{}, chain[0].Payload)
+			return other
+		}(), "event 1 was changed"},
+	} {
+		if err := verify(tc.events, audit.Link{}, link); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", name, err, tc.want)
+		}
+	}
+}
