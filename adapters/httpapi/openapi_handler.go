@@ -4,6 +4,7 @@ import (
 	"bytes"
 	_ "embed"
 	"encoding/json"
+	"maps"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -77,7 +78,7 @@ func buildOpenAPI(releases []release.Release) ([]byte, error) {
 	for _, k := range domain.Kinds() {
 		name := k.Name
 		schemas[name] = k.Schemas().Output
-		input := k.Schemas().Input
+		input := maps.Clone(k.Schemas().Input) // the kind's own schema is shared: the document adds to a copy
 		var example any
 		if err := json.Unmarshal([]byte(k.ExampleWith(domain.SampleIDs)), &example); err != nil {
 			return nil, err
