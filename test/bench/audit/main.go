@@ -151,21 +151,35 @@ func run(pgURL, redisURL string, concurrency int, phase time.Duration, rounds, e
 		{"GET one customer", "/api/oauth/v2/resource/customers/42"},
 		{"GET a page of 100 customers", "/api/oauth/v2/resource/customers?limit=100"},
 	} {
-		var sums [2]float64
+		var sums, requests [2]float64
+		var cpu [2]map[string]time.Duration
 		for r := 0; r <= rounds; r++ {
 			for i, s := range []*side{on, off} {
+				before := s.srv.CPU()
 				rate, err := benchserver.Rate(concurrency, phase, func() error { return get(httpc, s.srv.URL+load.path, s.token) })
 				if err != nil {
 					return err
 				}
 				if r > 0 { // the first round warms both up
 					sums[i] += rate
+					requests[i] += rate * phase.Seconds()
+					if cpu[i] == nil {
+						cpu[i] = map[string]time.Duration{}
+					}
+					for name, d := range s.srv.CPU() {
+						cpu[i][name] += d - before[name]
+					}
 				}
 			}
 		}
 		ratio := sums[0] / sums[1]
 		fmt.Printf("%-28s with the audit trail %8.0f/s, without %8.0f/s: ratio %.2f (target ≥ %.2f)\n",
 			load.name, sums[0]/float64(rounds), sums[1]/float64(rounds), ratio, minRatio)
+		for i, name := range []string{"with", "without"} {
+			per := func(what string) float64 { return float64(cpu[i][what].Microseconds()) / requests[i] }
+			fmt.Printf("    CPU per request %-8s praxis %4.0f µs, PostgreSQL %4.0f µs, Redis %3.0f µs, load %3.0f µs\n",
+				name, per("praxis"), per("postgres"), per("redis-server"), per("load"))
+		}
 		failed = failed || ratio < minRatio
 	}
 
