@@ -38,7 +38,8 @@ func startSweeper(lc fx.Lifecycle, cfg Config, m *usecase.Maintenance, logger *s
 const auditSweepInterval = time.Hour
 
 // startAuditSweeper deletes audit events older than PRAXIS_AUDIT_RETENTION,
-// leaving each company's chain verifiable from its checkpoint.
+// leaving each company's chain verifiable from its checkpoint, and logs
+// every company's head: checkpoints outside the database.
 func startAuditSweeper(lc fx.Lifecycle, cfg Config, a *usecase.Auditor, logger *slog.Logger) {
 	if cfg.AuditRetention <= 0 || a == nil {
 		return
@@ -50,6 +51,9 @@ func startAuditSweeper(lc fx.Lifecycle, cfg Config, a *usecase.Auditor, logger *
 			logger.Warn("audit sweep failed", "error", err.Error())
 		case n > 0:
 			logger.Info("audit events past their retention deleted", "events", n)
+		}
+		if err := a.LogCheckpoints(ctx); err != nil {
+			logger.Warn("audit checkpoints could not be read", "error", err.Error())
 		}
 	})
 }

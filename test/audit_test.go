@@ -15,6 +15,11 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/domain/audit"
 )
 
 // auditEvent is an event as GET audit-events answers it.
@@ -404,6 +409,73 @@ func TestAuditSurvivesKill9(t *testing.T) {
 		r.praxis(t, &verified, "admin", "audit", "verify", "--company", c.ID, "--json")
 		if !verified.Intact {
 			t.Error("the chain is broken after the kill")
+		}
+	})
+}
+
+// TestAuditCheckpointCatchesARewrittenChain: someone with the database's
+// password edits an event and seals every later one again; the chain then
+// verifies on its own, but not against the head verify reported before.
+func TestAuditCheckpointCatchesARewrittenChain(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b backend) {
+		s, c, anna := withPatient(t, b, 1<<20)
+		token := s.tokenFor(t, s.newClient(t, c, ""))
+		for range 3 {
+			s.request(t, http.MethodGet, fmt.Sprintf("/api/oauth/v2/resource/customers/%d", anna), "", "", "Authorization: Bearer "+token)
+		}
+		var before struct {
+			Head   string `json:"head"`
+			Intact bool   `json:"intact"`
+		}
+		s.praxis(t, &before, "admin", "audit", "verify", "--company", c.ID, "--json")
+		if !before.Intact || !strings.HasPrefix(before.Head, "3:") {
+			t.Fatalf("verify: %+v", before)
+		}
+		// The rewrite: event 1 names another address, and every event from
+		// there is sealed again, the head moved along.
+		db := s.openDB(t)
+		defer db.Close()
+		company, err := domain.ParseCompanyID(c.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rows []struct {
+			Seq     int64  `bun:"seq"`
+			Payload []byte `bun:"payload"`
+		}
+		if err := db.NewSelect().TableExpr("audit_events").Column("seq", "payload").Where("company_id = ?", uuid.UUID(company)).
+			OrderExpr("seq").Scan(t.Context(), &rows); err != nil {
+			t.Fatal(err)
+		}
+		rows[0].Payload = bytes.Replace(rows[0].Payload, []byte("127.0.0.1"), []byte("10.9.9.9"), 1)
+		link := audit.Link{}
+		for _, r := range rows {
+			sealed := audit.Seal(company, link, r.Payload)
+			prev := sealed.PrevHash
+			if prev == nil {
+				prev = []byte{}
+			}
+			if _, err := db.NewUpdate().TableExpr("audit_events").Set("payload = ?", sealed.Payload).Set("prev_hash = ?", prev).
+				Set("hash = ?", sealed.Hash).Where("company_id = ?", uuid.UUID(company)).Where("seq = ?", r.Seq).Exec(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			link = sealed.Link()
+		}
+		if _, err := db.NewUpdate().TableExpr("audit_heads").Set("hash = ?", link.Hash).Where("company_id = ?", uuid.UUID(company)).Exec(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		var after struct {
+			Intact bool `json:"intact"`
+		}
+		s.praxis(t, &after, "admin", "audit", "verify", "--company", c.ID, "--json")
+		if !after.Intact {
+			t.Fatal("the rewritten chain should verify on its own: the checkpoint is what finds it")
+		}
+		cmd := exec.Command(binary, "admin", "audit", "verify", "--company", c.ID, "--checkpoint", before.Head) //nolint:gosec // the built binary
+		cmd.Env = s.env
+		out, err := cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), "sealed again") {
+			t.Errorf("verify --checkpoint %s: %v\n%s", before.Head, err, out)
 		}
 	})
 }

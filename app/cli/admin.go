@@ -9,6 +9,7 @@ import (
 
 	"github.com/praxis-health/praxis/app/usecase"
 	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/domain/audit"
 )
 
 func adminCmd() *cobra.Command {
@@ -280,21 +281,30 @@ func deprecationsCmd() *cobra.Command {
 func auditCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "audit", Short: "Verify, export and sweep the audit trail"}
 	var companyID, from, to string
+	var checkpoints []string
 	var retention time.Duration
 	var asJSON bool
 	company := func() (domain.CompanyID, error) { return domain.ParseCompanyID(companyID) }
 	verify := &cobra.Command{
-		Use:   "verify --company UUID [--json]",
+		Use:   "verify --company UUID [--checkpoint SEQ:HASH]... [--json]",
 		Short: "Walk the company's hash chain of audit events and name the first broken link",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			id, err := company()
 			if err != nil {
 				return err
 			}
+			var links []audit.Link
+			for _, c := range checkpoints {
+				l, err := audit.ParseLink(c)
+				if err != nil {
+					return err
+				}
+				links = append(links, l)
+			}
 			return withUseCase(cmd, func(ctx context.Context, a *usecase.Auditor) error {
-				n, err := a.Verify(ctx, id)
+				n, head, err := a.Verify(ctx, id, links...)
 				if asJSON {
-					out := map[string]any{"company_id": id.String(), "events_checked": n, "intact": err == nil}
+					out := map[string]any{"company_id": id.String(), "events_checked": n, "intact": err == nil, "head": head.String()}
 					if err != nil {
 						out["broken"] = err.Error()
 					}
@@ -302,7 +312,7 @@ func auditCmd() *cobra.Command {
 						return perr
 					}
 				} else if err == nil {
-					if _, err := fmt.Fprintf(cmd.OutOrStdout(), "%d events checked: the chain is intact\n", n); err != nil {
+					if _, err := fmt.Fprintf(cmd.OutOrStdout(), "%d events checked: the chain is intact; its head is checkpoint %s\n", n, head); err != nil {
 						return err
 					}
 				}
@@ -314,6 +324,7 @@ func auditCmd() *cobra.Command {
 		},
 	}
 	verify.Flags().StringVar(&companyID, "company", "", "company id (required)")
+	verify.Flags().StringArrayVar(&checkpoints, "checkpoint", nil, "a head recorded earlier (the servers log one hourly), which the chain must pass through")
 	verify.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	_ = verify.MarkFlagRequired("company")
 	export := &cobra.Command{

@@ -214,15 +214,36 @@ func (a *Auditor) List(ctx context.Context, grant domain.Grant, q audit.Query) (
 
 // Verify walks the company's chain from its checkpoint to its head and
 // answers how many events it checked, or the first broken link.
-func (a *Auditor) Verify(ctx context.Context, company domain.CompanyID) (int64, error) {
+func (a *Auditor) Verify(ctx context.Context, company domain.CompanyID, checkpoints ...audit.Link) (int64, audit.Link, error) {
 	if _, err := a.companies.Get(ctx, company); err != nil {
-		return 0, err
+		return 0, audit.Link{}, err
 	}
 	from, head, err := a.log.Chain(ctx, company)
 	if err != nil {
-		return 0, err
+		return 0, head, err
 	}
-	return audit.Verify(company, from, head, func(fn func(audit.Sealed) error) error { return a.log.Walk(ctx, company, head.Seq, fn) })
+	n, err := audit.Verify(company, from, head, func(fn func(audit.Sealed) error) error { return a.log.Walk(ctx, company, head.Seq, fn) }, checkpoints...)
+	return n, head, err
+}
+
+// LogCheckpoints writes every company's head to the log: kept outside the
+// database, a head is a checkpoint that verify --checkpoint holds a
+// rewritten chain against.
+func (a *Auditor) LogCheckpoints(ctx context.Context) error {
+	ids, err := a.companies.ListIDs(ctx)
+	if err != nil {
+		return err
+	}
+	for _, c := range ids {
+		_, head, err := a.log.Chain(ctx, c)
+		if err != nil {
+			return err
+		}
+		if head.Seq > 0 {
+			a.logger.InfoContext(ctx, "audit checkpoint", "company", c.String(), "checkpoint", head.String())
+		}
+	}
+	return nil
 }
 
 // Export writes the company's events between from and to (either may be

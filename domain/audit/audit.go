@@ -9,9 +9,11 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -104,6 +106,25 @@ type Link struct {
 	Hash []byte
 }
 
+// String spells a link as a checkpoint is kept outside the database:
+// "<seq>:<hash in hex>".
+func (l Link) String() string { return fmt.Sprintf("%d:%x", l.Seq, l.Hash) }
+
+// ParseLink reads what String wrote.
+func ParseLink(s string) (Link, error) {
+	seq, hash, ok := strings.Cut(s, ":")
+	var l Link
+	if _, err := fmt.Sscan(seq, &l.Seq); !ok || err != nil || l.Seq < 1 {
+		return Link{}, fmt.Errorf("checkpoint %q is not <seq>:<hash>", s)
+	}
+	b, err := hex.DecodeString(hash)
+	if err != nil || len(b) != sha256.Size {
+		return Link{}, fmt.Errorf("checkpoint %q is not <seq>:<hash>", s)
+	}
+	l.Hash = b
+	return l, nil
+}
+
 // Sealed is an event in its company's chain.
 type Sealed struct {
 	Company  domain.CompanyID
@@ -173,12 +194,31 @@ func (v *Verifier) End(head Link) error {
 // Verify checks a company's chain from its checkpoint to its head: walk
 // hands the stored events in order. It answers how many events it checked
 // and the first broken link.
-func Verify(company domain.CompanyID, from, head Link, walk func(fn func(Sealed) error) error) (int64, error) {
+//
+// The chain alone proves that no event was changed or removed by someone
+// who did not seal the rest again. Checkpoints kept outside the database
+// (the servers log the heads hourly) prove more: whoever rewrites the chain
+// from some event on cannot make it pass through a link recorded before.
+func Verify(company domain.CompanyID, from, head Link, walk func(fn func(Sealed) error) error, checkpoints ...Link) (int64, error) {
 	v := NewVerifier(company, from)
+	want := map[int64][]byte{}
+	for _, c := range checkpoints {
+		switch {
+		case c.Seq > head.Seq:
+			return 0, fmt.Errorf("checkpoint %s lies after the chain's head, event %d: events were removed from its end", c, head.Seq)
+		case c.Seq == from.Seq && !bytes.Equal(c.Hash, from.Hash):
+			return 0, fmt.Errorf("the chain starts from event %d, but not with the hash of checkpoint %s", from.Seq, c)
+		case c.Seq > from.Seq:
+			want[c.Seq] = c.Hash
+		}
+	}
 	var broken error
 	if err := walk(func(s Sealed) error {
 		if broken == nil {
 			broken = v.Next(s)
+		}
+		if h, ok := want[s.Seq]; broken == nil && ok && !bytes.Equal(h, s.Hash) {
+			broken = fmt.Errorf("event %d is not the one checkpoint %s recorded: the chain was sealed again from there or before", s.Seq, Link{Seq: s.Seq, Hash: h})
 		}
 		return nil
 	}); err != nil {

@@ -77,3 +77,50 @@ func TestVerifyNamesTheFirstBrokenLink(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckpointCatchesARewrittenChain: whoever edits an event and seals
+// every later one again makes a chain that verifies on its own; a
+// checkpoint recorded before the edit does not let it pass.
+func TestCheckpointCatchesARewrittenChain(t *testing.T) {
+	t.Parallel()
+	company := domain.NewCompanyID()
+	seal := func(payloads [][]byte) ([]audit.Sealed, audit.Link) {
+		var chain []audit.Sealed
+		link := audit.Link{}
+		for _, p := range payloads {
+			s := audit.Seal(company, link, p)
+			chain, link = append(chain, s), s.Link()
+		}
+		return chain, link
+	}
+	payloads := [][]byte{[]byte(`{"n":1}`), []byte(`{"n":2}`), []byte(`{"n":3}`)}
+	original, head := seal(payloads)
+	checkpoint, err := audit.ParseLink(original[1].Link().String())
+	if err != nil || checkpoint.Seq != 2 {
+		t.Fatalf("%v %v", checkpoint, err)
+	}
+	payloads[0] = []byte(`{"n":0}`)
+	rewritten, newHead := seal(payloads)
+	walk := func(fn func(audit.Sealed) error) error {
+		for _, s := range rewritten {
+			if err := fn(s); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if _, err := audit.Verify(company, audit.Link{}, newHead, walk); err != nil {
+		t.Fatalf("the rewritten chain on its own: %v", err)
+	}
+	if _, err := audit.Verify(company, audit.Link{}, newHead, walk, checkpoint); err == nil || !strings.Contains(err.Error(), "sealed again") {
+		t.Errorf("against the checkpoint: %v", err)
+	}
+	if _, err := audit.Verify(company, audit.Link{}, original[1].Link(), walk, head); err == nil || !strings.Contains(err.Error(), "after the chain's head") {
+		t.Errorf("a checkpoint past the head: %v", err)
+	}
+	for _, bad := range []string{"", "3", "x:00", "0:" + strings.Repeat("0", 64), "2:abcd"} {
+		if _, err := audit.ParseLink(bad); err == nil {
+			t.Errorf("ParseLink(%q) accepted", bad)
+		}
+	}
+}
