@@ -276,7 +276,7 @@ func TestAuditTrail(t *testing.T) {
 		// An audit store that cannot be written: no patient data is served.
 		db := s.openDB(t)
 		defer db.Close()
-		if _, err := db.Exec("ALTER TABLE audit_events RENAME TO audit_events_away"); err != nil {
+		if _, err := db.Exec("ALTER TABLE audit_blocks RENAME TO audit_blocks_away"); err != nil {
 			t.Fatal(err)
 		}
 		r := s.requestUndocumented(t, http.MethodGet, fmt.Sprintf("/api/oauth/v2/resource/customers/%d", anna), "", "", "Authorization: Bearer "+full)
@@ -288,7 +288,7 @@ func TestAuditTrail(t *testing.T) {
 		if w.status != http.StatusServiceUnavailable {
 			t.Errorf("write with the audit store gone: %d %s", w.status, w.body)
 		}
-		if _, err := db.Exec("ALTER TABLE audit_events_away RENAME TO audit_events"); err != nil {
+		if _, err := db.Exec("ALTER TABLE audit_blocks_away RENAME TO audit_blocks"); err != nil {
 			t.Fatal(err)
 		}
 		var lost int
@@ -439,27 +439,42 @@ func TestAuditCheckpointCatchesARewrittenChain(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var rows []struct {
-			Seq     int64  `bun:"seq"`
-			Payload []byte `bun:"payload"`
+		var blocks []struct {
+			FirstSeq int64  `bun:"first_seq"`
+			Events   []byte `bun:"events"`
 		}
-		if err := db.NewSelect().TableExpr("audit_events").Column("seq", "payload").Where("company_id = ?", uuid.UUID(company)).
-			OrderExpr("seq").Scan(t.Context(), &rows); err != nil {
+		if err := db.NewSelect().TableExpr("audit_blocks").Column("first_seq", "events").Where("company_id = ?", uuid.UUID(company)).
+			OrderExpr("first_seq").Scan(t.Context(), &blocks); err != nil {
 			t.Fatal(err)
 		}
-		rows[0].Payload = bytes.Replace(rows[0].Payload, []byte("127.0.0.1"), []byte("10.9.9.9"), 1)
 		link := audit.Link{}
-		for _, r := range rows {
-			sealed := audit.Seal(company, link, r.Payload)
-			prev := sealed.PrevHash
+		for i, b := range blocks {
+			var entries []struct {
+				Hash  []byte          `json:"h"`
+				Event json.RawMessage `json:"e"`
+			}
+			if err := json.Unmarshal(b.Events, &entries); err != nil {
+				t.Fatal(err)
+			}
+			prev := link.Hash
+			for k := range entries {
+				if i == 0 && k == 0 {
+					entries[k].Event = bytes.Replace(entries[k].Event, []byte("127.0.0.1"), []byte("10.9.9.9"), 1)
+				}
+				sealed := audit.Seal(company, link, entries[k].Event)
+				entries[k].Hash, link = sealed.Hash, sealed.Link()
+			}
+			raw, err := json.Marshal(entries)
+			if err != nil {
+				t.Fatal(err)
+			}
 			if prev == nil {
 				prev = []byte{}
 			}
-			if _, err := db.NewUpdate().TableExpr("audit_events").Set("payload = ?", sealed.Payload).Set("prev_hash = ?", prev).
-				Set("hash = ?", sealed.Hash).Where("company_id = ?", uuid.UUID(company)).Where("seq = ?", r.Seq).Exec(t.Context()); err != nil {
+			if _, err := db.NewUpdate().TableExpr("audit_blocks").Set("events = ?", raw).Set("prev_hash = ?", prev).
+				Where("company_id = ?", uuid.UUID(company)).Where("first_seq = ?", b.FirstSeq).Exec(t.Context()); err != nil {
 				t.Fatal(err)
 			}
-			link = sealed.Link()
 		}
 		if _, err := db.NewUpdate().TableExpr("audit_heads").Set("hash = ?", link.Hash).Where("company_id = ?", uuid.UUID(company)).Exec(t.Context()); err != nil {
 			t.Fatal(err)

@@ -2,7 +2,9 @@ package sqlstore
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -14,7 +16,10 @@ import (
 	"github.com/praxis-health/praxis/ports"
 )
 
-// AuditLog keeps the audit chains (docs/contract.md §11).
+// AuditLog keeps the audit chains (docs/contract.md §11) in blocks: one
+// row per append, holding its events in chain order with their hashes.
+// A group commit of twenty reads is then one row and its customers, not
+// twenty rows with their indexes.
 type AuditLog struct{ db *bun.DB }
 
 var _ ports.AuditLog = (*AuditLog)(nil)
@@ -32,29 +37,36 @@ type auditHeadRow struct {
 	FloorHash []byte    `bun:"floor_hash"`
 }
 
-type auditEventRow struct {
-	bun.BaseModel `bun:"table:audit_events,alias:audit_events"`
+type auditBlockRow struct {
+	bun.BaseModel `bun:"table:audit_blocks,alias:audit_blocks"`
 
 	CompanyID uuid.UUID `bun:"company_id,pk"`
-	Seq       int64     `bun:"seq,pk"`
-	At        time.Time `bun:"at"`
-	AgentID   string    `bun:"agent_id"`
-	Payload   []byte    `bun:"payload"`
+	FirstSeq  int64     `bun:"first_seq,pk"`
+	LastSeq   int64     `bun:"last_seq"`
+	FirstAt   time.Time `bun:"first_at"`
+	LastAt    time.Time `bun:"last_at"`
 	PrevHash  []byte    `bun:"prev_hash"`
-	Hash      []byte    `bun:"hash"`
+	Events    []byte    `bun:"events"`
+}
+
+// blockEntry is one event of a block: its canonical payload, byte for
+// byte as it was hashed, and its hash.
+type blockEntry struct {
+	Hash  []byte          `json:"h"`
+	Event json.RawMessage `json:"e"`
 }
 
 type auditCustomerRow struct {
-	bun.BaseModel `bun:"table:audit_event_customers"`
+	bun.BaseModel `bun:"table:audit_block_customers"`
 
 	CompanyID  uuid.UUID `bun:"company_id,pk"`
 	CustomerID int64     `bun:"customer_id,pk"`
-	Seq        int64     `bun:"seq,pk"`
+	FirstSeq   int64     `bun:"first_seq,pk"`
 }
 
-// Append locks the company's head, seals the events after it, and moves it:
-// concurrent appends of one company wait for each other, so its chain has
-// no fork; other companies' appends do not wait.
+// Append locks the company's head, seals the events after it into one
+// block, and moves the head: concurrent appends of one company wait for
+// each other, so its chain has no fork; other companies' do not wait.
 func (l *AuditLog) Append(ctx context.Context, company domain.CompanyID, events []audit.Event) error {
 	if len(events) == 0 {
 		return nil
@@ -82,27 +94,33 @@ func (l *AuditLog) Append(ctx context.Context, company domain.CompanyID, events 
 	if err != nil {
 		return err
 	}
-	link := audit.Link{Seq: head.Seq, Hash: head.Hash}
-	rows := make([]auditEventRow, len(events))
-	var customers []auditCustomerRow
+	link := audit.Link{Seq: head.Seq, Hash: nilIfEmpty(head.Hash)}
+	block := auditBlockRow{CompanyID: uuid.UUID(company), FirstSeq: link.Seq + 1, PrevHash: orEmpty(link.Hash),
+		FirstAt: events[0].Time.UTC(), LastAt: events[len(events)-1].Time.UTC()}
+	entries := make([]blockEntry, len(events))
+	var customers []int64
 	for i, e := range events {
 		sealed := audit.Seal(company, link, e.Canonical())
 		link = sealed.Link()
-		rows[i] = auditEventRow{CompanyID: uuid.UUID(company), Seq: sealed.Seq, At: e.Time.UTC(), AgentID: e.Agent.ID,
-			Payload: sealed.Payload, PrevHash: orEmpty(sealed.PrevHash), Hash: sealed.Hash}
-		seen := map[domain.CustomerID]bool{}
+		entries[i] = blockEntry{Hash: sealed.Hash, Event: sealed.Payload}
 		for _, c := range e.CustomerIDs {
-			if !seen[c] {
-				seen[c] = true
-				customers = append(customers, auditCustomerRow{CompanyID: uuid.UUID(company), CustomerID: int64(c), Seq: sealed.Seq})
-			}
+			customers = append(customers, int64(c))
 		}
 	}
-	if _, err := db.NewInsert().Model(&rows).Exec(ctx); err != nil {
+	block.LastSeq = link.Seq
+	if block.Events, err = json.Marshal(entries); err != nil {
+		return err
+	}
+	if _, err := db.NewInsert().Model(&block).Exec(ctx); err != nil {
 		return translate(err)
 	}
-	if len(customers) > 0 {
-		if _, err := db.NewInsert().Model(&customers).Exec(ctx); err != nil {
+	slices.Sort(customers)
+	if customers = slices.Compact(customers); len(customers) > 0 {
+		rows := make([]auditCustomerRow, len(customers))
+		for i, c := range customers {
+			rows[i] = auditCustomerRow{CompanyID: uuid.UUID(company), CustomerID: c, FirstSeq: block.FirstSeq}
+		}
+		if _, err := db.NewInsert().Model(&rows).Exec(ctx); err != nil {
 			return translate(err)
 		}
 	}
@@ -117,39 +135,110 @@ func orEmpty(b []byte) []byte {
 	return b
 }
 
-func (l *AuditLog) List(ctx context.Context, company domain.CompanyID, q audit.Query) (audit.Page, error) {
-	var rows []auditEventRow
-	sel := tenantOf(conn(ctx, l.db), company).SelectModel(&rows).Column("seq", "payload")
-	if q.Customer != nil {
-		sel = sel.Where("audit_events.seq IN (?)", tenantOf(conn(ctx, l.db), company).Select("audit_event_customers").
-			Column("seq").Where("customer_id = ?", int64(*q.Customer)).Where("seq > ?", q.After))
+func nilIfEmpty(b []byte) []byte {
+	if len(b) == 0 {
+		return nil
 	}
-	if q.Agent != "" {
-		sel = sel.Where("agent_id = ?", q.Agent)
-	}
-	if q.From != nil {
-		sel = sel.Where("at >= ?", q.From.UTC())
-	}
-	if q.To != nil {
-		sel = sel.Where("at < ?", q.To.UTC())
-	}
-	err := sel.Where("audit_events.seq > ?", q.After).OrderExpr("audit_events.seq").Limit(int64(q.Limit) + 1).Scan(ctx)
-	if err != nil {
-		return audit.Page{}, translate(err)
-	}
-	page := audit.Page{Last: q.After, HasMore: len(rows) > q.Limit}
-	if page.HasMore {
-		rows = rows[:q.Limit]
-	}
-	for _, r := range rows {
-		page.Events = append(page.Events, r.Payload)
-		page.Last = r.Seq
-	}
-	return page, nil
+	return b
 }
 
-// walkBatch is how many events Walk reads at a time.
-const walkBatch = 1000
+// blocksPerRead is how many blocks one query reads.
+const blocksPerRead = 100
+
+// eachBlock hands fn company's blocks in chain order, after seq after,
+// narrowed by where; fn answers false to stop.
+func (l *AuditLog) eachBlock(ctx context.Context, company domain.CompanyID, after int64,
+	where func(*bun.SelectQuery) *bun.SelectQuery, fn func(auditBlockRow) (bool, error)) error {
+	from := int64(-1)
+	for {
+		var rows []auditBlockRow
+		q := tenantOf(conn(ctx, l.db), company).SelectModel(&rows).Where("last_seq > ?", after).Where("first_seq > ?", from)
+		if err := where(q).OrderExpr("first_seq").Limit(blocksPerRead).Scan(ctx); err != nil {
+			return translate(err)
+		}
+		for _, r := range rows {
+			more, err := fn(r)
+			if err != nil || !more {
+				return err
+			}
+			from = r.FirstSeq
+		}
+		if len(rows) < blocksPerRead {
+			return nil
+		}
+	}
+}
+
+// entries reads a block's events: each with its sequence number and the
+// hash of the one before it.
+func (r auditBlockRow) entries() ([]audit.Sealed, error) {
+	var entries []blockEntry
+	if err := json.Unmarshal(r.Events, &entries); err != nil {
+		return nil, err
+	}
+	out := make([]audit.Sealed, len(entries))
+	prev := nilIfEmpty(r.PrevHash)
+	for i, e := range entries {
+		out[i] = audit.Sealed{Company: domain.CompanyID(r.CompanyID), Seq: r.FirstSeq + int64(i), Payload: e.Event, PrevHash: prev, Hash: e.Hash}
+		prev = e.Hash
+	}
+	return out, nil
+}
+
+func (l *AuditLog) List(ctx context.Context, company domain.CompanyID, q audit.Query) (audit.Page, error) {
+	where := func(s *bun.SelectQuery) *bun.SelectQuery {
+		if q.Customer != nil {
+			s = s.Where("first_seq IN (?)", tenantOf(conn(ctx, l.db), company).Select("audit_block_customers").
+				Column("first_seq").Where("customer_id = ?", int64(*q.Customer)))
+		}
+		if q.From != nil {
+			s = s.Where("last_at >= ?", q.From.UTC())
+		}
+		if q.To != nil {
+			s = s.Where("first_at < ?", q.To.UTC())
+		}
+		return s
+	}
+	page := audit.Page{Last: q.After}
+	err := l.eachBlock(ctx, company, q.After, where, func(b auditBlockRow) (bool, error) {
+		entries, err := b.entries()
+		if err != nil {
+			return false, err
+		}
+		for _, s := range entries {
+			if s.Seq <= q.After || !matches(s.Payload, q) {
+				continue
+			}
+			if len(page.Events) == q.Limit {
+				page.HasMore = true
+				return false, nil
+			}
+			page.Events = append(page.Events, s.Payload)
+			page.Last = s.Seq
+		}
+		return true, nil
+	})
+	return page, err
+}
+
+// matches tells whether an event answers the query's filters.
+func matches(payload []byte, q audit.Query) bool {
+	if q.Customer == nil && q.Agent == "" && q.From == nil && q.To == nil {
+		return true
+	}
+	var e struct {
+		Time  time.Time `json:"time"`
+		Agent struct {
+			ID string `json:"id"`
+		} `json:"agent"`
+		CustomerIDs []domain.CustomerID `json:"customer_ids"`
+	}
+	if json.Unmarshal(payload, &e) != nil {
+		return false
+	}
+	return (q.Customer == nil || slices.Contains(e.CustomerIDs, *q.Customer)) && (q.Agent == "" || e.Agent.ID == q.Agent) &&
+		(q.From == nil || !e.Time.Before(*q.From)) && (q.To == nil || e.Time.Before(*q.To))
+}
 
 func (l *AuditLog) Chain(ctx context.Context, company domain.CompanyID) (audit.Link, audit.Link, error) {
 	var head auditHeadRow
@@ -163,59 +252,58 @@ func (l *AuditLog) Chain(ctx context.Context, company domain.CompanyID) (audit.L
 }
 
 func (l *AuditLog) Walk(ctx context.Context, company domain.CompanyID, upTo int64, fn func(audit.Sealed) error) error {
-	after := int64(-1)
-	for {
-		var rows []auditEventRow
-		err := tenantOf(conn(ctx, l.db), company).SelectModel(&rows).Where("seq > ?", after).Where("seq <= ?", upTo).
-			OrderExpr("seq").Limit(walkBatch).Scan(ctx)
-		if err != nil {
-			return translate(err)
-		}
-		for _, r := range rows {
-			if err := fn(audit.Sealed{Company: company, Seq: r.Seq, Payload: r.Payload, PrevHash: nilIfEmpty(r.PrevHash), Hash: r.Hash}); err != nil {
-				return err
+	return l.eachBlock(ctx, company, -1, func(q *bun.SelectQuery) *bun.SelectQuery { return q.Where("first_seq <= ?", upTo) },
+		func(b auditBlockRow) (bool, error) {
+			entries, err := b.entries()
+			if err != nil {
+				return false, err
 			}
-			after = r.Seq
-		}
-		if len(rows) < walkBatch {
-			return nil
-		}
-	}
+			for _, s := range entries {
+				if s.Seq > upTo {
+					return false, nil
+				}
+				if err := fn(s); err != nil {
+					return false, err
+				}
+			}
+			return true, nil
+		})
 }
 
-func nilIfEmpty(b []byte) []byte {
-	if len(b) == 0 {
-		return nil
-	}
-	return b
-}
-
-// Sweep deletes whole leading events older than before and leaves, in the
-// head, the last deleted event's link as the checkpoint verification
-// starts from.
+// Sweep deletes the leading blocks whose events are all older than before
+// and leaves, in the head, the last deleted event's link as the checkpoint
+// verification starts from.
 func (l *AuditLog) Sweep(ctx context.Context, company domain.CompanyID, before time.Time) (int64, error) {
 	db := conn(ctx, l.db)
 	tn := tenantOf(db, company)
-	var last auditEventRow
-	// The chain is cut after the last old event that every earlier one
-	// precedes: events are sealed in time order, so that is the newest old one.
-	err := tn.SelectModel(&last).Column("seq", "hash").Where("at < ?", before.UTC()).OrderExpr("seq DESC").Limit(1).Scan(ctx)
+	var last auditBlockRow
+	// Events are sealed in time order: the newest block wholly older than
+	// before ends the part that goes.
+	err := tn.SelectModel(&last).Where("last_at < ?", before.UTC()).OrderExpr("first_seq DESC").Limit(1).Scan(ctx)
 	if errors.Is(translate(err), domain.ErrNotFound) {
 		return 0, nil
 	}
 	if err != nil {
 		return 0, translate(err)
 	}
-	if _, err := tn.Delete("audit_event_customers").Where("seq <= ?", last.Seq).Exec(ctx); err != nil {
-		return 0, translate(err)
-	}
-	res, err := tn.DeleteModel((*auditEventRow)(nil)).Where("seq <= ?", last.Seq).Exec(ctx)
+	entries, err := last.entries()
 	if err != nil {
+		return 0, err
+	}
+	var n int64
+	if err := tn.SelectModel((*auditBlockRow)(nil)).ColumnExpr("COALESCE(SUM(last_seq - first_seq + 1), 0)").
+		Where("first_seq <= ?", last.FirstSeq).Scan(ctx, &n); err != nil {
 		return 0, translate(err)
 	}
-	if _, err := tn.UpdateModel((*auditHeadRow)(nil)).Set("floor_seq = ?", last.Seq).Set("floor_hash = ?", last.Hash).Exec(ctx); err != nil {
+	if _, err := tn.Delete("audit_block_customers").Where("first_seq <= ?", last.FirstSeq).Exec(ctx); err != nil {
 		return 0, translate(err)
 	}
-	n, _ := res.RowsAffected()
+	if _, err := tn.DeleteModel((*auditBlockRow)(nil)).Where("first_seq <= ?", last.FirstSeq).Exec(ctx); err != nil {
+		return 0, translate(err)
+	}
+	floor := entries[len(entries)-1]
+	if _, err := tn.UpdateModel((*auditHeadRow)(nil)).Set("floor_seq = ?", floor.Seq).Set("floor_hash = ?", floor.Hash).Exec(ctx); err != nil {
+		return 0, translate(err)
+	}
 	return n, nil
 }

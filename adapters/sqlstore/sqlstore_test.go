@@ -1,6 +1,7 @@
 package sqlstore_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -157,21 +158,16 @@ func TestAuditLog(t *testing.T) {
 				Repositories: repositoriesOn(db),
 				Audit:        sqlstore.NewAuditLog(db),
 				Corrupt: func(t *testing.T, company domain.CompanyID, seq int64) {
-					var payload []byte
-					if err := db.NewSelect().TableExpr("audit_events").Column("payload").Where("company_id = ?", uuid.UUID(company)).
-						Where("seq = ?", seq).Scan(context.Background(), &payload); err != nil {
-						t.Fatal(err)
-					}
-					payload[len(payload)/2] ^= 0x01
-					if _, err := db.NewUpdate().TableExpr("audit_events").Set("payload = ?", payload).Where("company_id = ?", uuid.UUID(company)).
-						Where("seq = ?", seq).Exec(context.Background()); err != nil {
-						t.Fatal(err)
-					}
+					auditBlock(t, db, company, seq, func(events []byte) []byte {
+						at := bytes.Index(events, []byte(`"id":"`)) + len(`"id":"`)
+						events[at] ^= 0x01 // one hex digit of the event's id: still JSON, no longer the event sealed
+						return events
+					})
 				},
 				Remove: func(t *testing.T, company domain.CompanyID, seq int64) {
-					for _, table := range []string{"audit_event_customers", "audit_events"} {
+					for _, table := range []string{"audit_block_customers", "audit_blocks"} {
 						if _, err := db.NewDelete().TableExpr(table).Where("company_id = ?", uuid.UUID(company)).
-							Where("seq = ?", seq).Exec(context.Background()); err != nil {
+							Where("first_seq = ?", seq).Exec(context.Background()); err != nil {
 							t.Fatal(err)
 						}
 					}
@@ -179,4 +175,18 @@ func TestAuditLog(t *testing.T) {
 			}
 		})
 	})
+}
+
+// auditBlock changes the stored events of the block that begins at seq.
+func auditBlock(t *testing.T, db *bun.DB, company domain.CompanyID, seq int64, change func([]byte) []byte) {
+	t.Helper()
+	var events []byte
+	q := db.NewSelect().TableExpr("audit_blocks").Column("events").Where("company_id = ?", uuid.UUID(company)).Where("first_seq = ?", seq)
+	if err := q.Scan(context.Background(), &events); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.NewUpdate().TableExpr("audit_blocks").Set("events = ?", change(events)).Where("company_id = ?", uuid.UUID(company)).
+		Where("first_seq = ?", seq).Exec(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -19,9 +19,10 @@ import (
 type AuditRepositories struct {
 	Repositories
 	Audit ports.AuditLog
-	// Corrupt flips one byte of the stored payload of company's event seq.
+	// Corrupt flips one byte of the stored payload of company's event seq,
+	// appended alone.
 	Corrupt func(t *testing.T, company domain.CompanyID, seq int64)
-	// Remove deletes company's event seq.
+	// Remove deletes company's event seq, appended alone.
 	Remove func(t *testing.T, company domain.CompanyID, seq int64)
 }
 
@@ -175,7 +176,8 @@ func auditTamper(t *testing.T, r AuditRepositories) {
 	}
 	// The last event deleted: the head still names it.
 	c, _ := newCompany(t, r.Repositories, "D", 10)
-	appendEvents(t, r, c.ID, auditEvent(time.Now(), "pc_one"), auditEvent(time.Now(), "pc_one"))
+	appendEvents(t, r, c.ID, auditEvent(time.Now(), "pc_one"))
+	appendEvents(t, r, c.ID, auditEvent(time.Now(), "pc_one"))
 	r.Remove(t, c.ID, 2)
 	if _, err := Verify(ctx, r.Audit, c.ID); err == nil || !strings.Contains(err.Error(), "missing") {
 		t.Errorf("the newest event deleted: verify says %v", err)

@@ -206,35 +206,41 @@ func run(pgURL, redisURL string, concurrency int, phase time.Duration, rounds, e
 	return nil
 }
 
-// fill appends n events of company to its chain's end in SQL, each
-// reaching one of its 100 customers: the query reads them as the server's own.
+// fill appends n events of company after its chain's head, in blocks of
+// 100 as group commits write them, each event reaching one of its 100
+// customers: the query reads them as the server's own.
 func fill(dbURL, company string, n int) error {
 	db := sql.OpenDB(pgdriver.NewConnector(pgdriver.WithDSN(dbURL), pgdriver.WithReadTimeout(30*time.Minute), pgdriver.WithWriteTimeout(time.Minute)))
 	defer func() { _ = db.Close() }()
 	var head int64
-	if err := db.QueryRow("SELECT COALESCE(max(seq), 0) FROM audit_events WHERE company_id = $1", company).Scan(&head); err != nil {
+	if err := db.QueryRow("SELECT seq FROM audit_heads WHERE company_id = $1", company).Scan(&head); err != nil {
 		return err
 	}
-	const payload = `'{"id":"00000000-0000-0000-0000-000000000000","time":"2026-11-24T08:00:00Z","agent":{"type":"client","id":"pc_bench","name":"Bench"},` +
-		`"source":{"address":"127.0.0.1"},"trace_id":"","action":"read","section":"customers","object_id":"' || (g % 100 + 1) || '",` +
-		`"outcome":{"status":200,"reason":""},"customer_ids":[' || (g % 100 + 1) || ']}'`
-	const chunk = 250_000
-	for from := 1; from <= n; from += chunk {
-		to := min(from+chunk-1, n)
-		if _, err := db.Exec(`INSERT INTO audit_events (company_id, seq, at, agent_id, payload, prev_hash, hash)
-			SELECT $1, $2 + g, now(), 'pc_bench', convert_to(`+payload+`, 'UTF8'), '\x00', '\x00' FROM generate_series($3::bigint, $4::bigint) g`,
-			company, head, from, to); err != nil {
+	const perBlock = 100
+	// One block: 100 entries; entry k of block b reaches customer (b*100+k) % 100 + 1, so every block reaches every customer.
+	const entry = `'{"h":"AA==","e":{"id":"00000000-0000-0000-0000-000000000000","time":"2026-11-24T08:00:00Z",` +
+		`"agent":{"type":"client","id":"pc_bench","name":"Bench"},"source":{"address":"127.0.0.1"},"trace_id":"","action":"read",` +
+		`"section":"customers","object_id":"' || k || '","outcome":{"status":200,"reason":""},"customer_ids":[' || k || ']}}'`
+	blocks := n / perBlock
+	const chunk = 2_000
+	for from := 0; from < blocks; from += chunk {
+		to := min(from+chunk, blocks) - 1
+		if _, err := db.Exec(`INSERT INTO audit_blocks (company_id, first_seq, last_seq, first_at, last_at, prev_hash, events)
+			SELECT $1, $2 + b*100 + 1, $2 + b*100 + 100, now(), now(), '\x00',
+			       convert_to('[' || (SELECT string_agg(`+entry+`, ',') FROM generate_series(1, 100) k) || ']', 'UTF8')
+			FROM generate_series($3::bigint, $4::bigint) b`, company, head, from, to); err != nil {
 			return err
 		}
-		if _, err := db.Exec(`INSERT INTO audit_event_customers (company_id, customer_id, seq)
-			SELECT $1, g % 100 + 1, $2 + g FROM generate_series($3::bigint, $4::bigint) g`, company, head, from, to); err != nil {
+		if _, err := db.Exec(`INSERT INTO audit_block_customers (company_id, customer_id, first_seq)
+			SELECT $1, k, $2 + b*100 + 1 FROM generate_series($3::bigint, $4::bigint) b, generate_series(1, 100) k`,
+			company, head, from, to); err != nil {
 			return err
 		}
 	}
 	// The head moves past them, so that the server's own events go on after.
-	if _, err := db.Exec("UPDATE audit_heads SET seq = $2 WHERE company_id = $1", company, head+int64(n)); err != nil {
+	if _, err := db.Exec("UPDATE audit_heads SET seq = $2 WHERE company_id = $1", company, head+int64(blocks*perBlock)); err != nil {
 		return err
 	}
-	_, err := db.Exec("ANALYZE audit_events; ANALYZE audit_event_customers")
+	_, err := db.Exec("ANALYZE audit_blocks; ANALYZE audit_block_customers")
 	return err
 }

@@ -1,5 +1,5 @@
-DROP TABLE audit_event_customers;
+DROP TABLE audit_block_customers;
 --bun:split
-DROP TABLE audit_events;
+DROP TABLE audit_blocks;
 --bun:split
 DROP TABLE audit_heads;

@@ -7,23 +7,22 @@ CREATE TABLE audit_heads (
     floor_hash  BLOB    NOT NULL DEFAULT x''
 );
 --bun:split
-CREATE TABLE audit_events (
-    company_id  TEXT     NOT NULL REFERENCES companies (id),
-    seq         INTEGER  NOT NULL,
-    at          TEXT     NOT NULL,
-    agent_id    TEXT     NOT NULL,
-    payload     BLOB     NOT NULL,
-    prev_hash   BLOB     NOT NULL,
-    hash        BLOB     NOT NULL,
-    PRIMARY KEY (company_id, seq)
+CREATE TABLE audit_blocks (
+    company_id  TEXT    NOT NULL REFERENCES companies (id),
+    first_seq   INTEGER NOT NULL,
+    last_seq    INTEGER NOT NULL,
+    first_at    TEXT    NOT NULL,
+    last_at     TEXT    NOT NULL,
+    prev_hash   BLOB    NOT NULL,
+    events      BLOB    NOT NULL,
+    PRIMARY KEY (company_id, first_seq),
+    CHECK (first_seq <= last_seq)
 );
 --bun:split
-CREATE INDEX audit_events_time_idx ON audit_events (company_id, at);
---bun:split
-CREATE TABLE audit_event_customers (
+CREATE TABLE audit_block_customers (
     company_id  TEXT    NOT NULL,
     customer_id INTEGER NOT NULL,
-    seq         INTEGER NOT NULL,
-    PRIMARY KEY (company_id, customer_id, seq),
+    first_seq   INTEGER NOT NULL,
+    PRIMARY KEY (company_id, customer_id, first_seq),
     FOREIGN KEY (company_id, customer_id) REFERENCES customers (company_id, id)
 );
