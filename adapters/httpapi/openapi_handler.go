@@ -178,7 +178,7 @@ func addBooking(paths, schemas object) error {
 		param("from", "first local date", true, date), param("to", "last local date, at most 31 days counted with from", true, date)}
 	paths[resourcePrefix+"/booking/slots"] = object{"get": slots}
 
-	input := domain.BookingKind.Schemas().Input
+	input := maps.Clone(domain.BookingKind.Schemas().Input) // shared with the domain: the document adds to a copy
 	var example any
 	if err := json.Unmarshal([]byte(domain.BookingKind.ExampleWith(domain.SampleIDs)), &example); err != nil {
 		return err
