@@ -73,7 +73,7 @@ lint:
 
 ## bench: Go benchmarks, then the load programs against the built binary (figures printed):
 ## uploads on the embedded defaults; OAuth, booking slots, the million-row sync and
-## import/export on PostgreSQL + Redis.
+## import/export, and the audit trail's cost (its own build, -tags auditbench) on PostgreSQL + Redis.
 ## Exits non-zero if a target is missed.
 bench: build
 	$(GO) test -run=NONE -bench=. -benchmem ./...
@@ -82,7 +82,8 @@ bench: build
 	$(GO) run ./test/bench/booking -binary $(BIN); booking=$$?; \
 	$(GO) run ./test/bench/records -binary $(BIN); records=$$?; \
 	$(GO) run ./test/bench/exchange -binary $(BIN); exchange=$$?; \
-	exit $$((upload | oauth | booking | records | exchange))
+	$(GO) run ./test/bench/audit; audit=$$?; \
+	exit $$((upload | oauth | booking | records | exchange | audit))
 
 ## fuzz: run each fuzz target for FUZZTIME (their seed corpora run in `make test`), then the
 ## bad-input suite with 20,000 random requests more per backend (the seed is logged)
