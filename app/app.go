@@ -162,7 +162,7 @@ var HTTP = fx.Module("http",
 			return httpapi.OAuthOptions{PublicURL: cfg.PublicURL, TrustedProxies: cfg.Proxies()}
 		},
 		asRoute(httpapi.NewOAuth),
-		asRoute(httpapi.NewResources, fx.ParamTags(``, ``, ``, `group:"sections"`)),
+		asRoute(httpapi.NewResources, fx.ParamTags(``, ``, ``, ``, `group:"sections"`)),
 		asSection(httpapi.NewCompanySection),
 		asSection(httpapi.NewRecords),
 		asSection(httpapi.NewBookingSection),

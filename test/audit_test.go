@@ -283,6 +283,9 @@ func TestAuditTrail(t *testing.T) {
 		if r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") == "" || bytes.Contains(r.body, []byte("Anna")) {
 			t.Errorf("read with the audit store gone: %d Retry-After %q %s", r.status, r.header.Get("Retry-After"), r.body)
 		}
+		if m := s.requestUndocumented(t, http.MethodGet, "/metrics", "", ""); !bytes.Contains(m.body, []byte("praxis_audit_write_failures_total 1")) {
+			t.Error("the refused read is not counted in praxis_audit_write_failures_total")
+		}
 		w := s.requestUndocumented(t, http.MethodPost, "/api/oauth/v2/resource/notes", "application/json",
 			fmt.Sprintf(`{"customer_id":%d,"text":"lost?"}`, anna), "Authorization: Bearer "+full)
 		if w.status != http.StatusServiceUnavailable {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/praxis-health/praxis/domain"
@@ -30,10 +31,25 @@ type subject struct {
 	candidates []domain.CustomerID // the customers a refused request asked for
 }
 
+// auditDoor records the events of one door: the resource API's, or the uploads'.
+type auditDoor struct {
+	auditor ports.Auditor
+	trusted []netip.Prefix
+	// failed counts answers refused because their event could not be
+	// written: an SRE's alert, since each one is data a practice could not see.
+	failed metric.Int64Counter
+}
+
+func newAuditDoor(auditor ports.Auditor, trusted []netip.Prefix, tel Telemetry) auditDoor {
+	return auditDoor{auditor: auditor, trusted: trusted, failed: must(tel.withDefaults().Meter.Meter(instrumentation).Int64Counter(
+		"praxis.audit.write_failures", metric.WithDescription("Answers turned into 503 because their audit event could not be written")))}
+}
+
 // audited wraps the rest of the chain in an audit event; describe tells,
 // after the answer, what the request reached (ok false: no company to
 // record it for).
-func audited(auditor ports.Auditor, trusted []netip.Prefix, describe func(c *fiber.Ctx) (subject, bool)) fiber.Handler {
+func (d auditDoor) audited(describe func(c *fiber.Ctx) (subject, bool)) fiber.Handler {
+	auditor, trusted := d.auditor, d.trusted
 	return func(c *fiber.Ctx) error {
 		if auditor == nil {
 			return c.Next()
@@ -69,6 +85,7 @@ func audited(auditor ports.Auditor, trusted []netip.Prefix, describe func(c *fib
 		}
 		if err := auditor.Record(c.UserContext(), s.company, event); err != nil {
 			// Not recorded: the data is not served.
+			d.failed.Add(c.UserContext(), 1)
 			c.Response().Reset()
 			return c.App().Config().ErrorHandler(c, err)
 		}

@@ -1,8 +1,6 @@
 package httpapi
 
 import (
-	"net/netip"
-
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/praxis-health/praxis/domain"
@@ -15,21 +13,20 @@ const resourcePrefix = "/api/oauth/v2/resource"
 // Resources is the resource API: the bearer guard in front of every section.
 type Resources struct {
 	auth     ports.Authorizer
-	auditor  ports.Auditor
-	trusted  []netip.Prefix
+	door     auditDoor
 	sections []Route
 }
 
 // NewResources guards sections with auth; every request with a valid
 // token is an audit event of its company.
-func NewResources(auth ports.Authorizer, auditor ports.Auditor, opts OAuthOptions, sections []Route) *Resources {
-	return &Resources{auth: auth, auditor: auditor, trusted: opts.TrustedProxies, sections: sections}
+func NewResources(auth ports.Authorizer, auditor ports.Auditor, opts OAuthOptions, tel Telemetry, sections []Route) *Resources {
+	return &Resources{auth: auth, door: newAuditDoor(auditor, opts.TrustedProxies, tel), sections: sections}
 }
 
 // Register mounts the guard first, so that no section, and no unknown path
 // under the prefix, is reachable without a valid token.
 func (h *Resources) Register(app fiber.Router) {
-	g := app.Group(resourcePrefix, audited(h.auditor, h.trusted, resourceSubject), h.guard)
+	g := app.Group(resourcePrefix, h.door.audited(resourceSubject), h.guard)
 	for _, s := range h.sections {
 		s.Register(g)
 	}

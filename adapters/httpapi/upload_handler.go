@@ -40,7 +40,7 @@ type UploadOptions struct {
 // Uploads serves POST /api/gdt/upload and POST /api/sonogdt/upload.
 type Uploads struct {
 	uploader ports.Uploader
-	auditor  ports.Auditor
+	door     auditDoor
 	opts     UploadOptions
 	bytes    metric.Int64Counter
 	files    metric.Int64Counter
@@ -50,7 +50,7 @@ type Uploads struct {
 // NewUploads serves the uploader.
 func NewUploads(uploader ports.Uploader, auditor ports.Auditor, opts UploadOptions, tel Telemetry) *Uploads {
 	meter := tel.withDefaults().Meter.Meter(instrumentation)
-	return &Uploads{uploader: uploader, auditor: auditor, opts: opts,
+	return &Uploads{uploader: uploader, door: newAuditDoor(auditor, opts.TrustedProxies, tel), opts: opts,
 		bytes: must(meter.Int64Counter("praxis.upload.bytes", metric.WithUnit("By"),
 			metric.WithDescription("Bytes of files stored by the upload endpoints"))),
 		files: must(meter.Int64Counter("praxis.upload.files",
@@ -62,7 +62,7 @@ func NewUploads(uploader ports.Uploader, auditor ports.Auditor, opts UploadOptio
 
 func (h *Uploads) Register(app fiber.Router) {
 	for _, source := range []domain.Source{domain.SourceGDT, domain.SourceSonoGDT} {
-		app.Post("/api/"+source.String()+"/upload", audited(h.auditor, h.opts.TrustedProxies, uploadSubject(source)), h.handle(source))
+		app.Post("/api/"+source.String()+"/upload", h.door.audited(uploadSubject(source)), h.handle(source))
 	}
 }
 
