@@ -78,12 +78,10 @@ func buildOpenAPI(releases []release.Release) ([]byte, error) {
 	for _, k := range domain.Kinds() {
 		name := k.Name
 		schemas[name] = k.Schemas().Output
-		input := maps.Clone(k.Schemas().Input) // the kind's own schema is shared: the document adds to a copy
-		var example any
-		if err := json.Unmarshal([]byte(k.ExampleWith(domain.SampleIDs)), &example); err != nil {
+		input, err := inputWithExample(k)
+		if err != nil {
 			return nil, err
 		}
-		input["examples"] = []any{example}
 		schemas[name+"Input"] = input
 		schemas[name+"List"] = object{
 			"type": "object", "required": []any{"data", "next_cursor", "has_more"}, "additionalProperties": false,
@@ -122,6 +120,19 @@ func markStability(paths object) {
 			}
 		}
 	}
+}
+
+// inputWithExample is a kind's create schema with its example, as the
+// document shows it: a copy, since the kind's own schema is shared and two
+// documents may be built at once.
+func inputWithExample(k *domain.Kind) (object, error) {
+	var example any
+	if err := json.Unmarshal([]byte(k.ExampleWith(domain.SampleIDs)), &example); err != nil {
+		return nil, err
+	}
+	input := maps.Clone(k.Schemas().Input)
+	input["examples"] = []any{example}
+	return input, nil
 }
 
 // addBooking documents the booking section and the appointments' cancel
@@ -178,12 +189,10 @@ func addBooking(paths, schemas object) error {
 		param("from", "first local date", true, date), param("to", "last local date, at most 31 days counted with from", true, date)}
 	paths[resourcePrefix+"/booking/slots"] = object{"get": slots}
 
-	input := maps.Clone(domain.BookingKind.Schemas().Input) // shared with the domain: the document adds to a copy
-	var example any
-	if err := json.Unmarshal([]byte(domain.BookingKind.ExampleWith(domain.SampleIDs)), &example); err != nil {
+	input, err := inputWithExample(domain.BookingKind)
+	if err != nil {
 		return err
 	}
-	input["examples"] = []any{example}
 	schemas["BookingInput"] = input
 	book := operation("book", "Book a free slot; a new customer is created in the same transaction", domain.WriteScope("booking"), object{
 		"201": object{"description": "the appointment (status booked, source online_booking)", "content": jsonContent(ref("schemas", "Appointment")),
