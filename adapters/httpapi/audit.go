@@ -163,23 +163,17 @@ func resourceSubject(c *fiber.Ctx) (subject, bool) {
 }
 
 // uploadSubject reads what an upload door request reached from its
-// headers: the company it names (the use case drops an event for a
+// headers, as the door reads them (uploadHeader): the company it names (the use case drops an event for a
 // company that does not exist), the device door, the customer.
 func uploadSubject(source domain.Source) func(c *fiber.Ctx) (subject, bool) {
 	return func(c *fiber.Ctx) (subject, bool) {
-		header := func(name string) string {
-			if v := c.Get("x-gdt-" + name); v != "" {
-				return v
-			}
-			return c.Get("x-sonogdt-" + name)
-		}
-		company, err := domain.ParseCompanyID(header("company"))
+		company, err := domain.ParseCompanyID(uploadHeader(c, "company").Value)
 		if err != nil {
 			return subject{}, false
 		}
 		s := subject{company: company, agent: audit.Agent{Type: audit.AgentDevice, ID: source.String(), Name: source.String() + " upload"},
 			section: "files", action: audit.ActionUpload}
-		if id, ok := domain.ParseCustomerPathID(header("customer")); ok {
+		if id, ok := domain.ParseCustomerPathID(uploadHeader(c, "customer").Value); ok {
 			s.candidates = []domain.CustomerID{id}
 		}
 		return s, true
