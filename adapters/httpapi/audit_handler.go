@@ -1,8 +1,6 @@
 package httpapi
 
 import (
-	"time"
-
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/praxis-health/praxis/domain"
@@ -26,14 +24,7 @@ var auditParams = []string{"customer_id", "agent", "from", "to", "cursor", "limi
 func (h *AuditEvents) list(c *fiber.Ctx) error {
 	var errs domain.FieldErrors
 	onlyParams(c, auditParams, &errs)
-	q := audit.Query{Limit: limitParam(c, &errs), Agent: c.Query("agent")}
-	if v := c.Query("customer_id"); v != "" {
-		id, ok := domain.ParseCustomerPathID(v)
-		if !ok {
-			errs.Add("customer_id", "must be a customer number from 1 to 9999999999")
-		}
-		q.Customer = &id
-	}
+	q := audit.Query{Limit: limitParam(c, &errs), Agent: c.Query("agent"), Customer: customerParam(c, &errs)}
 	q.From, q.To = instantParam(c, "from", &errs), instantParam(c, "to", &errs)
 	if v := c.Query("cursor"); v != "" {
 		cur, err := domain.ParseCursor(v)
@@ -57,17 +48,4 @@ func (h *AuditEvents) list(c *fiber.Ctx) error {
 		data = append(data, e...)
 	}
 	return writePage(c, append(data, ']'), domain.Cursor{Change: page.Last, ID: "audit"}.Encode(), page.HasMore)
-}
-
-// instantParam reads an RFC 3339 date-time parameter.
-func instantParam(c *fiber.Ctx, name string, errs *domain.FieldErrors) *time.Time {
-	v := c.Query(name)
-	if v == "" {
-		return nil
-	}
-	t, err := domain.ParseDateTime(v)
-	if err != nil {
-		errs.Add(name, "must be an RFC 3339 date-time with an offset, from year 0001 to 9999")
-	}
-	return &t
 }

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -46,13 +47,7 @@ func readListQuery(c *fiber.Ctx, withCustomer, withCalendar bool) (domain.ListQu
 		}
 		q.After = &cur
 	}
-	if v := c.Query("updated_since"); v != "" {
-		t, err := domain.ParseDateTime(v)
-		if err != nil {
-			errs.Add("updated_since", "must be an RFC 3339 date-time with an offset, from year 0001 to 9999")
-		}
-		q.UpdatedSince = &t
-	}
+	q.UpdatedSince = instantParam(c, "updated_since", &errs)
 	switch c.Query("include_deleted") {
 	case "", "false":
 	case "true":
@@ -60,12 +55,8 @@ func readListQuery(c *fiber.Ctx, withCustomer, withCalendar bool) (domain.ListQu
 	default:
 		errs.Add("include_deleted", "must be true or false")
 	}
-	if v := c.Query("customer_id"); v != "" && withCustomer {
-		id, ok := domain.ParseCustomerPathID(v)
-		if !ok {
-			errs.Add("customer_id", "must be a customer number from 1 to 9999999999")
-		}
-		q.Customer = &id
+	if withCustomer {
+		q.Customer = customerParam(c, &errs)
 	}
 	if withCalendar {
 		q.Calendar.User = uuidParam(c, "user_id", &errs)
@@ -105,6 +96,32 @@ func onlyParams(c *fiber.Ctx, known []string, errs *domain.FieldErrors) {
 			errs.Add(name, "is given more than once")
 		}
 	})
+}
+
+// customerParam reads ?customer_id, a customer number.
+func customerParam(c *fiber.Ctx, errs *domain.FieldErrors) *domain.CustomerID {
+	v := c.Query("customer_id")
+	if v == "" {
+		return nil
+	}
+	id, ok := domain.ParseCustomerPathID(v)
+	if !ok {
+		errs.Add("customer_id", "must be a customer number from 1 to 9999999999")
+	}
+	return &id
+}
+
+// instantParam reads an RFC 3339 date-time parameter.
+func instantParam(c *fiber.Ctx, name string, errs *domain.FieldErrors) *time.Time {
+	v := c.Query(name)
+	if v == "" {
+		return nil
+	}
+	t, err := domain.ParseDateTime(v)
+	if err != nil {
+		errs.Add(name, "must be an RFC 3339 date-time with an offset, from year 0001 to 9999")
+	}
+	return &t
 }
 
 // limitParam reads ?limit, 1–500, default 100.

@@ -100,9 +100,7 @@ func (a *Auditor) Record(ctx context.Context, company domain.CompanyID, e audit.
 		}
 		e.CustomerIDs = own
 	}
-	if e.Agent.Type == audit.AgentClient && e.Agent.Name == "" {
-		e.Agent.Name = a.clientName(ctx, domain.ClientID(e.Agent.ID))
-	}
+	a.name(ctx, &e)
 	a.mu.RLock()
 	queue := a.queue
 	if queue == nil {
@@ -176,17 +174,20 @@ func (a *Auditor) write(ctx context.Context, batch []auditRequest) error {
 	return err
 }
 
-// clientName is a client's name as its events show it, read once per process.
-func (a *Auditor) clientName(ctx context.Context, id domain.ClientID) string {
+// name gives a client's event the client's name, read once per process.
+func (a *Auditor) name(ctx context.Context, e *audit.Event) {
+	if e.Agent.Type != audit.AgentClient || e.Agent.Name != "" {
+		return
+	}
+	id := domain.ClientID(e.Agent.ID)
 	if name, ok := a.names.Load(id); ok {
-		return name.(string)
+		e.Agent.Name = name.(string)
+		return
 	}
-	c, err := a.clients.Get(ctx, id)
-	if err != nil {
-		return ""
+	if c, err := a.clients.Get(ctx, id); err == nil {
+		a.names.Store(id, c.Name)
+		e.Agent.Name = c.Name
 	}
-	a.names.Store(id, c.Name)
-	return c.Name
 }
 
 // inTx puts the request's event into the write's transaction, with the
@@ -197,9 +198,7 @@ func (a *Auditor) inTx(ctx context.Context, company domain.CompanyID, status int
 		return nil
 	}
 	e := access.Event(status, "")
-	if e.Agent.Type == audit.AgentClient && e.Agent.Name == "" {
-		e.Agent.Name = a.clientName(ctx, domain.ClientID(e.Agent.ID))
-	}
+	a.name(ctx, &e)
 	if err := a.log.Append(ctx, company, []audit.Event{e}); err != nil {
 		return err
 	}
