@@ -34,6 +34,7 @@ func Options(cfg Config) fx.Option {
 		Blobs,
 		Tokens,
 		UseCases,
+		Webhooks,
 		HTTP,
 	)
 }
@@ -168,6 +169,7 @@ var HTTP = fx.Module("http",
 		asSection(httpapi.NewBookingSection),
 		asSection(httpapi.NewFilesSection),
 		asSection(httpapi.NewAuditEvents),
+		asSection(httpapi.NewWebhookEndpoints),
 		fx.Annotate(httpapi.New, fx.ParamTags(``, ``, `group:"routes"`)),
 	),
 	fx.Invoke(serveHTTP, startSweeper, startAuditSweeper),

@@ -47,6 +47,20 @@ type Config struct {
 	// AuditRetention is how long audit events are kept (default 3 years,
 	// the GTelG's and § 309 SGB V's period); older ones are swept hourly.
 	AuditRetention time.Duration `env:"PRAXIS_AUDIT_RETENTION" envDefault:"26280h"`
+	// Webhooks (docs/contract.md §12). The key seals the endpoints' signing
+	// secrets: 32 bytes in base64, the same on every replica. Without it the
+	// embedded mode keeps one in a file beside its database; a shared
+	// database without it has no webhooks (their routes answer 503).
+	WebhookKey string `env:"PRAXIS_WEBHOOK_KEY"`
+	// WebhookAllowPrivate lets endpoints be plain http and inside this
+	// network (loopback, private, link-local): for tests and private networks.
+	WebhookAllowPrivate bool `env:"PRAXIS_WEBHOOK_ALLOW_PRIVATE" envDefault:"false"`
+	WebhookLease        time.Duration `env:"PRAXIS_WEBHOOK_LEASE" envDefault:"30s"`
+	WebhookPoll         time.Duration `env:"PRAXIS_WEBHOOK_POLL" envDefault:"250ms"`
+	WebhookWorkers      int           `env:"PRAXIS_WEBHOOK_WORKERS" envDefault:"16"`
+	// WebhookTimeScale shrinks the retry schedule and the five days before an
+	// endpoint is disabled, for tests; 1 in production.
+	WebhookTimeScale float64 `env:"PRAXIS_WEBHOOK_TIME_SCALE" envDefault:"1"`
 	// RateLimits are the resource API's limits per OAuth client by plan.
 	RateLimits string `env:"PRAXIS_RATE_LIMITS" envDefault:"basic=600/m,pro=3000/m,enterprise=12000/m"`
 	// TrustedProxies are the addresses (CIDR ranges or single addresses,
@@ -120,6 +134,8 @@ func LoadConfig() (Config, error) {
 		return Config{}, fmt.Errorf("PRAXIS_AUTH_FAILURE_WINDOW and PRAXIS_AUTH_LOCKOUT must be positive")
 	case cfg.ShutdownGrace <= 0 || cfg.ShutdownDelay < 0 || cfg.ShutdownDelay >= cfg.ShutdownGrace:
 		return Config{}, fmt.Errorf("PRAXIS_SHUTDOWN_GRACE must be positive and longer than PRAXIS_SHUTDOWN_DELAY")
+	case cfg.WebhookLease < time.Second || cfg.WebhookPoll <= 0 || cfg.WebhookWorkers < 1 || cfg.WebhookTimeScale <= 0 || cfg.WebhookTimeScale > 1:
+		return Config{}, fmt.Errorf("PRAXIS_WEBHOOK_LEASE must be at least 1s, PRAXIS_WEBHOOK_POLL positive, PRAXIS_WEBHOOK_WORKERS at least 1, PRAXIS_WEBHOOK_TIME_SCALE in (0, 1]")
 	}
 	return cfg, nil
 }

@@ -29,8 +29,17 @@ func AllScopes() Scopes {
 // it is asked for by name.
 const ScopeAuditRead Scope = "audit:read"
 
+// ScopeWebhooksRead and ScopeWebhooksWrite read and manage the company's
+// webhook endpoints (docs/contract.md §12). Opt-in: an endpoint sends the
+// company's changes out of this network, so a client gets them only when
+// they are asked for by name.
+const (
+	ScopeWebhooksRead  Scope = "webhooks:read"
+	ScopeWebhooksWrite Scope = "webhooks:write"
+)
+
 // OptInScopes are granted only when named, never by default.
-var OptInScopes = Scopes{ScopeAuditRead}
+var OptInScopes = Scopes{ScopeAuditRead, ScopeWebhooksRead, ScopeWebhooksWrite}
 
 // SupportedScopes is every scope a client may hold: the catalogue, then the opt-in ones.
 func SupportedScopes() Scopes { return append(AllScopes(), OptInScopes...) }

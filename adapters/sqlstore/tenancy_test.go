@@ -31,6 +31,9 @@ var acceptedAcrossCompanies = []string{
 	"an operator's resource names its company by reference",
 	"the list of companies",
 	"the operator lists every company's deprecated calls",
+	"the dispatcher leases due endpoints of every company",
+	"a setting of the transaction names no table",
+	"the delivery log is swept for every company at once",
 }
 
 // builders start a query that reads, changes or deletes rows. Inserts are

@@ -41,6 +41,7 @@ const (
 	AgentStaff    = "staff"
 	AgentDevice   = "device"
 	AgentOperator = "operator"
+	AgentSystem   = "system" // praxis itself: the webhook dispatcher disabling an endpoint
 )
 
 // Agent is who acted: an OAuth client, a staff member, a device (the upload

@@ -234,3 +234,17 @@ func OutcomeOf(status int) Outcome {
 	}
 	return Retry
 }
+
+// ScopesFor is what a client must be able to read to subscribe to t: the
+// section's read scope, or every such scope for "*".
+func ScopesFor(t string) domain.Scopes {
+	if t != "*" {
+		section, _, _ := strings.Cut(t, ".")
+		return domain.Scopes{domain.ReadScope(section)}
+	}
+	out := domain.Scopes{domain.ReadScope("files")}
+	for _, k := range domain.Kinds() {
+		out = append(out, domain.ReadScope(k.Slug))
+	}
+	return out
+}

@@ -1,0 +1,321 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+
+	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/domain/webhook"
+	"github.com/praxis-health/praxis/ports"
+)
+
+// WebhookEndpoints is the company's webhook endpoints (docs/contract.md
+// §12): scopes webhooks:read and webhooks:write.
+type WebhookEndpoints struct{ webhooks ports.Webhooks }
+
+// NewWebhookEndpoints serves webhooks.
+func NewWebhookEndpoints(webhooks ports.Webhooks) *WebhookEndpoints {
+	return &WebhookEndpoints{webhooks: webhooks}
+}
+
+func (h *WebhookEndpoints) Register(r fiber.Router) {
+	read, write := requireScope(domain.ScopeWebhooksRead), requireScope(domain.ScopeWebhooksWrite)
+	r.Get("/webhook-endpoints", read, h.list)
+	r.Post("/webhook-endpoints", write, h.create)
+	r.Get("/webhook-endpoints/:id", read, h.get)
+	r.Patch("/webhook-endpoints/:id", write, h.update)
+	r.Delete("/webhook-endpoints/:id", write, h.delete)
+	r.Post("/webhook-endpoints/:id/rotate-secret", write, h.rotate)
+	r.Post("/webhook-endpoints/:id/replay", write, h.replay)
+	r.Get("/webhook-endpoints/:id/deliveries", read, h.deliveries)
+}
+
+// endpointView is an endpoint as the API answers it; Secret only when it is new.
+type endpointView struct {
+	ID                      string     `json:"id"`
+	URL                     string     `json:"url"`
+	Description             string     `json:"description"`
+	EventTypes              []string   `json:"event_types"`
+	Enabled                 bool       `json:"enabled"`
+	Status                  string     `json:"status"`
+	DisabledReason          *string    `json:"disabled_reason"`
+	Cursor                  string     `json:"cursor"`
+	Failures                int        `json:"failures"`
+	FailingSince            *time.Time `json:"failing_since"`
+	NextAttemptAt           *time.Time `json:"next_attempt_at"`
+	PreviousSecretExpiresAt *time.Time `json:"previous_secret_expires_at"`
+	Secret                  string     `json:"secret,omitempty"`
+	CreatedAt               time.Time  `json:"created_at"`
+	UpdatedAt               time.Time  `json:"updated_at"`
+}
+
+func viewOf(e webhook.Endpoint, secret webhook.Secret, now time.Time) endpointView {
+	v := endpointView{
+		ID: e.ID.String(), URL: e.URL, Description: e.Description, EventTypes: e.EventTypes, Enabled: e.Enabled,
+		Status: string(e.Status()), Cursor: domain.Cursor{Change: e.Position.Change, ID: e.Position.ID}.Encode(),
+		Failures: e.Failures, FailingSince: e.FailingSince, Secret: string(secret), CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt,
+	}
+	if e.DisabledReason != "" {
+		v.DisabledReason = &e.DisabledReason
+	}
+	if e.Failures > 0 && e.Enabled {
+		v.NextAttemptAt = &e.NextAttempt
+	}
+	if len(e.Previous) > 0 && e.PreviousUntil != nil && now.Before(*e.PreviousUntil) {
+		v.PreviousSecretExpiresAt = e.PreviousUntil
+	}
+	return v
+}
+
+func (h *WebhookEndpoints) list(c *fiber.Ctx) error {
+	endpoints, err := h.webhooks.List(c.UserContext(), grantOf(c))
+	if err != nil {
+		return err
+	}
+	out := make([]endpointView, len(endpoints))
+	for i, e := range endpoints {
+		out[i] = viewOf(e, "", time.Now())
+	}
+	return c.JSON(fiber.Map{"data": out})
+}
+
+// endpointInput is a create's or a PATCH's body.
+type endpointInput struct {
+	URL         *string  `json:"url"`
+	Description *string  `json:"description"`
+	EventTypes  []string `json:"event_types"`
+	Enabled     *bool    `json:"enabled"`
+}
+
+// decodeStrict reads body into v: malformed JSON is 400; an unknown field,
+// a value of the wrong type or more than one value is 422 naming it.
+func decodeStrict(body []byte, v any) error {
+	if !json.Valid(body) {
+		return domain.ErrMalformedJSON
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(v)
+	var typeErr *json.UnmarshalTypeError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &typeErr):
+		field := typeErr.Field
+		if field == "" {
+			return domain.FieldErrors{{Field: "", Message: "the body must be one JSON object"}}.Err()
+		}
+		return domain.FieldErrors{{Field: field, Message: "must be a " + typeErr.Type.String()}}.Err()
+	}
+	return domain.FieldErrors{{Field: "", Message: err.Error()}}.Err()
+}
+
+func (h *WebhookEndpoints) input(c *fiber.Ctx) (ports.WebhookInput, error) {
+	body, err := jsonBody(c)
+	if err != nil {
+		return ports.WebhookInput{}, err
+	}
+	var in endpointInput
+	if err := decodeStrict(body, &in); err != nil {
+		return ports.WebhookInput{}, err
+	}
+	return ports.WebhookInput(in), nil
+}
+
+func (h *WebhookEndpoints) create(c *fiber.Ctx) error {
+	in, err := h.input(c)
+	if err != nil {
+		return err
+	}
+	e, secret, err := h.webhooks.Create(c.UserContext(), grantOf(c), in)
+	if err != nil {
+		return err
+	}
+	c.Location(resourcePrefix + "/webhook-endpoints/" + e.ID.String())
+	return c.Status(fiber.StatusCreated).JSON(viewOf(e, secret, time.Now()))
+}
+
+// endpointID reads :id; anything but an endpoint's id is not found.
+func endpointID(c *fiber.Ctx) (uuid.UUID, error) {
+	id, err := uuid.Parse(c.Params("id"))
+	if err != nil || id.String() != c.Params("id") {
+		return uuid.Nil, domain.ErrNotFound
+	}
+	return id, nil
+}
+
+func (h *WebhookEndpoints) get(c *fiber.Ctx) error {
+	id, err := endpointID(c)
+	if err != nil {
+		return err
+	}
+	e, err := h.webhooks.Get(c.UserContext(), grantOf(c), id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(viewOf(e, "", time.Now()))
+}
+
+func (h *WebhookEndpoints) update(c *fiber.Ctx) error {
+	id, err := endpointID(c)
+	if err != nil {
+		return err
+	}
+	in, err := h.input(c)
+	if err != nil {
+		return err
+	}
+	e, err := h.webhooks.Update(c.UserContext(), grantOf(c), id, in)
+	if err != nil {
+		return err
+	}
+	return c.JSON(viewOf(e, "", time.Now()))
+}
+
+func (h *WebhookEndpoints) delete(c *fiber.Ctx) error {
+	id, err := endpointID(c)
+	if err != nil {
+		return err
+	}
+	if err := h.webhooks.Delete(c.UserContext(), grantOf(c), id); err != nil {
+		return err
+	}
+	return c.SendStatus(fiber.StatusNoContent)
+}
+
+func (h *WebhookEndpoints) rotate(c *fiber.Ctx) error {
+	id, err := endpointID(c)
+	if err != nil {
+		return err
+	}
+	var in struct {
+		OverlapSeconds *int64 `json:"overlap_seconds"`
+	}
+	if len(c.Request().Header.ContentType()) > 0 || c.Request().Header.ContentLength() > 0 {
+		body, err := jsonBody(c)
+		if err != nil {
+			return err
+		}
+		if err := decodeStrict(body, &in); err != nil {
+			return err
+		}
+	}
+	overlap := webhook.DefaultOverlap
+	if in.OverlapSeconds != nil {
+		overlap = time.Duration(*in.OverlapSeconds) * time.Second
+		if *in.OverlapSeconds < 0 || overlap > webhook.MaxOverlap {
+			return domain.FieldErrors{{Field: "overlap_seconds", Message: "must be from 0 to 604800 (7 days)"}}.Err()
+		}
+	}
+	e, secret, err := h.webhooks.RotateSecret(c.UserContext(), grantOf(c), id, overlap)
+	if err != nil {
+		return err
+	}
+	return c.JSON(viewOf(e, secret, time.Now()))
+}
+
+func (h *WebhookEndpoints) replay(c *fiber.Ctx) error {
+	id, err := endpointID(c)
+	if err != nil {
+		return err
+	}
+	body, err := jsonBody(c)
+	if err != nil {
+		return err
+	}
+	var in struct {
+		Cursor *string `json:"cursor"`
+		Since  *string `json:"since"`
+	}
+	if err := decodeStrict(body, &in); err != nil {
+		return err
+	}
+	var from ports.ReplayFrom
+	switch {
+	case (in.Cursor == nil) == (in.Since == nil):
+		return domain.FieldErrors{{Field: "", Message: "give either cursor or since"}}.Err()
+	case in.Cursor != nil:
+		cur, err := domain.ParseCursor(*in.Cursor)
+		if err != nil {
+			return err
+		}
+		from.Cursor = &cur
+	default:
+		t, err := domain.ParseDateTime(*in.Since)
+		if err != nil {
+			return domain.FieldErrors{{Field: "since", Message: "must be an RFC 3339 date-time with an offset, from year 0001 to 9999"}}.Err()
+		}
+		from.Since = &t
+	}
+	e, err := h.webhooks.Replay(c.UserContext(), grantOf(c), id, from)
+	if err != nil {
+		return err
+	}
+	return c.Status(fiber.StatusAccepted).JSON(viewOf(e, "", time.Now()))
+}
+
+// attemptView is one entry of the delivery log.
+type attemptView struct {
+	ID         string    `json:"id"`
+	MessageID  string    `json:"webhook_id"`
+	Type       string    `json:"type"`
+	Cursor     string    `json:"cursor"`
+	At         time.Time `json:"attempted_at"`
+	Status     *int      `json:"status"`
+	Error      *string   `json:"error"`
+	DurationMS float64   `json:"duration_ms"`
+	Outcome    string    `json:"outcome"`
+}
+
+var deliveryParams = []string{"cursor", "limit"}
+
+func (h *WebhookEndpoints) deliveries(c *fiber.Ctx) error {
+	id, err := endpointID(c)
+	if err != nil {
+		return err
+	}
+	var errs domain.FieldErrors
+	onlyParams(c, deliveryParams, &errs)
+	limit := limitParam(c, &errs)
+	before := uuid.Nil
+	if v := c.Query("cursor"); v != "" {
+		cur, err := domain.ParseCursor(v)
+		if b, perr := uuid.Parse(cur.ID); err != nil || perr != nil || cur.Change != 0 {
+			errs.Add("cursor", "is not a cursor this API handed out")
+		} else {
+			before = b
+		}
+	}
+	if err := errs.Err(); err != nil {
+		return err
+	}
+	attempts, more, err := h.webhooks.Deliveries(c.UserContext(), grantOf(c), id, before, limit)
+	if err != nil {
+		return err
+	}
+	out := make([]attemptView, len(attempts))
+	next := ""
+	for i, a := range attempts {
+		v := attemptView{ID: a.ID.String(), MessageID: a.MessageID, Type: a.Type,
+			Cursor: domain.Cursor{Change: a.Position.Change, ID: a.Position.ID}.Encode(), At: a.At,
+			DurationMS: float64(a.Duration.Microseconds()) / 1000, Outcome: a.Outcome.String()}
+		if a.Status != 0 {
+			v.Status = &a.Status
+		}
+		if a.Error != "" {
+			v.Error = &a.Error
+		}
+		out[i] = v
+		next = domain.Cursor{ID: a.ID.String()}.Encode()
+	}
+	data, err := json.Marshal(out)
+	if err != nil {
+		return err
+	}
+	return writePage(c, data, next, more)
+}

@@ -1,0 +1,363 @@
+package test
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+
+	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/domain/webhook"
+)
+
+// receiver is an integrator's webhook receiver on loopback: it verifies
+// every delivery with the official Standard Webhooks library and keeps
+// what it acknowledged, in arrival order.
+type receiver struct {
+	srv  *httptest.Server
+	mode atomic.Int32 // receiverUp, receiverDown (503), receiverGone (410)
+
+	mu        sync.Mutex
+	verifiers []*standardwebhooks.Webhook
+	events    []receivedEvent
+	badSigs   int
+	raw       []rawDelivery
+}
+
+const (
+	receiverUp int32 = iota
+	receiverDown
+	receiverGone
+)
+
+type receivedEvent struct {
+	ID   string
+	Type string
+	Data struct {
+		Section    string `json:"section"`
+		ID         string `json:"id"`
+		CustomerID *int64 `json:"customer_id"`
+		Cursor     string `json:"cursor"`
+	}
+}
+
+// rawDelivery is a delivery as it came, for checks with other secrets.
+type rawDelivery struct {
+	header http.Header
+	body   []byte
+}
+
+// position is where the event stands in the feed: (change, section, id).
+func (e receivedEvent) position(t *testing.T) webhook.Position {
+	c, err := domain.ParseCursor(e.Data.Cursor)
+	if err != nil {
+		t.Fatalf("event %s: cursor %q: %v", e.ID, e.Data.Cursor, err)
+	}
+	return webhook.Position{Change: c.Change, Section: e.Data.Section, ID: e.Data.ID}
+}
+
+func newReceiver(t *testing.T) *receiver {
+	r := &receiver{}
+	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(req.Body)
+		switch r.mode.Load() {
+		case receiverDown:
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		case receiverGone:
+			w.WriteHeader(http.StatusGone)
+			return
+		}
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.raw = append(r.raw, rawDelivery{req.Header.Clone(), body})
+		verified := false
+		for _, v := range r.verifiers {
+			if v.Verify(body, req.Header) == nil {
+				verified = true
+			}
+		}
+		var ev receivedEvent
+		err := json.Unmarshal(body, &ev)
+		if !verified || err != nil || len(body) > webhook.MaxBody {
+			r.badSigs++
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		ev.ID = req.Header.Get("webhook-id")
+		r.events = append(r.events, ev)
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(r.srv.Close)
+	return r
+}
+
+// trust makes the receiver accept signatures of secret (and of the secrets before it).
+func (r *receiver) trust(t *testing.T, secret string) {
+	t.Helper()
+	v, err := standardwebhooks.NewWebhook(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.mu.Lock()
+	r.verifiers = append(r.verifiers, v)
+	r.mu.Unlock()
+}
+
+func (r *receiver) received() []receivedEvent {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]receivedEvent(nil), r.events...)
+}
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("after %s: %s", within, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// webhookEnv is a server whose endpoints may be on loopback, that looks for
+// changes often, and whose leases are short; the key is the same for every
+// process of one test, as on every replica of a deployment.
+func webhookEnv(t *testing.T, scale string) []string {
+	key, err := webhook.NewKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []string{"PRAXIS_WEBHOOK_ALLOW_PRIVATE=true", "PRAXIS_WEBHOOK_POLL=20ms", "PRAXIS_WEBHOOK_LEASE=2s",
+		"PRAXIS_WEBHOOK_KEY=" + key, "PRAXIS_WEBHOOK_TIME_SCALE=" + scale,
+		"PRAXIS_RATE_LIMITS=basic=1000000/m,pro=1000000/m,enterprise=1000000/m"}
+}
+
+// everyScope is the catalogue and the opt-in scopes.
+func everyScope() string { return domain.SupportedScopes().String() }
+
+type endpointReply struct {
+	ID             string   `json:"id"`
+	URL            string   `json:"url"`
+	EventTypes     []string `json:"event_types"`
+	Enabled        bool     `json:"enabled"`
+	Status         string   `json:"status"`
+	DisabledReason *string  `json:"disabled_reason"`
+	Cursor         string   `json:"cursor"`
+	Failures       int      `json:"failures"`
+	Secret         string   `json:"secret"`
+}
+
+func (r reply) endpoint(t *testing.T) endpointReply {
+	t.Helper()
+	var e endpointReply
+	if err := json.Unmarshal(r.body, &e); err != nil {
+		t.Fatalf("%d %s: %v", r.status, r.body, err)
+	}
+	return e
+}
+
+const endpointsPath = "/api/oauth/v2/resource/webhook-endpoints"
+
+func (s *server) register(t *testing.T, token, url string, types ...string) endpointReply {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"url": url, "event_types": types})
+	r := s.request(t, http.MethodPost, endpointsPath, "application/json", string(body), "Authorization: Bearer "+token)
+	if r.status != http.StatusCreated {
+		t.Fatalf("register %s: %d %s", url, r.status, r.body)
+	}
+	e := r.endpoint(t)
+	if !strings.HasPrefix(e.Secret, "whsec_") || r.header.Get("Location") != endpointsPath+"/"+e.ID {
+		t.Fatalf("register: secret %q, Location %q", e.Secret, r.header.Get("Location"))
+	}
+	return e
+}
+
+func (s *server) getEndpoint(t *testing.T, token, id string) endpointReply {
+	t.Helper()
+	r := s.request(t, http.MethodGet, endpointsPath+"/"+id, "", "", "Authorization: Bearer "+token)
+	if r.status != http.StatusOK {
+		t.Fatalf("get endpoint: %d %s", r.status, r.body)
+	}
+	e := r.endpoint(t)
+	if e.Secret != "" {
+		t.Fatal("a GET answers the secret")
+	}
+	return e
+}
+
+// create creates an object of section and answers its id.
+func (s *server) create(t *testing.T, token, section, body string) string {
+	t.Helper()
+	r := s.request(t, http.MethodPost, "/api/oauth/v2/resource/"+section, "application/json", body, "Authorization: Bearer "+token)
+	if r.status != http.StatusCreated {
+		t.Fatalf("POST %s: %d %s", section, r.status, r.body)
+	}
+	return fmt.Sprint(r.decode(t)["id"])
+}
+
+// TestWebhookEndpoints: registration and its refusals, the Standard
+// Webhooks wire, rotation with overlap, replay, 410, the delivery log and
+// another company, on both backends (docs/contract.md §12).
+func TestWebhookEndpoints(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, b backend) {
+		rcv := newReceiver(t)
+
+		// Without the operator's allowance, loopback is refused at registration.
+		key, _ := webhook.NewKey()
+		strict := startServer(t, b, "PRAXIS_WEBHOOK_KEY="+key)
+		sc := strict.newCompany(t, 1<<20)
+		strictToken := strict.tokenFor(t, strict.newClient(t, sc, everyScope()))
+		for _, url := range []string{"https://127.0.0.1/hook", "https://127.1.2.3:8443/hook", "https://[::1]/hook", "https://localhost/hook",
+			"https://api.localhost/hook", "http://integrator.example/hook", rcv.srv.URL, "https://user:pw@integrator.example/hook", "not a url"} {
+			body, _ := json.Marshal(map[string]any{"url": url, "event_types": []string{"*"}})
+			r := strict.request(t, http.MethodPost, endpointsPath, "application/json", string(body), "Authorization: Bearer "+strictToken)
+			if r.status != http.StatusUnprocessableEntity || !strings.Contains(string(r.body), `"url"`) {
+				t.Errorf("register %s without the allowance: %d %s", url, r.status, r.body)
+			}
+		}
+		noScope := strict.tokenFor(t, strict.newClient(t, sc, ""))
+		if r := strict.request(t, http.MethodGet, endpointsPath, "", "", "Authorization: Bearer "+noScope); r.status != http.StatusForbidden {
+			t.Errorf("webhooks without webhooks:read: %d", r.status)
+		}
+		notesOnly := strict.tokenFor(t, strict.newClient(t, sc, "webhooks:write notes:read"))
+		body := `{"url":"https://integrator.example/hook","event_types":["notes.created","customers.updated"]}`
+		if r := strict.request(t, http.MethodPost, endpointsPath, "application/json", body, "Authorization: Bearer "+notesOnly); r.status != http.StatusUnprocessableEntity ||
+			!strings.Contains(string(r.body), "customers:read") {
+			t.Errorf("a subscription beyond the client's read scopes: %d %s", r.status, r.body)
+		}
+		for _, bad := range []string{`{"url":"https://integrator.example/hook","event_types":["notes.read"]}`, `{"url":"https://integrator.example/hook","event_types":[]}`,
+			`{"url":"https://integrator.example/hook","event_types":["*","notes.created"]}`, `{"url":"https://integrator.example/hook","event_types":"*"}`,
+			`{"url":"https://integrator.example/hook","event_types":["*"],"secret":"whsec_mine"}`, `[]`} {
+			if r := strict.request(t, http.MethodPost, endpointsPath, "application/json", bad, "Authorization: Bearer "+strictToken); r.status != http.StatusUnprocessableEntity {
+				t.Errorf("register %s: %d %s", bad, r.status, r.body)
+			}
+		}
+		if r := strict.request(t, http.MethodPost, endpointsPath, "application/json", `{"url":`, "Authorization: Bearer "+strictToken); r.status != http.StatusBadRequest {
+			t.Errorf("malformed body: %d", r.status)
+		}
+
+		s := startServer(t, b, webhookEnv(t, "0.00001")...)
+		c := s.newCompany(t, 1<<20)
+		patient := s.newCustomer(t, c)
+		token := s.tokenFor(t, s.newClient(t, c, everyScope()))
+		e := s.register(t, token, rcv.srv.URL+"/hook", "notes.created", "customers.updated")
+		rcv.trust(t, e.Secret)
+		if e.Status != "active" || !e.Enabled {
+			t.Fatalf("new endpoint: %+v", e)
+		}
+		note := s.create(t, token, "notes", fmt.Sprintf(`{"customer_id":%d,"text":"Kontrolle in 2 Wochen"}`, patient))
+		waitFor(t, 10*time.Second, "the note's event", func() bool { return len(rcv.received()) == 1 })
+		got := rcv.received()[0]
+		if got.Type != "notes.created" || got.Data.Section != "notes" || got.Data.ID != note || got.Data.CustomerID == nil || *got.Data.CustomerID != patient {
+			t.Fatalf("event: %+v", got)
+		}
+		if raw := string(rcv.raw[0].body); strings.Contains(raw, "Kontrolle") || strings.Contains(raw, "Berger") {
+			t.Errorf("an event carries patient detail: %s", raw)
+		}
+		// The event's cursor resumes the section's sync just past the note.
+		r := s.request(t, http.MethodGet, "/api/oauth/v2/resource/notes?cursor="+got.Data.Cursor, "", "", "Authorization: Bearer "+token)
+		if r.status != http.StatusOK || !strings.Contains(string(r.body), `"data":[]`) {
+			t.Errorf("sync after the event's cursor: %d %s", r.status, r.body)
+		}
+
+		// Rotation: both secrets sign during the overlap; each alone verifies.
+		r = s.request(t, http.MethodPost, endpointsPath+"/"+e.ID+"/rotate-secret", "application/json", `{"overlap_seconds":3600}`, "Authorization: Bearer "+token)
+		rotated := r.endpoint(t)
+		if r.status != http.StatusOK || !strings.HasPrefix(rotated.Secret, "whsec_") || rotated.Secret == e.Secret {
+			t.Fatalf("rotate: %d %s", r.status, r.body)
+		}
+		if r := s.request(t, http.MethodPatch, "/api/oauth/v2/resource/customers/"+fmt.Sprint(patient), "application/merge-patch+json", `{"title":"Dr."}`, "Authorization: Bearer "+token); r.status != http.StatusOK {
+			t.Fatalf("PATCH customer: %d %s", r.status, r.body)
+		}
+		waitFor(t, 10*time.Second, "the customer's event", func() bool { return len(rcv.received()) == 2 })
+		rcv.mu.Lock()
+		last := rcv.raw[len(rcv.raw)-1]
+		rcv.mu.Unlock()
+		for _, secret := range []string{e.Secret, rotated.Secret} {
+			v, _ := standardwebhooks.NewWebhook(secret)
+			if err := v.Verify(last.body, last.header); err != nil {
+				t.Errorf("during the overlap, a receiver with one secret refuses: %v", err)
+			}
+		}
+		if sigs := strings.Fields(last.header.Get("webhook-signature")); len(sigs) != 2 {
+			t.Errorf("signatures during the overlap: %q", sigs)
+		}
+		if ev := rcv.received()[1]; ev.Type != "customers.updated" || ev.Data.ID != fmt.Sprint(patient) {
+			t.Errorf("event: %+v", ev)
+		}
+		// Replay from the first event's cursor: both events come again, in
+		// order, each with its webhook-id.
+		r = s.request(t, http.MethodPost, endpointsPath+"/"+e.ID+"/replay", "application/json", fmt.Sprintf(`{"cursor":%q}`, got.Data.Cursor), "Authorization: Bearer "+token)
+		if r.status != http.StatusAccepted {
+			t.Fatalf("replay: %d %s", r.status, r.body)
+		}
+		waitFor(t, 10*time.Second, "the replayed events", func() bool { return len(rcv.received()) == 4 })
+		if again := rcv.received(); again[2].ID != again[0].ID || again[3].ID != again[1].ID {
+			t.Errorf("replayed: %+v, first %+v", again[2:], again[:2])
+		}
+
+		// 410 disables the endpoint, and the company is told in its audit trail.
+		rcv.mode.Store(receiverGone)
+		s.create(t, token, "notes", fmt.Sprintf(`{"customer_id":%d,"text":"Befund besprochen"}`, patient))
+		waitFor(t, 10*time.Second, "the endpoint disabled after 410", func() bool { return s.getEndpoint(t, token, e.ID).Status == "disabled" })
+		if d := s.getEndpoint(t, token, e.ID); d.Enabled || d.DisabledReason == nil || !strings.Contains(*d.DisabledReason, "410") {
+			t.Errorf("after 410: %+v", d)
+		}
+		events, _ := s.auditEvents(t, token, "&agent=webhooks")
+		if len(events) != 1 || events[0].Agent.Type != "system" || events[0].Object != e.ID || !strings.Contains(events[0].Outcome.Reason, "410") {
+			t.Errorf("audit of the disabling: %+v", events)
+		}
+
+		// The delivery log, newest first: the 410, then the deliveries.
+		r = s.request(t, http.MethodGet, endpointsPath+"/"+e.ID+"/deliveries?limit=2", "", "", "Authorization: Bearer "+token)
+		var log struct {
+			Data []struct {
+				WebhookID string `json:"webhook_id"`
+				Status    *int   `json:"status"`
+				Outcome   string `json:"outcome"`
+			} `json:"data"`
+			NextCursor string `json:"next_cursor"`
+			HasMore    bool   `json:"has_more"`
+		}
+		if err := json.Unmarshal(r.body, &log); err != nil || len(log.Data) != 2 || !log.HasMore || log.Data[0].Outcome != "gone" ||
+			*log.Data[0].Status != http.StatusGone || log.Data[1].Outcome != "delivered" {
+			t.Errorf("delivery log: %d %s", r.status, r.body)
+		}
+		r = s.request(t, http.MethodGet, endpointsPath+"/"+e.ID+"/deliveries?cursor="+log.NextCursor, "", "", "Authorization: Bearer "+token)
+		if !strings.Contains(string(r.body), `"has_more":false`) || strings.Count(string(r.body), `"webhook_id"`) != 3 {
+			t.Errorf("delivery log, second page: %s", r.body)
+		}
+
+		// Another company sees none of it.
+		other := s.newCompany(t, 1<<20)
+		otherToken := s.tokenFor(t, s.newClient(t, other, everyScope()))
+		for _, path := range []string{endpointsPath + "/" + e.ID, endpointsPath + "/" + e.ID + "/deliveries"} {
+			if r := s.request(t, http.MethodGet, path, "", "", "Authorization: Bearer "+otherToken); r.status != http.StatusNotFound {
+				t.Errorf("another company's GET %s: %d", path, r.status)
+			}
+		}
+		for _, m := range []string{http.MethodPatch, http.MethodDelete} {
+			if r := s.request(t, m, endpointsPath+"/"+e.ID, "application/json", `{"enabled":true}`, "Authorization: Bearer "+otherToken); r.status != http.StatusNotFound {
+				t.Errorf("another company's %s: %d", m, r.status)
+			}
+		}
+		if r := s.request(t, http.MethodGet, endpointsPath, "", "", "Authorization: Bearer "+otherToken); string(r.body) != `{"data":[]}` {
+			t.Errorf("another company's list: %s", r.body)
+		}
+		if r := s.request(t, http.MethodDelete, endpointsPath+"/"+e.ID, "", "", "Authorization: Bearer "+token); r.status != http.StatusNoContent {
+			t.Errorf("delete: %d", r.status)
+		}
+	})
+}
