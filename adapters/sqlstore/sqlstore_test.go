@@ -190,3 +190,12 @@ func auditBlock(t *testing.T, db *bun.DB, company domain.CompanyID, seq int64, c
 		t.Fatal(err)
 	}
 }
+
+func TestWebhooks(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, db *bun.DB) {
+		porttest.RunWebhookSuite(t, func(*testing.T) porttest.WebhookRepositories {
+			return porttest.WebhookRepositories{Repositories: repositoriesOn(db), Records: sqlstore.NewRecordStore(db),
+				Endpoints: sqlstore.NewWebhookEndpoints(db), Feed: sqlstore.NewChangeFeed(db)}
+		})
+	})
+}
