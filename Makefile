@@ -73,7 +73,8 @@ lint:
 
 ## bench: Go benchmarks, then the load programs against the built binary (figures printed):
 ## uploads on the embedded defaults; OAuth, booking slots, the million-row sync and
-## import/export, and the audit trail's cost (its own build, -tags auditbench) on PostgreSQL + Redis.
+## import/export, the audit trail's cost (its own build, -tags auditbench), and webhook latency and
+## in-order throughput on PostgreSQL + Redis.
 ## Exits non-zero if a target is missed.
 bench: build
 	$(GO) test -run=NONE -bench=. -benchmem ./...
@@ -83,7 +84,8 @@ bench: build
 	$(GO) run ./test/bench/records -binary $(BIN); records=$$?; \
 	$(GO) run ./test/bench/exchange -binary $(BIN); exchange=$$?; \
 	$(GO) run ./test/bench/audit; audit=$$?; \
-	exit $$((upload | oauth | booking | records | exchange | audit))
+	$(GO) run ./test/bench/webhooks -binary $(BIN); webhooks=$$?; \
+	exit $$((upload | oauth | booking | records | exchange | audit | webhooks))
 
 ## fuzz: run each fuzz target for FUZZTIME (their seed corpora run in `make test`), then the
 ## bad-input suite with 20,000 random requests more per backend (the seed is logged)

@@ -102,9 +102,9 @@ func (f *ChangeFeed) After(ctx context.Context, company domain.CompanyID, p webh
 	}
 	slices.SortFunc(out, func(a, b webhook.Change) int {
 		switch {
-		case a.Position.Less(b.Position):
+		case a.Less(b.Position):
 			return -1
-		case b.Position.Less(a.Position):
+		case b.Less(a.Position):
 			return 1
 		}
 		return 0

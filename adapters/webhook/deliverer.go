@@ -123,7 +123,7 @@ func (d *Deliverer) Deliver(ctx context.Context, dl ports.Delivery) ports.Delive
 	if err != nil {
 		return ports.DeliveryResult{Err: withoutURL(err)}
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	// The answer's body is not read beyond a little, to keep the connection.
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	return ports.DeliveryResult{Status: resp.StatusCode, RetryAfter: retryAfter(resp.Header.Get("Retry-After"), time.Now())}

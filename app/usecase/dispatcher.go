@@ -176,31 +176,64 @@ func (d *Dispatcher) drive(ctx context.Context, e webhook.Endpoint) {
 	}
 }
 
-// deliverBatch sends changes one after another and stores the position
-// after each acknowledgement; it answers false when e must stop (a
+// Acknowledged events are stored in groups: the position moves, with the
+// attempts' log entries, after saveEvery events or saveAfter, whichever
+// comes first, and at once after a failure. A replica killed between two
+// saves sends at most the events since the last one again, each with its
+// webhook-id.
+const (
+	saveEvery = 20
+	saveAfter = 100 * time.Millisecond
+)
+
+// deliverBatch sends changes one after another, each after the receiver
+// acknowledged the one before; it answers false when e must stop (a
 // failure to retry later, disabled, the lease lost, shutting down).
 func (d *Dispatcher) deliverBatch(ctx context.Context, e *webhook.Endpoint, changes []webhook.Change) bool {
-	skipped := false
+	var pending []webhook.Attempt
+	moved := false
+	saved := time.Now()
+	save := func(ctx context.Context) bool {
+		if len(pending) == 0 && !moved {
+			return true
+		}
+		err := d.store.Advance(ctx, *e, d.owner, d.now().Add(d.s.Lease), pending)
+		pending, moved, saved = nil, false, time.Now()
+		return err == nil // else a replay or a change by the owner (Renew reads it), or the lease is gone
+	}
 	for _, c := range changes {
 		if !e.EventTypes.Wants(c.Type()) {
-			e.Position, skipped = c.Position, true
+			e.Position, moved = c.Position, true
 			continue
 		}
 		a, res, err := d.send(ctx, *e, c)
 		if ctx.Err() != nil {
-			return false // shutting down: this attempt does not count
+			// Shutting down: this attempt does not count; what was
+			// acknowledged before it is kept.
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+			save(sctx)
+			return false
 		}
 		if err != nil {
 			d.log.Error("webhooks: an event could not be signed", "endpoint", e.ID.String(), "error", err.Error())
+			save(ctx)
 			return false
 		}
+		pending = append(pending, a)
 		now := d.now().UTC()
-		switch a.Outcome {
-		case webhook.Delivered:
-			e.Position, e.Failures, e.FailingSince, e.NextAttempt = c.Position, 0, nil, now
-		case webhook.Gone:
+		if a.Outcome == webhook.Delivered {
+			e.Position, e.Failures, e.FailingSince, e.NextAttempt, moved = c.Position, 0, nil, now, true
+			if len(pending) >= saveEvery || time.Since(saved) >= saveAfter {
+				if !save(ctx) {
+					return false
+				}
+			}
+			continue
+		}
+		if a.Outcome == webhook.Gone {
 			d.disable(e, "the receiver answered 410 Gone")
-		default:
+		} else {
 			e.Failures++
 			if e.FailingSince == nil {
 				e.FailingSince = &now
@@ -210,21 +243,12 @@ func (d *Dispatcher) deliverBatch(ctx context.Context, e *webhook.Endpoint, chan
 				d.disable(e, "failing since "+e.FailingSince.Format(time.RFC3339))
 			}
 		}
-		if err := d.store.Advance(ctx, *e, d.owner, now.Add(d.s.Lease), []webhook.Attempt{a}); err != nil {
-			return false // a replay or a change by the owner: Renew reads it; or the lease is gone
-		}
-		if !e.Enabled {
+		if save(ctx) && !e.Enabled {
 			d.tell(ctx, *e, now)
 		}
-		skipped = false
-		if a.Outcome != webhook.Delivered {
-			return false
-		}
+		return false
 	}
-	if skipped {
-		return d.store.Advance(ctx, *e, d.owner, d.now().Add(d.s.Lease), nil) == nil
-	}
-	return true
+	return save(ctx)
 }
 
 // send makes one attempt at c.

@@ -206,7 +206,7 @@ func webhookFeed(t *testing.T, r WebhookRepositories) {
 		}
 	}
 	for i := 1; i < len(got); i++ {
-		if !got[i-1].Position.Less(got[i].Position) {
+		if !got[i-1].Less(got[i].Position) {
 			t.Errorf("entries %d and %d out of order", i-1, i)
 		}
 	}

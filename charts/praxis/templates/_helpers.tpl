@@ -56,6 +56,9 @@ PRAXIS_BLOB_URL: {{ required "secrets.blobURL is required with secrets.databaseU
 {{- with .Values.secrets.redisURL }}
 PRAXIS_REDIS_URL: {{ . | b64enc | quote }}
 {{- end }}
+{{- with .Values.secrets.webhookKey }}
+PRAXIS_WEBHOOK_KEY: {{ . | b64enc | quote }}
+{{- end }}
 {{- range $k, $v := .Values.secrets.extraEnv }}
 {{ $k }}: {{ $v | b64enc | quote }}
 {{- end }}
