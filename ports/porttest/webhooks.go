@@ -211,14 +211,17 @@ func webhookFeed(t *testing.T, r WebhookRepositories) {
 		}
 	}
 	// An update moves the first note to the end, a deletion the second.
-	if _, err := r.Records.Update(ctx, a.ID, notes, ids[0], []byte(`{"text":"y"}`), time.Now().Add(time.Second)); err != nil {
+	// The store reads a status from the payload (an appointment's
+	// cancellation); the domain decides which section it means something in.
+	if _, err := r.Records.Update(ctx, a.ID, notes, ids[0], []byte(`{"text":"y","status":"cancelled"}`), time.Now().Add(time.Second)); err != nil {
 		t.Fatal(err)
 	}
 	if err := r.Records.Delete(ctx, a.ID, notes, ids[1], time.Now().Add(2*time.Second)); err != nil {
 		t.Fatal(err)
 	}
 	tail := all(got[len(got)-1].Position, 2)
-	if len(tail) != 2 || tail[0].ID != ids[0] || tail[0].Type() != "notes.updated" || tail[1].ID != ids[1] || tail[1].Type() != "notes.deleted" {
+	if len(tail) != 2 || tail[0].ID != ids[0] || tail[0].Type() != "notes.updated" || !tail[0].Cancelled || tail[1].ID != ids[1] ||
+		tail[1].Type() != "notes.deleted" {
 		t.Errorf("after an update and a deletion: %+v", tail)
 	}
 	moved := all(start, 4)
