@@ -54,7 +54,7 @@ type Config struct {
 	WebhookKey string `env:"PRAXIS_WEBHOOK_KEY"`
 	// WebhookAllowPrivate lets endpoints be plain http and inside this
 	// network (loopback, private, link-local): for tests and private networks.
-	WebhookAllowPrivate bool `env:"PRAXIS_WEBHOOK_ALLOW_PRIVATE" envDefault:"false"`
+	WebhookAllowPrivate bool          `env:"PRAXIS_WEBHOOK_ALLOW_PRIVATE" envDefault:"false"`
 	WebhookLease        time.Duration `env:"PRAXIS_WEBHOOK_LEASE" envDefault:"30s"`
 	WebhookPoll         time.Duration `env:"PRAXIS_WEBHOOK_POLL" envDefault:"250ms"`
 	WebhookWorkers      int           `env:"PRAXIS_WEBHOOK_WORKERS" envDefault:"16"`

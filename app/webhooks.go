@@ -12,10 +12,13 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/fx"
 
-	webhookout "github.com/praxis-health/praxis/adapters/webhook"
 	"github.com/praxis-health/praxis/adapters/sqlstore"
+	"github.com/praxis-health/praxis/adapters/telemetry"
+	webhookout "github.com/praxis-health/praxis/adapters/webhook"
 	"github.com/praxis-health/praxis/app/usecase"
 	"github.com/praxis-health/praxis/domain/webhook"
 	"github.com/praxis-health/praxis/ports"
@@ -29,8 +32,8 @@ var Webhooks = fx.Module("webhooks",
 		openKeyring,
 		fx.Annotate(sqlstore.NewWebhookEndpoints, fx.As(new(ports.WebhookEndpoints))),
 		fx.Annotate(sqlstore.NewChangeFeed, fx.As(new(ports.ChangeFeed))),
-		func(cfg Config) ports.Deliverer {
-			return webhookout.New(net.DefaultResolver, cfg.WebhookAllowPrivate, Version)
+		func(cfg Config, tel *telemetry.Telemetry) ports.Deliverer {
+			return observedDeliveries(webhookout.New(net.DefaultResolver, cfg.WebhookAllowPrivate, Version), tel)
 		},
 		func(store ports.WebhookEndpoints, feed ports.ChangeFeed, keys *webhook.Keyring, cfg Config) ports.Webhooks {
 			return usecase.NewWebhooks(store, feed, keys, cfg.WebhookAllowPrivate)
@@ -63,6 +66,40 @@ func startDispatcher(lc fx.Lifecycle, cfg Config, store ports.WebhookEndpoints, 
 		lc.Append(fx.StartStopHook(d.Start, d.Stop))
 	}
 	return d
+}
+
+// observedDeliverer counts every attempt by its outcome and times it:
+// praxis_webhook_deliveries_total{outcome} and
+// praxis_webhook_delivery_duration_seconds, without an endpoint, a company
+// or an address among the attributes.
+type observedDeliverer struct {
+	inner    ports.Deliverer
+	count    metric.Int64Counter
+	duration metric.Float64Histogram
+}
+
+func observedDeliveries(inner ports.Deliverer, tel *telemetry.Telemetry) ports.Deliverer {
+	m := tel.Meter.Meter("github.com/praxis-health/praxis")
+	count, err := m.Int64Counter("praxis.webhook.deliveries", metric.WithDescription("Webhook delivery attempts by outcome"))
+	if err != nil {
+		return inner
+	}
+	duration, err := m.Float64Histogram("praxis.webhook.delivery.duration", metric.WithUnit("s"),
+		metric.WithDescription("How long a webhook delivery attempt took, to the receiver's answer or the time limit"))
+	if err != nil {
+		return inner
+	}
+	return observedDeliverer{inner: inner, count: count, duration: duration}
+}
+
+func (o observedDeliverer) Deliver(ctx context.Context, d ports.Delivery) ports.DeliveryResult {
+	start := time.Now()
+	res := o.inner.Deliver(ctx, d)
+	outcome := attribute.String("outcome", webhook.OutcomeOf(res.Status).String())
+	ctx = context.WithoutCancel(ctx)
+	o.count.Add(ctx, 1, metric.WithAttributes(outcome))
+	o.duration.Record(ctx, time.Since(start).Seconds(), metric.WithAttributes(outcome))
+	return res
 }
 
 // keyFile is where the embedded mode keeps its webhook key: beside its database.

@@ -11,9 +11,13 @@ import (
 	"github.com/praxis-health/praxis/domain/webhook"
 )
 
-// ErrLeaseLost: another dispatcher drives the endpoint now, or its owner
-// changed it (a replay, a new address); the caller reads it again.
-var ErrLeaseLost = errors.New("webhook endpoint: lease lost or endpoint changed")
+// ErrLeaseLost: another dispatcher drives the endpoint now; nothing was stored.
+var ErrLeaseLost = errors.New("webhook endpoint: lease lost")
+
+// ErrEndpointChanged: its owner changed the endpoint (a replay, a new
+// address) since the dispatcher read it; the attempts were logged, the
+// position was not moved, and the caller reads the endpoint again.
+var ErrEndpointChanged = errors.New("webhook endpoint: changed by its owner")
 
 // WebhookEndpoints keeps the companies' webhook endpoints, where each one's
 // delivery stands, and the delivery log (docs/contract.md §12).
@@ -35,10 +39,11 @@ type WebhookEndpoints interface {
 	// ErrLeaseLost when owner no longer holds it, domain.ErrNotFound when
 	// it was deleted.
 	Renew(ctx context.Context, e webhook.Endpoint, owner string, until time.Time) (webhook.Endpoint, error)
-	// Advance stores e's delivery state (position, failures, next attempt,
-	// enabled) and the attempts made, and extends the lease to until, if
-	// owner holds the lease and e's version is the stored one; else
-	// ErrLeaseLost and nothing is stored.
+	// Advance logs the attempts made, stores e's delivery state (position,
+	// failures, next attempt, enabled) and extends the lease to until, if
+	// owner holds the lease (else ErrLeaseLost, nothing stored). If e's
+	// version is no longer the stored one, only the attempts are logged:
+	// ErrEndpointChanged.
 	Advance(ctx context.Context, e webhook.Endpoint, owner string, until time.Time, attempts []webhook.Attempt) error
 	// Release gives the lease up.
 	Release(ctx context.Context, e webhook.Endpoint, owner string) error

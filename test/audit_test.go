@@ -86,6 +86,8 @@ func expectedAction(method, path string) string {
 		return "list"
 	case method == "POST" && len(segs) <= 2:
 		return "create"
+	case method == "DELETE":
+		return "delete"
 	}
 	return "update"
 }

@@ -361,6 +361,16 @@ func TestWebhookEndpoints(t *testing.T) {
 		if r := s.request(t, http.MethodDelete, endpointsPath+"/"+e.ID, "", "", "Authorization: Bearer "+token); r.status != http.StatusNoContent {
 			t.Errorf("delete: %d", r.status)
 		}
+		metrics := string(s.requestUndocumented(t, http.MethodGet, "/metrics", "", "").body)
+		for _, series := range []string{`praxis_webhook_deliveries_total{outcome="delivered"`, `praxis_webhook_deliveries_total{outcome="gone"`,
+			`praxis_webhook_delivery_duration_seconds_bucket{outcome="delivered"`} {
+			if !strings.Contains(metrics, series) {
+				t.Errorf("/metrics has no %s", series)
+			}
+		}
+		if strings.Contains(metrics, rcv.srv.URL) || strings.Contains(metrics, e.ID) {
+			t.Error("/metrics names an endpoint")
+		}
 	})
 }
 
@@ -405,8 +415,9 @@ func loadLines(t *testing.T, ex domain.ExampleIDs, ids map[int]string, from, to 
 // receiver is down for longer than the whole retry schedule (its hours
 // shrunk by PRAXIS_WEBHOOK_TIME_SCALE) until the endpoint is disabled, the
 // dispatcher killed with SIGKILL once then and twice during the catch-up
-// after re-enabling: every object's last change arrives, in feed order,
-// and an event comes twice only under its own webhook-id (docs/contract.md §12).
+// after re-enabling (on PostgreSQL beside a second replica): every
+// object's last change arrives, in feed order, and an event comes twice
+// only under its own webhook-id (docs/contract.md §12).
 func TestWebhooksLoseNothing(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, b backend) {
@@ -457,6 +468,11 @@ func TestWebhooksLoseNothing(t *testing.T) {
 		rcv.mode.Store(receiverUp)
 		if r := s.request(t, http.MethodPatch, endpointsPath+"/"+e.ID, "application/json", `{"enabled":true}`, "Authorization: Bearer "+token); r.status != http.StatusOK {
 			t.Fatalf("re-enable: %d %s", r.status, r.body)
+		}
+		if b.name == "postgres" {
+			// A second replica beside the one killed twice: they share the
+			// endpoint by its lease, one at a time.
+			s.replica(t)
 		}
 		for _, share := range []int{3, 6} {
 			waitFor(t, 120*time.Second, fmt.Sprintf("%d0%% delivered", share), func() bool { return len(rcv.received()) >= total*share/10 })

@@ -137,6 +137,8 @@ func resourceSubject(c *fiber.Ctx) (subject, bool) {
 		s.action = audit.ActionList
 	case get && len(segs) == 3 && segs[2] == "download":
 		s.action = audit.ActionDownload
+	case get && len(segs) == 3: // a collection of an object (an endpoint's deliveries)
+		s.action = audit.ActionList
 	case get:
 		s.action = audit.ActionRead
 	case c.Method() == fiber.MethodPost && len(segs) == 1 && s.section == "files":

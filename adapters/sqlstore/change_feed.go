@@ -113,7 +113,9 @@ func (f *ChangeFeed) After(ctx context.Context, company domain.CompanyID, p webh
 }
 
 // endOfChange is a position after every object written at change.
-func endOfChange(change int64) webhook.Position { return webhook.Position{Change: change, Section: "~"} }
+func endOfChange(change int64) webhook.Position {
+	return webhook.Position{Change: change, Section: "~"}
+}
 
 func (f *ChangeFeed) Head(ctx context.Context, company domain.CompanyID) (webhook.Position, error) {
 	return f.edge(ctx, company, "max", nil)

@@ -202,6 +202,7 @@ func (s *WebhookEndpoints) Renew(ctx context.Context, e webhook.Endpoint, owner 
 }
 
 func (s *WebhookEndpoints) Advance(ctx context.Context, e webhook.Endpoint, owner string, until time.Time, attempts []webhook.Attempt) error {
+	changed := false
 	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		if tx.Dialect().Name() == dialect.PG {
 			// A position lost with PostgreSQL itself is an event sent again
@@ -212,29 +213,43 @@ func (s *WebhookEndpoints) Advance(ctx context.Context, e webhook.Endpoint, owne
 				return err
 			}
 		}
+		held := affectedOne(tenantOf(tx, e.Company).Update("webhook_endpoints").Set("lease_until = ?", until.UTC()).
+			Where("id = ?", e.ID).Where("lease_owner = ?", owner).Exec(ctx))
+		if errors.Is(held, domain.ErrNotFound) {
+			return ports.ErrLeaseLost
+		} else if held != nil {
+			return held
+		}
+		if len(attempts) > 0 {
+			rows := make([]deliveryRow, len(attempts))
+			for i, a := range attempts {
+				rows[i] = rowOfAttempt(e.Company, a)
+			}
+			if _, err := tx.NewInsert().Model(&rows).Exec(ctx); err != nil {
+				return err
+			}
+		}
 		err := affectedOne(tenantOf(tx, e.Company).Update("webhook_endpoints").
 			Set("position_change = ?", e.Position.Change).Set("position_section = ?", e.Position.Section).
 			Set("position_id = ?", e.Position.ID).Set("failures = ?", e.Failures).
 			Set("failing_since = ?", utcPtr(e.FailingSince)).Set("next_attempt_at = ?", e.NextAttempt.UTC()).
-			Set("enabled = ?", e.Enabled).Set("disabled_reason = ?", e.DisabledReason).Set("lease_until = ?", until.UTC()).
-			Where("id = ?", e.ID).Where("lease_owner = ?", owner).Where("version = ?", e.Version).Exec(ctx))
-		if errors.Is(err, domain.ErrNotFound) {
-			return ports.ErrLeaseLost
+			Set("enabled = ?", e.Enabled).Set("disabled_reason = ?", e.DisabledReason).
+			Where("id = ?", e.ID).Where("version = ?", e.Version).Exec(ctx))
+		changed = errors.Is(err, domain.ErrNotFound)
+		if changed {
+			return nil // the attempts stay logged; the owner's change stands
 		}
-		if err != nil || len(attempts) == 0 {
-			return err
-		}
-		rows := make([]deliveryRow, len(attempts))
-		for i, a := range attempts {
-			rows[i] = rowOfAttempt(e.Company, a)
-		}
-		_, err = tx.NewInsert().Model(&rows).Exec(ctx)
 		return err
 	})
-	if errors.Is(err, ports.ErrLeaseLost) {
+	switch {
+	case errors.Is(err, ports.ErrLeaseLost):
 		return err
+	case err != nil:
+		return translate(err)
+	case changed:
+		return ports.ErrEndpointChanged
 	}
-	return translate(err)
+	return nil
 }
 
 func (s *WebhookEndpoints) Release(ctx context.Context, e webhook.Endpoint, owner string) error {

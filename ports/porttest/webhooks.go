@@ -116,15 +116,21 @@ func webhookLeases(t *testing.T, r WebhookRepositories) {
 	if err := r.Endpoints.Advance(ctx, e, "two", now.Add(time.Minute), nil); !errors.Is(err, ports.ErrLeaseLost) {
 		t.Errorf("advance by another dispatcher: %v", err)
 	}
-	// Its owner replays: the dispatcher's position is stale and refused.
+	// Its owner replays: the dispatcher's position is stale and not stored;
+	// the attempt it made is logged all the same.
 	changed, err := r.Endpoints.Change(ctx, a.ID, e.ID, func(e *webhook.Endpoint) error { e.Position = webhook.Position{}; return nil })
 	if err != nil || changed.Version != e.Version+1 {
 		t.Fatalf("change: %+v, %v", changed, err)
 	}
 	stale := e
 	stale.Position = webhook.Position{Change: 9}
-	if err := r.Endpoints.Advance(ctx, stale, "one", now.Add(time.Minute), nil); !errors.Is(err, ports.ErrLeaseLost) {
+	tried := webhook.Attempt{ID: uuid.Must(uuid.NewV7()), Endpoint: e.ID, MessageID: "msg_stale", Type: "notes.created", At: now, Status: 204,
+		Outcome: webhook.Delivered}
+	if err := r.Endpoints.Advance(ctx, stale, "one", now.Add(time.Minute), []webhook.Attempt{tried}); !errors.Is(err, ports.ErrEndpointChanged) {
 		t.Errorf("a stale advance after the owner's change: %v", err)
+	}
+	if logged, _, err := r.Endpoints.Deliveries(ctx, a.ID, e.ID, uuid.Nil, 10); err != nil || len(logged) != 1 || logged[0].MessageID != "msg_stale" {
+		t.Errorf("the stale advance's attempt: %+v, %v", logged, err)
 	}
 	current, err := r.Endpoints.Renew(ctx, e, "one", now.Add(time.Minute))
 	if err != nil || current.Version != changed.Version || current.Position != (webhook.Position{}) {
