@@ -250,17 +250,21 @@ func TestWebhookEndpoints(t *testing.T) {
 			t.Errorf("malformed body: %d", r.status)
 		}
 
-		s := startServer(t, b, webhookEnv(t, "0.00001")...)
+		// One worker for two endpoints: they take turns.
+		s := startServer(t, b, append(webhookEnv(t, "0.00001"), "PRAXIS_WEBHOOK_WORKERS=1")...)
 		c := s.newCompany(t, 1<<20)
 		patient := s.newCustomer(t, c)
 		token := s.tokenFor(t, s.newClient(t, c, everyScope()))
 		e := s.register(t, token, rcv.srv.URL+"/hook", "notes.created", "customers.updated")
 		rcv.trust(t, e.Secret)
+		second := newReceiver(t)
+		second.trust(t, s.register(t, token, second.srv.URL+"/hook", "notes.created").Secret)
 		if e.Status != "active" || !e.Enabled {
 			t.Fatalf("new endpoint: %+v", e)
 		}
 		note := s.create(t, token, "notes", fmt.Sprintf(`{"customer_id":%d,"text":"Kontrolle in 2 Wochen"}`, patient))
 		waitFor(t, 10*time.Second, "the note's event", func() bool { return len(rcv.received()) == 1 })
+		waitFor(t, 10*time.Second, "the note's event at the second endpoint", func() bool { return len(second.received()) == 1 })
 		got := rcv.received()[0]
 		if got.Type != "notes.created" || got.Data.Section != "notes" || got.Data.ID != note || got.Data.CustomerID == nil || *got.Data.CustomerID != patient {
 			t.Fatalf("event: %+v", got)

@@ -139,15 +139,21 @@ func (d *Dispatcher) claim(ctx context.Context) {
 	}
 }
 
+// turnBatches is how many batches an endpoint with a backlog gets before
+// it goes back to the claim loop, so that a replica's workers take turns
+// among more endpoints than there are workers.
+const turnBatches = 10
+
 // drive delivers e's changes in order while this replica holds its lease,
-// and gives the lease up when e must wait (a retry later) or is disabled.
+// and gives the lease up when e is caught up (it is due again after one
+// poll), has had its turn, must wait (a retry later) or is disabled.
 func (d *Dispatcher) drive(ctx context.Context, e webhook.Endpoint) {
 	defer func() {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
 		_ = d.store.Release(rctx, e, d.owner)
 	}()
-	for ctx.Err() == nil {
+	for turn := 0; turn < turnBatches && ctx.Err() == nil; turn++ {
 		current, err := d.store.Renew(ctx, e, d.owner, d.now().Add(d.s.Lease))
 		if err != nil {
 			return // deleted, taken over, or the database is away: the claim loop comes back
@@ -164,11 +170,11 @@ func (d *Dispatcher) drive(ctx context.Context, e webhook.Endpoint) {
 			return
 		}
 		if len(changes) == 0 {
-			select {
-			case <-ctx.Done():
-			case <-time.After(d.s.Poll):
-			}
-			continue
+			// Caught up: due again after one poll, behind the endpoints
+			// that have waited longer.
+			e.NextAttempt = d.now().Add(d.s.Poll)
+			_ = d.store.Advance(ctx, e, d.owner, d.now(), nil)
+			return
 		}
 		if !d.deliverBatch(ctx, &e, changes) {
 			return
