@@ -43,6 +43,10 @@ type Client struct {
 	Scopes Scopes
 	// SecretHash is the SHA-256 of the client secret; the secret is never kept.
 	SecretHash []byte
+	// PreviousSecretHash is the secret a rotation replaced, accepted beside
+	// the new one until PreviousSecretUntil.
+	PreviousSecretHash  []byte
+	PreviousSecretUntil *time.Time
 	// ExternalRef names the resource the client was declared by (a
 	// Kubernetes object's UID); empty for one made on the command line.
 	ExternalRef string
@@ -85,6 +89,30 @@ func (c *Client) Rename(name string, scopes Scopes) error {
 	c.Name, c.Scopes = name, scopes
 	return nil
 }
+
+// Accepts reports whether secret is the client's at now: its current one,
+// or the one a rotation replaced while its overlap lasts. Both are
+// compared, in constant time, whatever the first answers.
+func (c Client) Accepts(secret Secret, now time.Time) bool {
+	current := secret.Matches(c.SecretHash)
+	previous := secret.Matches(c.PreviousSecretHash)
+	return current || (previous && c.PreviousSecretUntil != nil && now.Before(*c.PreviousSecretUntil))
+}
+
+// Rotate takes over a new secret's hash; the one it replaces goes on
+// working for overlap (none: it stops at once).
+func (c *Client) Rotate(secret Secret, overlap time.Duration, now time.Time) {
+	c.PreviousSecretHash, c.PreviousSecretUntil = nil, nil
+	if overlap > 0 {
+		until := now.Add(overlap).UTC()
+		c.PreviousSecretHash, c.PreviousSecretUntil = c.SecretHash, &until
+	}
+	c.SecretHash = secret.Hash()
+}
+
+// DefaultSecretOverlap is how long a rotated client secret keeps working
+// unless the rotation says otherwise.
+const DefaultSecretOverlap = 24 * time.Hour
 
 // Active reports whether the client may still obtain and use tokens.
 func (c Client) Active() bool { return c.RevokedAt == nil && !c.CompanyDisabled }

@@ -103,3 +103,22 @@ func TestRetryAfterSeconds(t *testing.T) {
 		}
 	}
 }
+
+func TestClientSecretRotation(t *testing.T) {
+	now := time.Now()
+	first, _ := domain.NewSecret()
+	second, _ := domain.NewSecret()
+	third, _ := domain.NewSecret()
+	c := domain.Client{SecretHash: first.Hash()}
+	c.Rotate(second, time.Hour, now)
+	if !c.Accepts(first, now) || !c.Accepts(second, now) || c.Accepts(first, now.Add(time.Hour)) || !c.Accepts(second, now.Add(time.Hour)) {
+		t.Error("during and after the overlap")
+	}
+	c.Rotate(third, 0, now)
+	if c.Accepts(first, now) || c.Accepts(second, now) || !c.Accepts(third, now) || c.PreviousSecretUntil != nil {
+		t.Error("a rotation without overlap")
+	}
+	if c.Accepts("", now) {
+		t.Error("an empty secret is accepted")
+	}
+}

@@ -2,6 +2,7 @@ package ports
 
 import (
 	"context"
+	"time"
 
 	"github.com/praxis-health/praxis/domain"
 )
@@ -38,6 +39,6 @@ type Tenants interface {
 	RetireCompany(ctx context.Context, company domain.CompanyID, disable bool) error
 	// EnsureClient is EnsureCompany for a company's client.
 	EnsureClient(ctx context.Context, in ClientInput) (domain.Client, domain.Secret, error)
-	RotateClientSecret(ctx context.Context, company domain.CompanyID, client domain.Client) (domain.Secret, error)
+	RotateClientSecret(ctx context.Context, company domain.CompanyID, client domain.Client, overlap time.Duration) (domain.Secret, error)
 	RevokeClient(ctx context.Context, client domain.ClientID) error
 }

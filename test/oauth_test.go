@@ -286,6 +286,68 @@ func TestClientRevoke(t *testing.T) {
 	})
 }
 
+// TestClientSecretRotation: a rotated secret keeps working for its overlap
+// beside the new one, then only the new one does; the new one works at once
+// on every replica, also on one that has the client in its brief cache.
+func TestClientSecretRotation(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, b backend) {
+		s := startServer(t, b)
+		c := s.newCompany(t, 1<<20)
+		first := s.newClient(t, c, "company:read")
+		servers := []*server{s}
+		if b.name == "postgres" {
+			servers = append(servers, s.replica(t))
+		}
+		for _, srv := range servers {
+			srv.tokenFor(t, first) // cached where the store is shared
+		}
+		status := func(srv *server, cl oauthClient) int {
+			return srv.request(t, http.MethodPost, "/api/oauth/v2/token", formType, form("grant_type", "client_credentials"), basic(cl)).status
+		}
+		var rotated struct {
+			ClientID     string     `json:"client_id"`
+			ClientSecret string     `json:"client_secret"`
+			Until        *time.Time `json:"previous_secret_valid_until"`
+		}
+		s.praxis(t, &rotated, "admin", "client", "rotate-secret", "--client-id", first.ID, "--overlap", "1h", "--json")
+		second := first
+		second.Secret = rotated.ClientSecret
+		if rotated.ClientID != first.ID || rotated.ClientSecret == first.Secret || rotated.Until == nil || time.Until(*rotated.Until) < 59*time.Minute {
+			t.Fatalf("rotate printed %+v", rotated)
+		}
+		for _, srv := range servers {
+			if old, fresh := status(srv, first), status(srv, second); old != http.StatusOK || fresh != http.StatusOK {
+				t.Errorf("during the overlap: old secret %d, new secret %d", old, fresh)
+			}
+		}
+		s.praxis(t, &rotated, "admin", "client", "rotate-secret", "--client-id", first.ID, "--overlap", "0s", "--json")
+		third := first
+		third.Secret = rotated.ClientSecret
+		if rotated.Until != nil {
+			t.Errorf("a rotation without overlap keeps the old secret until %s", rotated.Until)
+		}
+		// A replica that read the client in the last 30 s (its brief client
+		// cache, with Redis) may take a replaced secret that long; a replica
+		// that reads the client now refuses it at once.
+		fresh := s
+		if b.name == "postgres" {
+			fresh = s.replica(t)
+		}
+		if a, b, c := status(fresh, first), status(fresh, second), status(fresh, third); a != http.StatusUnauthorized || b != http.StatusUnauthorized || c != http.StatusOK {
+			t.Errorf("after a rotation without overlap: first %d, second %d, third %d", a, b, c)
+		}
+		for _, srv := range servers {
+			if c := status(srv, third); c != http.StatusOK {
+				t.Errorf("the new secret on a replica that cached the client: %d", c)
+			}
+		}
+		if _, stderr, code := praxisIn(t, s.env, "admin", "client", "rotate-secret", "--client-id", first.ID, "--overlap", "200h"); code == 0 || !strings.Contains(stderr, "--overlap") {
+			t.Errorf("an overlap past 7 days: exit %d, %q", code, stderr)
+		}
+	})
+}
+
 // TestRevokeAndIntrospect: RFC 7009 and RFC 7662, each client for its own tokens only.
 func TestRevokeAndIntrospect(t *testing.T) {
 	t.Parallel()

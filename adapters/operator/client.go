@@ -73,7 +73,8 @@ func (r *clientReconciler) apply(ctx context.Context, res *OAuthClient) error {
 		if string(stored.Data["client_id"]) == string(c.ID) && domain.Secret(stored.Data["client_secret"]).Matches(c.SecretHash) {
 			return nil
 		}
-		if secret, err = r.tenants.RotateClientSecret(ctx, company, c); err != nil {
+		// The old secret is lost: nothing to overlap with.
+		if secret, err = r.tenants.RotateClientSecret(ctx, company, c, 0); err != nil {
 			return err
 		}
 	}

@@ -19,6 +19,9 @@ type clientRow struct {
 	Name        string     `bun:"name"`
 	Scopes      string     `bun:"scopes"`
 	SecretHash  []byte     `bun:"secret_hash"`
+	// PreviousSecretHash is accepted beside SecretHash until PreviousUntil.
+	PreviousSecretHash []byte     `bun:"previous_secret_hash"`
+	PreviousUntil      *time.Time `bun:"previous_secret_until"`
 	ExternalRef *string    `bun:"external_ref"`
 	CreatedAt   time.Time  `bun:"created_at"`
 	RevokedAt   *time.Time `bun:"revoked_at"`
@@ -35,6 +38,7 @@ func (r clientRow) toDomain() (domain.Client, error) {
 	c := domain.Client{
 		ID: domain.ClientID(r.ID), CompanyID: domain.CompanyID(r.CompanyID), Name: r.Name, Scopes: scopes,
 		SecretHash: r.SecretHash, CreatedAt: r.CreatedAt.UTC(), Plan: domain.PlanBasic, CompanyDisabled: r.CompanyDisabled,
+		PreviousSecretHash: r.PreviousSecretHash, PreviousSecretUntil: utcPtr(r.PreviousUntil),
 	}
 	if r.ExternalRef != nil {
 		c.ExternalRef = *r.ExternalRef
@@ -99,6 +103,8 @@ func (r *ClientRepository) Update(ctx context.Context, company domain.CompanyID,
 		Set("name = ?", c.Name).
 		Set("scopes = ?", c.Scopes.String()).
 		Set("secret_hash = ?", c.SecretHash).
+		Set("previous_secret_hash = ?", c.PreviousSecretHash).
+		Set("previous_secret_until = ?", utcPtr(c.PreviousSecretUntil)).
 		Where("id = ?", string(c.ID)).Exec(ctx)
 	return affectedOne(res, err)
 }

@@ -19,7 +19,7 @@ func adminCmd() *cobra.Command {
 	customer := &cobra.Command{Use: "customer", Short: "Manage customers"}
 	customer.AddCommand(customerCreateCmd())
 	client := &cobra.Command{Use: "client", Short: "Manage OAuth clients of integrators"}
-	client.AddCommand(clientCreateCmd(), clientRevokeCmd())
+	client.AddCommand(clientCreateCmd(), clientRotateSecretCmd(), clientRevokeCmd())
 	blobs := &cobra.Command{Use: "blobs", Short: "Maintain the blob store"}
 	blobs.AddCommand(blobsSweepCmd())
 	admin.AddCommand(company, customer, client, blobs, importCmd(), exportCmd(), deprecationsCmd(), auditCmd())
@@ -208,6 +208,42 @@ func clientCreateCmd() *cobra.Command {
 	cmd.Flags().StringVar(&in.Scopes, "scopes", "", `space-separated scopes, e.g. "company:read customers:write" (default: every scope)`)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	_ = cmd.MarkFlagRequired("company")
+	return cmd
+}
+
+func clientRotateSecretCmd() *cobra.Command {
+	var id string
+	var overlap time.Duration
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "rotate-secret",
+		Short: "Give an OAuth client a new secret, shown once; the old one keeps working for --overlap",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if overlap < 0 || overlap > 7*24*time.Hour {
+				return fmt.Errorf("--overlap: from 0s to 168h, not %s", overlap)
+			}
+			return withUseCase(cmd, func(ctx context.Context, admin *usecase.Admin) error {
+				c, secret, err := admin.RotateClientSecretOf(ctx, domain.ClientID(id), overlap)
+				if err != nil {
+					return err
+				}
+				out := map[string]any{"client_id": string(c.ID), "client_secret": string(secret), "previous_secret_valid_until": c.PreviousSecretUntil}
+				if asJSON {
+					return printJSON(cmd.OutOrStdout(), out)
+				}
+				until := "no longer"
+				if c.PreviousSecretUntil != nil {
+					until = "until " + c.PreviousSecretUntil.Format(time.RFC3339)
+				}
+				_, err = fmt.Fprintf(cmd.OutOrStdout(), "client id:     %s\nclient secret: %s (shown only once)\nthe old secret works %s\n", c.ID, secret, until)
+				return err
+			})
+		},
+	}
+	cmd.Flags().StringVar(&id, "client-id", "", "client id (required)")
+	cmd.Flags().DurationVar(&overlap, "overlap", domain.DefaultSecretOverlap, "how long the old secret keeps working (0s: it stops at once)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	_ = cmd.MarkFlagRequired("client-id")
 	return cmd
 }
 

@@ -235,17 +235,36 @@ func (a *Admin) EnsureClient(ctx context.Context, in NewClientInput) (domain.Cli
 }
 
 // RotateClientSecret gives the company's client a new secret; the old one
-// stops working at once, tokens already issued keep theirs.
-func (a *Admin) RotateClientSecret(ctx context.Context, company domain.CompanyID, client domain.Client) (domain.Secret, error) {
+// goes on working for overlap (none: it stops at once); tokens already
+// issued keep theirs.
+func (a *Admin) RotateClientSecret(ctx context.Context, company domain.CompanyID, client domain.Client, overlap time.Duration) (domain.Secret, error) {
 	secret, err := domain.NewSecret()
 	if err != nil {
 		return "", err
 	}
-	client.SecretHash = secret.Hash()
+	client.Rotate(secret, overlap, a.now())
 	if err := a.clients.Update(ctx, company, client); err != nil {
 		return "", fmt.Errorf("rotate client secret: %w", err)
 	}
 	return secret, nil
+}
+
+// RotateClientSecretOf rotates the secret of the client with this id (the
+// operator's command): a revoked client gets none.
+func (a *Admin) RotateClientSecretOf(ctx context.Context, id domain.ClientID, overlap time.Duration) (domain.Client, domain.Secret, error) {
+	client, err := a.clients.Get(ctx, id)
+	if err != nil {
+		return domain.Client{}, "", fmt.Errorf("client %s: %w", id, err)
+	}
+	if client.RevokedAt != nil {
+		return domain.Client{}, "", fmt.Errorf("client %s was revoked: %w", id, domain.ErrInvalid)
+	}
+	secret, err := a.RotateClientSecret(ctx, client.CompanyID, client, overlap)
+	if err != nil {
+		return domain.Client{}, "", err
+	}
+	client.Rotate(secret, overlap, a.now())
+	return client, secret, nil
 }
 
 // RevokeClient marks the client revoked and ends its live tokens at once.

@@ -47,8 +47,10 @@ func (c *clientCache) put(client domain.Client, now time.Time) {
 	c.clients[client.ID] = cachedClient{client: client, until: now.Add(clientCacheTTL)}
 }
 
-func (c *clientCache) forget(id domain.ClientID) {
+func (c *clientCache) forget(id domain.ClientID) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	_, cached := c.clients[id]
 	delete(c.clients, id)
+	return cached
 }

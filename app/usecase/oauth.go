@@ -180,7 +180,14 @@ func (o *OAuth) authenticateClient(ctx context.Context, cred ports.ClientCredent
 	if err != nil && !errors.Is(err, domain.ErrNotFound) {
 		return domain.Client{}, fmt.Errorf("load client: %w", err)
 	}
-	if err != nil || !client.Active() || !domain.Secret(cred.Secret).Matches(client.SecretHash) {
+	if err == nil && client.Active() && !client.Accepts(domain.Secret(cred.Secret), o.now()) && o.known.forget(cred.ID) {
+		// The cached client may predate a rotation: read it again once.
+		client, err = o.client(ctx, cred.ID)
+		if err != nil && !errors.Is(err, domain.ErrNotFound) {
+			return domain.Client{}, fmt.Errorf("load client: %w", err)
+		}
+	}
+	if err != nil || !client.Active() || !client.Accepts(domain.Secret(cred.Secret), o.now()) {
 		o.lockout.fail(ctx, subject, cred.Source)
 		return domain.Client{}, clientAuthFailed
 	}

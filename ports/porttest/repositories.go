@@ -188,14 +188,17 @@ func declaredTenants(t *testing.T, r Repositories) {
 	readOnly, _ := domain.ParseScopes("company:read")
 	renamed := client
 	_ = renamed.Rename("Lab 2", readOnly)
-	renamed.SecretHash = fresh.Hash()
+	old, _ := domain.NewSecret()
+	renamed.SecretHash = old.Hash()
+	renamed.Rotate(fresh, time.Hour, time.Now())
 	if err := r.Clients.Update(ctx, b.ID, renamed); !errors.Is(err, domain.ErrNotFound) {
 		t.Errorf("update of A's client as company B: %v, want ErrNotFound", err)
 	}
 	if err := r.Clients.Update(ctx, a.ID, renamed); err != nil {
 		t.Fatal(err)
 	}
-	if found, _ := r.Clients.Get(ctx, client.ID); found.Name != "Lab 2" || found.Scopes.String() != "company:read" || !fresh.Matches(found.SecretHash) {
+	if found, _ := r.Clients.Get(ctx, client.ID); found.Name != "Lab 2" || found.Scopes.String() != "company:read" || !fresh.Matches(found.SecretHash) ||
+		!found.Accepts(old, time.Now()) || found.Accepts(old, time.Now().Add(2*time.Hour)) {
 		t.Errorf("after update: %+v", found)
 	}
 	if ids, err := r.Clients.ActiveIDs(ctx, a.ID); err != nil || len(ids) != 1 || ids[0] != client.ID {
