@@ -14,17 +14,17 @@ import (
 type clientRow struct {
 	bun.BaseModel `bun:"table:oauth_clients,alias:oauth_clients"`
 
-	ID          string     `bun:"id,pk"`
-	CompanyID   uuid.UUID  `bun:"company_id"`
-	Name        string     `bun:"name"`
-	Scopes      string     `bun:"scopes"`
-	SecretHash  []byte     `bun:"secret_hash"`
+	ID         string    `bun:"id,pk"`
+	CompanyID  uuid.UUID `bun:"company_id"`
+	Name       string    `bun:"name"`
+	Scopes     string    `bun:"scopes"`
+	SecretHash []byte    `bun:"secret_hash"`
 	// PreviousSecretHash is accepted beside SecretHash until PreviousUntil.
 	PreviousSecretHash []byte     `bun:"previous_secret_hash"`
 	PreviousUntil      *time.Time `bun:"previous_secret_until"`
-	ExternalRef *string    `bun:"external_ref"`
-	CreatedAt   time.Time  `bun:"created_at"`
-	RevokedAt   *time.Time `bun:"revoked_at"`
+	ExternalRef        *string    `bun:"external_ref"`
+	CreatedAt          time.Time  `bun:"created_at"`
+	RevokedAt          *time.Time `bun:"revoked_at"`
 	// Plan and whether the company is disabled are read with the client in the same query.
 	Plan            string `bun:"plan,scanonly"`
 	CompanyDisabled bool   `bun:"company_disabled,scanonly"`
