@@ -115,7 +115,10 @@ func TestAuditTrail(t *testing.T) {
 		}
 		fileID := file.Files[0].ID
 		before, _ := s.auditEvents(t, auditor, "")
-		if len(before) != 2 || before[0].Action != "create" || before[0].Customers[0] != anna || before[1].Agent.Type != "device" {
+		// The operator's patient (admin customer create), the note, the upload.
+		if len(before) != 3 || before[0].Agent.Type != "operator" || before[0].Action != "create" || before[0].Section != "customers" ||
+			before[0].Object != fmt.Sprint(anna) || before[0].Outcome.Status != 201 || before[0].Customers[0] != anna ||
+			before[1].Action != "create" || before[1].Customers[0] != anna || before[2].Agent.Type != "device" {
 			t.Fatalf("events before the walk: %+v", before)
 		}
 

@@ -387,7 +387,9 @@ func TestOperatorResumesAfterCrash(t *testing.T) {
 		// What the crashed operator did: the database write, through the same use case.
 		db := s.openDB(t)
 		defer db.Close()
-		admin := usecase.NewAdmin(sqlstore.NewCompanyRepository(db), sqlstore.NewCustomerRepository(db), sqlstore.NewClientRepository(db), memstore.New(memstore.Limits{}))
+		companies, customers, clients, tx := sqlstore.NewCompanyRepository(db), sqlstore.NewCustomerRepository(db), sqlstore.NewClientRepository(db), sqlstore.NewTransactor(db)
+		admin := usecase.NewAdmin(companies, customers, clients, memstore.New(memstore.Limits{}), tx,
+			usecase.NewAuditor(sqlstore.NewAuditLog(db), tx, companies, customers, clients, nil))
 		left, lost, err := admin.EnsureCompany(ctx, usecase.NewCompanyInput{Name: "Praxis Dr. Huber", ExternalRef: string(huber.UID)})
 		if err != nil || lost == "" {
 			t.Fatalf("seed: %v", err)

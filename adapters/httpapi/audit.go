@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"net/netip"
 	"strings"
@@ -68,6 +69,18 @@ func (d auditDoor) audited(describe func(c *fiber.Ctx) (subject, bool)) fiber.Ha
 			}
 		})
 		c.SetUserContext(audit.With(c.UserContext(), access))
+		defer func() {
+			// A handler that panics is answered 500 further out
+			// (telemetry.go); its access is recorded here first.
+			if r := recover(); r != nil {
+				if s, ok := describe(c); ok {
+					if auditor.Record(context.WithoutCancel(c.UserContext()), s.company, access.Event(fiber.StatusInternalServerError, "panic")) != nil {
+						d.failed.Add(c.UserContext(), 1)
+					}
+				}
+				panic(r)
+			}
+		}()
 		if err := c.Next(); err != nil {
 			// Answer here, so that the event records the status sent.
 			if err := c.App().Config().ErrorHandler(c, err); err != nil {

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/domain/audit"
 	"github.com/praxis-health/praxis/ports"
 )
 
@@ -16,14 +18,18 @@ type Admin struct {
 	customers ports.CustomerRepository
 	clients   ports.ClientRepository
 	tokens    ports.TokenStore
+	tx        ports.Transactor
+	audits    *Auditor
 	now       func() time.Time
 }
 
 var _ ports.Tenants = (*Admin)(nil)
 
-// NewAdmin wires the admin use case.
-func NewAdmin(companies ports.CompanyRepository, customers ports.CustomerRepository, clients ports.ClientRepository, tokens ports.TokenStore) *Admin {
-	return &Admin{companies: companies, customers: customers, clients: clients, tokens: tokens, now: time.Now}
+// NewAdmin wires the admin use case; audits records the patients the
+// operator writes.
+func NewAdmin(companies ports.CompanyRepository, customers ports.CustomerRepository, clients ports.ClientRepository, tokens ports.TokenStore,
+	tx ports.Transactor, audits *Auditor) *Admin {
+	return &Admin{companies: companies, customers: customers, clients: clients, tokens: tokens, tx: tx, audits: audits, now: time.Now}
 }
 
 // NewCompanyInput names a new practice.
@@ -160,7 +166,22 @@ func (a *Admin) CreateCustomer(ctx context.Context, in NewCustomerInput) (domain
 	if err != nil {
 		return domain.Customer{}, err
 	}
-	return a.customers.Create(ctx, c)
+	// The operator writing a patient is an audit event of the practice,
+	// committed with the patient.
+	ev := audit.New(a.now())
+	ev.Agent = audit.Agent{Type: audit.AgentOperator, ID: "praxis admin", Name: "operator"}
+	ev.Action, ev.Section = audit.ActionCreate, "customers"
+	ctx = audit.With(ctx, audit.NewAccess(ev, nil))
+	var stored domain.Customer
+	err = a.tx.InTx(ctx, func(ctx context.Context) error {
+		if stored, err = a.customers.Create(ctx, c); err != nil {
+			return err
+		}
+		audit.Touch(ctx, stored.ID)
+		audit.Created(ctx, fmt.Sprint(stored.ID))
+		return a.audits.inTx(ctx, in.Company, http.StatusCreated)
+	})
+	return stored, err
 }
 
 // NewClientInput names a new OAuth client; empty Scopes means every scope.

@@ -53,7 +53,7 @@ func NewEmbedded(tb testing.TB) *Embedded {
 		DB:        db,
 		Bucket:    bucket,
 		Companies: companies,
-		Admin:     usecase.NewAdmin(companies, customers, clients, tokens),
+		Admin:     usecase.NewAdmin(companies, customers, clients, tokens, sqlstore.NewTransactor(db), auditor),
 		Uploads: usecase.NewUploads(companies, customers, sqlstore.NewFileRepository(db), sqlstore.NewIdempotencyStore(db), sqlstore.NewTransactor(db),
 			blobstore.New(bucket), sniff.Sniffer{}, tokens, fuzzLockout, auditor),
 		OAuth:    usecase.NewOAuth(clients, tokens, tokens, usecase.OAuthSettings{TokenTTL: time.Hour, Lockout: fuzzLockout}),

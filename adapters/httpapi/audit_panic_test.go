@@ -1,0 +1,63 @@
+package httpapi
+
+import (
+	"context"
+	"net/http/httptest"
+	"sync"
+	"testing"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+
+	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/domain/audit"
+)
+
+// recordingAuditor keeps what the door records.
+type recordingAuditor struct {
+	mu     sync.Mutex
+	events []audit.Event
+}
+
+func (r *recordingAuditor) Record(_ context.Context, _ domain.CompanyID, e audit.Event) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = append(r.events, e)
+	return nil
+}
+
+func (r *recordingAuditor) List(context.Context, domain.Grant, audit.Query) (audit.Page, error) {
+	return audit.Page{}, nil
+}
+
+// panickingSection reads a patient's record and panics, as a bug would.
+type panickingSection struct{ door auditDoor }
+
+func (p panickingSection) Register(r fiber.Router) {
+	describe := func(*fiber.Ctx) (subject, bool) {
+		return subject{company: domain.CompanyID(uuid.New()), agent: audit.Agent{Type: audit.AgentClient, ID: "pc_x"}, section: "notes", action: audit.ActionRead}, true
+	}
+	r.Get("/notes/:id", p.door.audited(describe), func(c *fiber.Ctx) error {
+		audit.Touch(c.UserContext(), 1042)
+		var none []int
+		return c.SendString(string(rune(none[len(c.Params("id"))])))
+	})
+}
+
+// TestAPanickingRequestIsAnEvent: the answer is the 500 of telemetry.go,
+// and the access it made before it panicked is recorded with its customers.
+func TestAPanickingRequestIsAnEvent(t *testing.T) {
+	t.Parallel()
+	rec := &recordingAuditor{}
+	app := New(Telemetry{}, nil, panickingSection{door: newAuditDoor(rec, nil, Telemetry{})})
+	resp, err := app.Test(httptest.NewRequest("GET", "/notes/abc", nil))
+	if err != nil || resp.StatusCode != 500 {
+		t.Fatalf("%v %v", resp, err)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if len(rec.events) != 1 || rec.events[0].Outcome.Status != 500 || rec.events[0].Outcome.Reason != "panic" ||
+		rec.events[0].Section != "notes" || len(rec.events[0].CustomerIDs) != 1 || rec.events[0].CustomerIDs[0] != 1042 {
+		t.Errorf("events: %+v", rec.events)
+	}
+}
