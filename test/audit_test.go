@@ -436,11 +436,12 @@ func TestAuditCheckpointCatchesARewrittenChain(t *testing.T) {
 			Intact bool   `json:"intact"`
 		}
 		s.praxis(t, &before, "admin", "audit", "verify", "--company", c.ID, "--json")
-		if !before.Intact || !strings.HasPrefix(before.Head, "3:") {
+		// The operator's creation of the patient, then the three reads.
+		if !before.Intact || !strings.HasPrefix(before.Head, "4:") {
 			t.Fatalf("verify: %+v", before)
 		}
-		// The rewrite: event 1 names another address, and every event from
-		// there is sealed again, the head moved along.
+		// The rewrite: the first read names another address, and every event
+		// from there is sealed again, the head moved along.
 		db := s.openDB(t)
 		defer db.Close()
 		company, err := domain.ParseCompanyID(c.ID)
@@ -455,8 +456,8 @@ func TestAuditCheckpointCatchesARewrittenChain(t *testing.T) {
 			OrderExpr("first_seq").Scan(t.Context(), &blocks); err != nil {
 			t.Fatal(err)
 		}
-		link := audit.Link{}
-		for i, b := range blocks {
+		link, rewritten := audit.Link{}, false
+		for _, b := range blocks {
 			var entries []struct {
 				Hash  []byte          `json:"h"`
 				Event json.RawMessage `json:"e"`
@@ -466,8 +467,8 @@ func TestAuditCheckpointCatchesARewrittenChain(t *testing.T) {
 			}
 			prev := link.Hash
 			for k := range entries {
-				if i == 0 && k == 0 {
-					entries[k].Event = bytes.Replace(entries[k].Event, []byte("127.0.0.1"), []byte("10.9.9.9"), 1)
+				if !rewritten && bytes.Contains(entries[k].Event, []byte("127.0.0.1")) {
+					entries[k].Event, rewritten = bytes.Replace(entries[k].Event, []byte("127.0.0.1"), []byte("10.9.9.9"), 1), true
 				}
 				sealed := audit.Seal(company, link, entries[k].Event)
 				entries[k].Hash, link = sealed.Hash, sealed.Link()
@@ -483,6 +484,9 @@ func TestAuditCheckpointCatchesARewrittenChain(t *testing.T) {
 				Where("company_id = ?", uuid.UUID(company)).Where("first_seq = ?", b.FirstSeq).Exec(t.Context()); err != nil {
 				t.Fatal(err)
 			}
+		}
+		if !rewritten {
+			t.Fatal("no event with the address to rewrite")
 		}
 		if _, err := db.NewUpdate().TableExpr("audit_heads").Set("hash = ?", link.Hash).Where("company_id = ?", uuid.UUID(company)).Exec(t.Context()); err != nil {
 			t.Fatal(err)
