@@ -217,6 +217,17 @@ func TestWebhookEndpoints(t *testing.T) {
 		rcv := newReceiver(t)
 
 		// Without the operator's allowance, loopback is refused at registration.
+		if b.name == "postgres" {
+			// A shared database without PRAXIS_WEBHOOK_KEY has nothing to seal
+			// secrets with: no endpoint is made, and the answer says try later.
+			keyless := startServer(t, b)
+			kc := keyless.newCompany(t, 1<<20)
+			r := keyless.request(t, http.MethodPost, endpointsPath, "application/json", `{"url":"https://integrator.example/hook","event_types":["*"]}`,
+				"Authorization: Bearer "+keyless.tokenFor(t, keyless.newClient(t, kc, everyScope())))
+			if r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") == "" {
+				t.Errorf("register without a key: %d (Retry-After %q) %s", r.status, r.header.Get("Retry-After"), r.body)
+			}
+		}
 		key, _ := webhook.NewKey()
 		strict := startServer(t, b, "PRAXIS_WEBHOOK_KEY="+key)
 		sc := strict.newCompany(t, 1<<20)
