@@ -142,11 +142,10 @@ func (h *WebhookEndpoints) create(c *fiber.Ctx) error {
 
 // endpointID reads :id; anything but an endpoint's id is not found.
 func endpointID(c *fiber.Ctx) (uuid.UUID, error) {
-	id, err := uuid.Parse(c.Params("id"))
-	if err != nil || id.String() != c.Params("id") {
+	if !domain.ValidObjectID(c.Params("id")) {
 		return uuid.Nil, domain.ErrNotFound
 	}
-	return id, nil
+	return uuid.MustParse(c.Params("id")), nil
 }
 
 func (h *WebhookEndpoints) get(c *fiber.Ctx) error {

@@ -48,10 +48,7 @@ func (r clientRow) toDomain() (domain.Client, error) {
 			return domain.Client{}, err
 		}
 	}
-	if r.RevokedAt != nil {
-		at := r.RevokedAt.UTC()
-		c.RevokedAt = &at
-	}
+	c.RevokedAt = utcPtr(r.RevokedAt)
 	return c, nil
 }
 

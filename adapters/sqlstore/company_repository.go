@@ -43,10 +43,7 @@ func (r companyRow) toDomain() (domain.Company, error) {
 	if r.ExternalRef != nil {
 		c.ExternalRef = *r.ExternalRef
 	}
-	if r.DisabledAt != nil {
-		at := r.DisabledAt.UTC()
-		c.DisabledAt = &at
-	}
+	c.DisabledAt = utcPtr(r.DisabledAt)
 	return c, nil
 }
 

@@ -47,10 +47,7 @@ func (r objectRow) toPort() ports.StoredObject {
 		c := domain.CustomerID(*r.CustomerID)
 		o.Customer = &c
 	}
-	if r.DeletedAt != nil {
-		d := r.DeletedAt.UTC()
-		o.DeletedAt = &d
-	}
+	o.DeletedAt = utcPtr(r.DeletedAt)
 	return o
 }
 

@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"database/sql"
+	"time"
 
 	"github.com/praxis-health/praxis/domain"
 )
@@ -19,4 +20,13 @@ func affectedOne(res sql.Result, err error) error {
 		return domain.ErrNotFound
 	}
 	return nil
+}
+
+// utcPtr is an optional time as the domain keeps it: in UTC, nil for none.
+func utcPtr(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
 }

@@ -77,14 +77,6 @@ func (r endpointRow) endpoint() webhook.Endpoint {
 	}
 }
 
-func utcPtr(t *time.Time) *time.Time {
-	if t == nil {
-		return nil
-	}
-	u := t.UTC()
-	return &u
-}
-
 func endpointsOf(rows []endpointRow) []webhook.Endpoint {
 	out := make([]webhook.Endpoint, len(rows))
 	for i, r := range rows {
