@@ -21,10 +21,13 @@ type Limits struct {
 	// MaxSubjects tracked for failed attempts; past it expired ones are
 	// dropped first, then any that is not locked out.
 	MaxSubjects int
+	// MaxSessions kept for the settings pages; past it the one closest to
+	// expiry is dropped.
+	MaxSessions int
 }
 
 // DefaultLimits hold about 100 MB at most.
-var DefaultLimits = Limits{MaxTokens: 500_000, MaxSubjects: 200_000}
+var DefaultLimits = Limits{MaxTokens: 500_000, MaxSubjects: 200_000, MaxSessions: 50_000}
 
 // revocationMemory is how long a revoked client's marker keeps refusing new
 // tokens. The database refuses them too; the marker closes the gap of a
@@ -43,6 +46,7 @@ type Store struct {
 	expiries expiryHeap
 	attempts map[string]*attempt
 	rates    map[domain.ClientID]*window
+	sessions map[string]session
 }
 
 // window counts one client's requests in its current rate-limit window.
@@ -54,6 +58,7 @@ type window struct {
 var (
 	_ ports.TokenStore     = (*Store)(nil)
 	_ ports.AttemptCounter = (*Store)(nil)
+	_ ports.Sessions       = (*Store)(nil)
 )
 
 // New returns an empty store.
@@ -66,6 +71,7 @@ func New(limits Limits) *Store {
 		revoked:  map[domain.ClientID]time.Time{},
 		attempts: map[string]*attempt{},
 		rates:    map[domain.ClientID]*window{},
+		sessions: map[string]session{},
 	}
 }
 

@@ -15,7 +15,7 @@ func TestContract(t *testing.T) {
 	t.Parallel()
 	porttest.RunTokenStoreSuite(t, func(*testing.T) porttest.TokenStores {
 		s := memstore.New(memstore.DefaultLimits)
-		return porttest.TokenStores{Tokens: s, Attempts: s}
+		return porttest.TokenStores{Tokens: s, Attempts: s, Sessions: s}
 	})
 }
 

@@ -18,6 +18,6 @@ func TestContract(t *testing.T) {
 		}
 		t.Cleanup(func() { _ = rdb.Close() })
 		s := redisstore.New(rdb, testenv.RedisPrefix())
-		return porttest.TokenStores{Tokens: s, Attempts: s}
+		return porttest.TokenStores{Tokens: s, Attempts: s, Sessions: s}
 	})
 }

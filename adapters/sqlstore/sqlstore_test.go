@@ -199,3 +199,11 @@ func TestWebhooks(t *testing.T) {
 		})
 	})
 }
+
+func TestStaff(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, db *bun.DB) {
+		porttest.RunStaffSuite(t, func(*testing.T) porttest.StaffRepositories {
+			return porttest.StaffRepositories{Repositories: repositoriesOn(db), Staff: sqlstore.NewStaff(db)}
+		})
+	})
+}

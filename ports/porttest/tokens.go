@@ -15,6 +15,7 @@ import (
 type TokenStores struct {
 	Tokens   ports.TokenStore
 	Attempts ports.AttemptCounter
+	Sessions ports.Sessions
 }
 
 // RunTokenStoreSuite checks a token-store adapter against the ports' contract.
@@ -22,6 +23,38 @@ type TokenStores struct {
 // milliseconds of real time: Redis keeps time itself.
 func RunTokenStoreSuite(t *testing.T, newStores func(t *testing.T) TokenStores) {
 	ctx := context.Background()
+
+	t.Run("sessions", func(t *testing.T) {
+		s := newStores(t).Sessions
+		if err := s.Store(ctx, "key-a", []byte("one"), time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Store(ctx, "key-short", []byte("two"), 300*time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := s.Load(ctx, "key-a"); err != nil || string(got) != "one" {
+			t.Errorf("load: %q %v", got, err)
+		}
+		if _, err := s.Load(ctx, "key-b"); !errors.Is(err, domain.ErrNotFound) {
+			t.Errorf("unknown key: %v, want ErrNotFound", err)
+		}
+		if err := s.Store(ctx, "key-a", []byte("three"), time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := s.Load(ctx, "key-a"); string(got) != "three" {
+			t.Errorf("replaced value: %q", got)
+		}
+		if err := s.Delete(ctx, "key-a"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Load(ctx, "key-a"); !errors.Is(err, domain.ErrNotFound) {
+			t.Errorf("deleted key: %v, want ErrNotFound", err)
+		}
+		time.Sleep(600 * time.Millisecond)
+		if _, err := s.Load(ctx, "key-short"); !errors.Is(err, domain.ErrNotFound) {
+			t.Errorf("expired key: %v, want ErrNotFound", err)
+		}
+	})
 
 	t.Run("save and look up", func(t *testing.T) {
 		s := newStores(t)

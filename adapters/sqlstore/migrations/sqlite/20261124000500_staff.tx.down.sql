@@ -1,0 +1,5 @@
+DROP TABLE staff_passkeys;
+--bun:split
+DROP TABLE staff_invites;
+--bun:split
+DROP TABLE staff_members;

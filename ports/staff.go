@@ -1,0 +1,52 @@
+package ports
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/domain/staff"
+)
+
+// Staff keeps the practice's people, their invitations and passkeys. Every
+// method names the company; another company's member, invite or passkey is
+// domain.ErrNotFound.
+type Staff interface {
+	// SaveInvite keeps an invitation; a newer one of the same address
+	// replaces the older.
+	SaveInvite(ctx context.Context, in staff.Invite) error
+	// ClaimInvite uses the invitation of tokenHash once, at now: it answers
+	// the member of its address (made with the invitation's role when there
+	// is none), and deletes the invitation. domain.ErrNotFound when there is
+	// no such invitation or it expired.
+	ClaimInvite(ctx context.Context, company domain.CompanyID, tokenHash []byte, now time.Time) (staff.Member, error)
+	Member(ctx context.Context, company domain.CompanyID, id uuid.UUID) (staff.Member, error)
+	Members(ctx context.Context, company domain.CompanyID) ([]staff.Member, error)
+	// Invites lists the company's open invitations.
+	Invites(ctx context.Context, company domain.CompanyID, now time.Time) ([]staff.Invite, error)
+	// SetRole changes a member's role; domain.ErrConflict when it would
+	// leave the company without an admin.
+	SetRole(ctx context.Context, company domain.CompanyID, id uuid.UUID, role staff.Role) error
+	// RemoveMember deletes a member and its passkeys; domain.ErrConflict
+	// when it is the company's last admin.
+	RemoveMember(ctx context.Context, company domain.CompanyID, id uuid.UUID) error
+	AddPasskey(ctx context.Context, p staff.Passkey) error
+	Passkeys(ctx context.Context, company domain.CompanyID, member uuid.UUID) ([]staff.Passkey, error)
+	// UsePasskey stores the credential's record after a sign-in (its sign count).
+	UsePasskey(ctx context.Context, company domain.CompanyID, id []byte, credential []byte, at time.Time) error
+	// RemovePasskey deletes one of member's passkeys.
+	RemovePasskey(ctx context.Context, company domain.CompanyID, member uuid.UUID, id []byte) error
+}
+
+// Sessions keeps server-side state of the settings pages (a signed-in
+// session, a passkey ceremony's challenge) under a key for ttl, in the token
+// store: Redis, shared by every replica, or in process. Keys are kept as
+// their SHA-256.
+type Sessions interface {
+	// Load answers the value of key, or domain.ErrNotFound.
+	Load(ctx context.Context, key string) ([]byte, error)
+	Store(ctx context.Context, key string, value []byte, ttl time.Duration) error
+	Delete(ctx context.Context, key string) error
+}
