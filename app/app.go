@@ -47,7 +47,7 @@ func AdminOptions(cfg Config) fx.Option {
 		Persistence,
 		Blobs,
 		Tokens,
-		fx.Provide(usecase.NewAdmin, usecase.NewMaintenance, usecase.NewExchange, usecase.NewUploads, usecase.NewDeprecations, usecase.NewAuditor,
+		fx.Provide(usecase.NewAdmin, usecase.NewMaintenance, usecase.NewExchange, usecase.NewUploads, usecase.NewDeprecations, usecase.NewAuditor, usecase.NewSettings,
 			func() ports.Sniffer { return sniff.Sniffer{} }),
 	)
 }
@@ -64,6 +64,7 @@ var Persistence = fx.Module("persistence",
 		fx.Annotate(sqlstore.NewCustomerRepository, fx.As(new(ports.CustomerRepository))),
 		fx.Annotate(sqlstore.NewFileRepository, fx.As(new(ports.FileRepository))),
 		fx.Annotate(sqlstore.NewClientRepository, fx.As(new(ports.ClientRepository))),
+		fx.Annotate(sqlstore.NewStaff, fx.As(new(ports.Staff))),
 		fx.Annotate(sqlstore.NewRecordStore, fx.As(new(ports.RecordStore))),
 		fx.Annotate(sqlstore.NewIdempotencyStore, fx.As(new(ports.IdempotencyStore))),
 		asHealthCheck(func(db *bun.DB) ports.HealthCheck { return sqlstore.HealthCheck{DB: db} }),

@@ -5,6 +5,7 @@ package app
 import (
 	"fmt"
 	"log/slog"
+	"net"
 	"net/netip"
 	"net/url"
 	"path/filepath"
@@ -33,6 +34,9 @@ type Config struct {
 	TokenTTL    time.Duration `env:"PRAXIS_TOKEN_TTL" envDefault:"1h"`
 	// PublicURL is the issuer the OAuth metadata names; empty: the request's own scheme and host.
 	PublicURL string `env:"PRAXIS_PUBLIC_URL"`
+	// SettingsReverify is how long after a passkey check the settings show
+	// or replace a secret without asking for the passkey again.
+	SettingsReverify time.Duration `env:"PRAXIS_SETTINGS_REVERIFY" envDefault:"5m"`
 	// AuthMaxFailures wrong secrets for one client id (or one company's
 	// upload secret) within AuthFailureWindow lock it for AuthLockout.
 	AuthMaxFailures   int           `env:"PRAXIS_AUTH_MAX_FAILURES" envDefault:"10"`
@@ -88,6 +92,20 @@ func (c Config) Limits() domain.RateLimits {
 }
 
 // Proxies parses PRAXIS_TRUSTED_PROXIES; LoadConfig has checked it.
+// SiteURL is the origin of the settings pages: PRAXIS_PUBLIC_URL, else
+// http://localhost on the listening port (the embedded mode on one machine).
+// Its host is the passkeys' relying party, so it is a name, never an address.
+func (c Config) SiteURL() string {
+	if c.PublicURL != "" {
+		return strings.TrimSuffix(c.PublicURL, "/")
+	}
+	_, port, err := net.SplitHostPort(c.HTTPAddr)
+	if err != nil || port == "" {
+		port = "8080"
+	}
+	return "http://localhost:" + port
+}
+
 func (c Config) Proxies() []netip.Prefix {
 	out, _ := parseProxies(c.TrustedProxies)
 	return out

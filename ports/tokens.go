@@ -59,6 +59,8 @@ type ClientRepository interface {
 	FindByExternalRef(ctx context.Context, company domain.CompanyID, ref string) (domain.Client, error)
 	// Update stores c's name, scopes and secret hash; c must be of company.
 	Update(ctx context.Context, company domain.CompanyID, c domain.Client) error
+	// List answers the company's clients, revoked ones too, oldest first.
+	List(ctx context.Context, company domain.CompanyID) ([]domain.Client, error)
 	// ActiveIDs lists the company's clients that are not revoked.
 	ActiveIDs(ctx context.Context, company domain.CompanyID) ([]domain.ClientID, error)
 }

@@ -106,6 +106,23 @@ func (r *ClientRepository) Update(ctx context.Context, company domain.CompanyID,
 	return affectedOne(res, err)
 }
 
+func (r *ClientRepository) List(ctx context.Context, company domain.CompanyID) ([]domain.Client, error) {
+	var rows []clientRow
+	err := tenantOf(conn(ctx, r.db), company).SelectModel(&rows).ColumnExpr("oauth_clients.*").
+		ColumnExpr("companies.plan AS plan, companies.disabled_at IS NOT NULL AS company_disabled").
+		Join("JOIN companies ON companies.id = oauth_clients.company_id").OrderExpr("oauth_clients.created_at, oauth_clients.id").Scan(ctx)
+	if err != nil {
+		return nil, translate(err)
+	}
+	out := make([]domain.Client, len(rows))
+	for i, row := range rows {
+		if out[i], err = row.toDomain(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
 func (r *ClientRepository) ActiveIDs(ctx context.Context, company domain.CompanyID) ([]domain.ClientID, error) {
 	var ids []string
 	err := tenantOf(conn(ctx, r.db), company).SelectModel((*clientRow)(nil)).Column("id").

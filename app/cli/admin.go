@@ -22,7 +22,7 @@ func adminCmd() *cobra.Command {
 	client.AddCommand(clientCreateCmd(), clientRotateSecretCmd(), clientRevokeCmd())
 	blobs := &cobra.Command{Use: "blobs", Short: "Maintain the blob store"}
 	blobs.AddCommand(blobsSweepCmd())
-	admin.AddCommand(company, customer, client, blobs, importCmd(), exportCmd(), deprecationsCmd(), auditCmd())
+	admin.AddCommand(company, customer, client, staffCmd(), blobs, importCmd(), exportCmd(), deprecationsCmd(), auditCmd())
 	return admin
 }
 

@@ -175,3 +175,8 @@ func NewToken() string {
 	_, _ = rand.Read(b)
 	return base64.RawURLEncoding.EncodeToString(b)
 }
+
+// JoinPath is the path of an invitation's link under the settings' origin.
+func JoinPath(company domain.CompanyID, token domain.Secret) string {
+	return "/settings/join/" + company.String() + "/" + string(token)
+}

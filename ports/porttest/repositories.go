@@ -204,6 +204,9 @@ func declaredTenants(t *testing.T, r Repositories) {
 	if ids, err := r.Clients.ActiveIDs(ctx, a.ID); err != nil || len(ids) != 1 || ids[0] != client.ID {
 		t.Errorf("A's active clients: %v, %v; want only %s", ids, err, client.ID)
 	}
+	if list, err := r.Clients.List(ctx, a.ID); err != nil || len(list) != 1 || list[0].ID != client.ID || list[0].Name != "Lab 2" {
+		t.Errorf("A's clients: %+v, %v; want only %s", list, err, client.ID)
+	}
 
 	disabledAt := time.Now().Add(-time.Minute)
 	if err := r.Companies.Disable(ctx, a.ID, disabledAt); err != nil {
