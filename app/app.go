@@ -20,6 +20,8 @@ import (
 	"github.com/praxis-health/praxis/adapters/sniff"
 	"github.com/praxis-health/praxis/adapters/sqlstore"
 	"github.com/praxis-health/praxis/adapters/telemetry"
+	"github.com/praxis-health/praxis/adapters/web"
+	"github.com/praxis-health/praxis/api"
 	"github.com/praxis-health/praxis/app/usecase"
 	"github.com/praxis-health/praxis/domain"
 	"github.com/praxis-health/praxis/ports"
@@ -92,13 +94,14 @@ type tokenStores struct {
 	fx.Out
 	Tokens   ports.TokenStore
 	Attempts ports.AttemptCounter
+	Sessions ports.Sessions
 	Health   ports.HealthCheck `group:"health"`
 }
 
 func openTokenStore(lc fx.Lifecycle, cfg Config, tel *telemetry.Telemetry) (tokenStores, error) {
 	if cfg.RedisURL == "" {
 		s := memstore.New(memstore.DefaultLimits)
-		return tokenStores{Tokens: s, Attempts: observedAttempts(s, tel), Health: memstore.HealthCheck{}}, nil
+		return tokenStores{Tokens: s, Attempts: observedAttempts(s, tel), Sessions: s, Health: memstore.HealthCheck{}}, nil
 	}
 	rdb, err := redisstore.Open(cfg.RedisURL)
 	if err != nil {
@@ -115,7 +118,7 @@ func openTokenStore(lc fx.Lifecycle, cfg Config, tel *telemetry.Telemetry) (toke
 		return tokenStores{}, err
 	}
 	s := redisstore.New(rdb, cfg.RedisPrefix)
-	return tokenStores{Tokens: s, Attempts: observedAttempts(s, tel), Health: redisstore.HealthCheck{RDB: rdb}}, nil
+	return tokenStores{Tokens: s, Attempts: observedAttempts(s, tel), Sessions: s, Health: redisstore.HealthCheck{RDB: rdb}}, nil
 }
 
 // UseCases provides the application's use cases behind their driving ports.
@@ -171,10 +174,20 @@ var HTTP = fx.Module("http",
 		asSection(httpapi.NewFilesSection),
 		asSection(httpapi.NewAuditEvents),
 		asSection(httpapi.NewWebhookEndpoints),
+		usecase.NewAdmin,
+		fx.Annotate(usecase.NewSettings, fx.As(new(ports.Settings))),
+		asRoute(newSite),
 		fx.Annotate(httpapi.New, fx.ParamTags(``, ``, `group:"routes"`)),
 	),
 	fx.Invoke(serveHTTP, startSweeper, startAuditSweeper),
 )
+
+// newSite is the practice's settings pages on the token store's sessions.
+func newSite(cfg Config, settings ports.Settings, sessions ports.Sessions, attempts ports.AttemptCounter, auditor ports.Auditor,
+	logger *slog.Logger) (*web.Site, error) {
+	return web.New(web.Options{SiteURL: cfg.SiteURL(), Reverify: cfg.SettingsReverify, Release: api.Latest(), Lockout: cfg.Lockout(),
+		TrustedProxies: cfg.Proxies()}, settings, sessions, attempts, auditor, logger)
+}
 
 // startAuditor runs the audit trail's group commit while the server runs;
 // it stops after the HTTP server, which fx stops first, has drained.

@@ -50,3 +50,31 @@ type Sessions interface {
 	Store(ctx context.Context, key string, value []byte, ttl time.Duration) error
 	Delete(ctx context.Context, key string) error
 }
+
+// SettingsOverview is what the settings' first page shows.
+type SettingsOverview struct {
+	Company domain.Company
+	Members []staff.Member
+	Invites []staff.Invite
+}
+
+// Settings is the driving port of the settings pages: what a signed-in
+// member does, in the member's company only. A viewer's change is
+// staff.ErrForbidden; another company's object is domain.ErrNotFound.
+type Settings interface {
+	Join(ctx context.Context, company domain.CompanyID, token domain.Secret) (staff.Member, error)
+	Member(ctx context.Context, company domain.CompanyID, id uuid.UUID) (staff.Member, error)
+	Overview(ctx context.Context, m staff.Member) (SettingsOverview, error)
+	Invite(ctx context.Context, m staff.Member, email string, role staff.Role) (staff.Invite, domain.Secret, error)
+	SetRole(ctx context.Context, m staff.Member, id uuid.UUID, role staff.Role) error
+	Remove(ctx context.Context, m staff.Member, id uuid.UUID) error
+	Passkeys(ctx context.Context, m staff.Member) ([]staff.Passkey, error)
+	AddPasskey(ctx context.Context, m staff.Member, id []byte, name string, credential []byte) (staff.Passkey, error)
+	UsePasskey(ctx context.Context, m staff.Member, id, credential []byte) error
+	RemovePasskey(ctx context.Context, m staff.Member, id []byte) error
+	Clients(ctx context.Context, m staff.Member) ([]domain.Client, error)
+	CreateClient(ctx context.Context, m staff.Member, name string, scopes domain.Scopes) (domain.Client, domain.Secret, error)
+	RotateClientSecret(ctx context.Context, m staff.Member, id domain.ClientID, overlap time.Duration) (domain.Secret, error)
+	RevokeClient(ctx context.Context, m staff.Member, id domain.ClientID) error
+	RotateUploadSecret(ctx context.Context, m staff.Member) (domain.Secret, error)
+}

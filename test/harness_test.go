@@ -88,8 +88,14 @@ type server struct {
 
 func startServer(t *testing.T, b backend, extraEnv ...string) *server {
 	t.Helper()
+	return startServerAt(t, b, testenv.FreeAddr(t), extraEnv...)
+}
+
+// startServerAt is startServer on a chosen address (the settings' public
+// URL names its port).
+func startServerAt(t *testing.T, b backend, addr string, extraEnv ...string) *server {
+	t.Helper()
 	s := &server{blobDir: filepath.Join(t.TempDir(), "files"), dbURL: b.databaseURL(t), log: &testenv.SyncBuffer{}}
-	addr := testenv.FreeAddr(t)
 	s.url = "http://" + addr
 	s.env = append(os.Environ(),
 		"PRAXIS_DATABASE_URL="+s.dbURL,

@@ -2,7 +2,6 @@ package usecase
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -12,9 +11,6 @@ import (
 	"github.com/praxis-health/praxis/domain/staff"
 	"github.com/praxis-health/praxis/ports"
 )
-
-// ErrForbidden: the member's role does not allow the change (a viewer's).
-var ErrForbidden = errors.New("the role does not allow this")
 
 // Settings is what the practice's own staff do in the settings pages
 // (docs/contract.md §13). Every change names the member who makes it and
@@ -28,6 +24,8 @@ type Settings struct {
 	admin     *Admin
 	now       func() time.Time
 }
+
+var _ ports.Settings = (*Settings)(nil)
 
 // NewSettings wires the settings use case.
 func NewSettings(s ports.Staff, companies ports.CompanyRepository, clients ports.ClientRepository, admin *Admin) *Settings {
@@ -70,33 +68,26 @@ func (s *Settings) Member(ctx context.Context, company domain.CompanyID, id uuid
 	return s.staff.Member(ctx, company, id)
 }
 
-// Overview is what the first page shows.
-type Overview struct {
-	Company domain.Company
-	Members []staff.Member
-	Invites []staff.Invite
-}
-
 // Overview answers the member's company with its people.
-func (s *Settings) Overview(ctx context.Context, m staff.Member) (Overview, error) {
+func (s *Settings) Overview(ctx context.Context, m staff.Member) (ports.SettingsOverview, error) {
 	c, err := s.companies.Get(ctx, m.Company)
 	if err != nil {
-		return Overview{}, err
+		return ports.SettingsOverview{}, err
 	}
 	members, err := s.staff.Members(ctx, m.Company)
 	if err != nil {
-		return Overview{}, err
+		return ports.SettingsOverview{}, err
 	}
 	invites, err := s.staff.Invites(ctx, m.Company, s.now())
 	if err != nil {
-		return Overview{}, err
+		return ports.SettingsOverview{}, err
 	}
-	return Overview{Company: c, Members: members, Invites: invites}, nil
+	return ports.SettingsOverview{Company: c, Members: members, Invites: invites}, nil
 }
 
 func mayChange(m staff.Member) error {
 	if !m.Role.CanChange() {
-		return ErrForbidden
+		return staff.ErrForbidden
 	}
 	return nil
 }

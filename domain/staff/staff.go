@@ -36,6 +36,9 @@ func ParseRole(s string) (Role, error) {
 	return "", &domain.ValidationError{Field: "role", Message: "role must be admin or viewer"}
 }
 
+// ErrForbidden: the member's role does not allow the change (a viewer's).
+var ErrForbidden = errors.New("the role does not allow this")
+
 // CanChange reports whether the role may change anything: create, rotate,
 // revoke, invite, remove.
 func (r Role) CanChange() bool { return r == RoleAdmin }

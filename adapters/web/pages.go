@@ -1,0 +1,352 @@
+package web
+
+import (
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+
+	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/domain/audit"
+	"github.com/praxis-health/praxis/domain/staff"
+)
+
+// pageNames are the templates besides the layout, one a page.
+var pageNames = []string{"signin", "join", "verify", "error", "overview", "integrations", "devices", "staff", "audit"}
+
+var funcs = template.FuncMap{
+	"date": func(t any) string {
+		switch v := t.(type) {
+		case time.Time:
+			return v.UTC().Format("2006-01-02 15:04")
+		case *time.Time:
+			if v != nil {
+				return v.UTC().Format("2006-01-02 15:04")
+			}
+		}
+		return ""
+	},
+	"mib": func(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) },
+	"key": staff.PasskeyKey,
+}
+
+func parsePages() (map[string]*template.Template, error) {
+	pages := map[string]*template.Template{}
+	for _, name := range pageNames {
+		t, err := template.New(name).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html")
+		if err != nil {
+			return nil, fmt.Errorf("settings: template %s: %w", name, err)
+		}
+		pages[name] = t
+	}
+	return pages, nil
+}
+
+// page is what every template sees.
+type page struct {
+	Lang, Title, Page, CSRF, Path string
+	Signed, Admin                 bool
+	Member                        staff.Member
+	Data                          map[string]any
+}
+
+// T translates key into the page's language; Tf formats it with args.
+func (p page) T(key string) string               { return translate(p.Lang, key) }
+func (p page) Tf(key string, args ...any) string { return translate(p.Lang, key, args...) }
+
+// render answers the page name with data, in the request's language.
+func (s *Site) render(c *fiber.Ctx, name string, data map[string]any) error {
+	m := memberOf(c)
+	token, _ := c.Locals("csrf").(string)
+	p := page{Lang: language(c), Title: "title." + name, Page: name, CSRF: token, Path: c.Path(),
+		Signed: m.ID != uuid.Nil, Admin: m.Role.CanChange(), Member: m, Data: data}
+	c.Type("html", "utf-8")
+	return s.pages[name].ExecuteTemplate(c, "layout", p)
+}
+
+func (s *Site) setLanguage(c *fiber.Ctx) error {
+	form, err := readForm(c)
+	if err != nil {
+		return s.fail(c, err)
+	}
+	lang := form.Get("lang")
+	if messages[lang] == nil {
+		return s.fail(c, errBadRequest)
+	}
+	c.Cookie(&fiber.Cookie{Name: languageCookie, Value: lang, Path: "/", Secure: true, HTTPOnly: true,
+		SameSite: fiber.CookieSameSiteStrictMode, MaxAge: 365 * 24 * 3600})
+	return c.Redirect(localPath(form.Get("back")), fiber.StatusSeeOther)
+}
+
+// localPath is a path of the site to go back to; anything else is the overview.
+func localPath(p string) string {
+	u, err := url.Parse(p)
+	if err != nil || u.Host != "" || u.Scheme != "" || !strings.HasPrefix(u.Path, "/settings") || strings.HasPrefix(u.Path, "/settings/join/") {
+		return "/settings/"
+	}
+	return u.Path
+}
+
+func (s *Site) overviewPage(c *fiber.Ctx) error {
+	o, err := s.settings.Overview(ctx(c), memberOf(c))
+	if err != nil {
+		return s.fail(c, err)
+	}
+	return s.render(c, "overview", map[string]any{"Overview": o, "Release": s.opts.Release})
+}
+
+// scopeRow is one section of the catalogue with its read and write scopes.
+type scopeRow struct {
+	Section     string
+	Read, Write domain.Scope
+}
+
+func catalogue() []scopeRow {
+	var rows []scopeRow
+	index := map[string]int{}
+	for _, sc := range domain.SupportedScopes() {
+		section, access, _ := strings.Cut(string(sc), ":")
+		i, ok := index[section]
+		if !ok {
+			i = len(rows)
+			index[section] = i
+			rows = append(rows, scopeRow{Section: section})
+		}
+		if access == "read" {
+			rows[i].Read = sc
+		} else {
+			rows[i].Write = sc
+		}
+	}
+	return rows
+}
+
+// shown is a secret on the one page that shows it.
+type shown struct {
+	ClientID domain.ClientID
+	Secret   domain.Secret
+	Until    string
+}
+
+func (s *Site) integrations(c *fiber.Ctx, once *shown) error {
+	clients, err := s.settings.Clients(ctx(c), memberOf(c))
+	if err != nil {
+		return s.fail(c, err)
+	}
+	return s.render(c, "integrations", map[string]any{"Clients": clients, "Catalogue": catalogue(), "Shown": once})
+}
+
+func (s *Site) integrationsPage(c *fiber.Ctx) error { return s.integrations(c, nil) }
+
+func (s *Site) createClient(c *fiber.Ctx) error {
+	form, err := readForm(c)
+	if err != nil {
+		return err
+	}
+	scopes, err := domain.ParseScopes(strings.Join(form["scope"], " "))
+	if err != nil {
+		return err
+	}
+	client, secret, err := s.settings.CreateClient(ctx(c), memberOf(c), form.Get("name"), scopes)
+	if err != nil {
+		return err
+	}
+	c.Locals(objectKey{}, string(client.ID))
+	c.Status(fiber.StatusCreated)
+	return s.integrations(c, &shown{ClientID: client.ID, Secret: secret})
+}
+
+// rotationOverlap is how long a rotated client secret keeps working.
+const rotationOverlap = 24 * time.Hour
+
+func (s *Site) rotateClient(c *fiber.Ctx) error {
+	id := domain.ClientID(c.Params("id"))
+	if !id.Plausible() {
+		return domain.ErrNotFound
+	}
+	c.Locals(objectKey{}, string(id))
+	secret, err := s.settings.RotateClientSecret(ctx(c), memberOf(c), id, rotationOverlap)
+	if err != nil {
+		return err
+	}
+	return s.integrations(c, &shown{ClientID: id, Secret: secret, Until: s.now().Add(rotationOverlap).UTC().Format("2006-01-02 15:04 UTC")})
+}
+
+func (s *Site) revokeClient(c *fiber.Ctx) error {
+	id := domain.ClientID(c.Params("id"))
+	if !id.Plausible() {
+		return domain.ErrNotFound
+	}
+	c.Locals(objectKey{}, string(id))
+	if err := s.settings.RevokeClient(ctx(c), memberOf(c), id); err != nil {
+		return err
+	}
+	return c.Redirect("/settings/integrations", fiber.StatusSeeOther)
+}
+
+func (s *Site) devices(c *fiber.Ctx, secret domain.Secret) error {
+	m := memberOf(c)
+	data := map[string]any{"CompanyID": m.Company.String(), "SiteURL": s.opts.SiteURL}
+	if secret != "" {
+		data["Secret"] = secret
+		data["Config"] = fmt.Sprintf("# praxis GDT bridge (praxis-gdt-bridge), made %s\n"+
+			"PRAXIS_BRIDGE_URL=%s\nPRAXIS_BRIDGE_COMPANY=%s\nPRAXIS_BRIDGE_SECRET=%s\n"+
+			"# the GDT exchange folder the devices write to\nPRAXIS_BRIDGE_DIR=D:\\GDT\n"+
+			"# gdt, or sonogdt for a SonoGdt device\nPRAXIS_BRIDGE_PREFIX=gdt\n",
+			s.now().UTC().Format(time.RFC3339), s.opts.SiteURL, m.Company, secret)
+	}
+	return s.render(c, "devices", data)
+}
+
+func (s *Site) devicesPage(c *fiber.Ctx) error { return s.devices(c, "") }
+
+func (s *Site) rotateUploadSecret(c *fiber.Ctx) error {
+	m := memberOf(c)
+	c.Locals(objectKey{}, m.Company.String())
+	secret, err := s.settings.RotateUploadSecret(ctx(c), m)
+	if err != nil {
+		return err
+	}
+	return s.devices(c, secret)
+}
+
+func (s *Site) staffView(c *fiber.Ctx, link string) error {
+	m := memberOf(c)
+	o, err := s.settings.Overview(ctx(c), m)
+	if err != nil {
+		return s.fail(c, err)
+	}
+	keys, err := s.settings.Passkeys(ctx(c), m)
+	if err != nil {
+		return s.fail(c, err)
+	}
+	return s.render(c, "staff", map[string]any{"Overview": o, "Passkeys": keys, "Link": link})
+}
+
+func (s *Site) staffPage(c *fiber.Ctx) error { return s.staffView(c, "") }
+
+func (s *Site) inviteMember(c *fiber.Ctx) error {
+	form, err := readForm(c)
+	if err != nil {
+		return err
+	}
+	role, err := staff.ParseRole(form.Get("role"))
+	if err != nil {
+		return err
+	}
+	in, token, err := s.settings.Invite(ctx(c), memberOf(c), form.Get("email"), role)
+	if err != nil {
+		return err
+	}
+	c.Locals(objectKey{}, in.Email)
+	c.Status(fiber.StatusCreated)
+	return s.staffView(c, s.opts.SiteURL+staff.JoinPath(in.Company, token))
+}
+
+func memberParam(c *fiber.Ctx) (uuid.UUID, error) {
+	id, err := uuid.Parse(c.Params("id"))
+	if err != nil {
+		return uuid.Nil, domain.ErrNotFound
+	}
+	c.Locals(objectKey{}, id.String())
+	return id, nil
+}
+
+func (s *Site) setRole(c *fiber.Ctx) error {
+	id, err := memberParam(c)
+	if err != nil {
+		return err
+	}
+	form, err := readForm(c)
+	if err != nil {
+		return err
+	}
+	role, err := staff.ParseRole(form.Get("role"))
+	if err != nil {
+		return err
+	}
+	if err := s.settings.SetRole(ctx(c), memberOf(c), id, role); err != nil {
+		return err
+	}
+	return c.Redirect("/settings/staff", fiber.StatusSeeOther)
+}
+
+func (s *Site) removeMember(c *fiber.Ctx) error {
+	id, err := memberParam(c)
+	if err != nil {
+		return err
+	}
+	if err := s.settings.Remove(ctx(c), memberOf(c), id); err != nil {
+		return err
+	}
+	return c.Redirect("/settings/staff", fiber.StatusSeeOther)
+}
+
+func (s *Site) removePasskey(c *fiber.Ctx) error {
+	id, err := staff.ParsePasskeyKey(c.Params("key"))
+	if err != nil {
+		return err
+	}
+	c.Locals(objectKey{}, staff.PasskeyKey(id))
+	if err := s.settings.RemovePasskey(ctx(c), memberOf(c), id); err != nil {
+		return err
+	}
+	return c.Redirect("/settings/staff#passkeys", fiber.StatusSeeOther)
+}
+
+// auditPageSize is how many events the audit page shows at once.
+const auditPageSize = 50
+
+// auditPage answers "who accessed this patient": the company's events,
+// narrowed to a customer. Reading the trail is an event of its own.
+func (s *Site) auditPage(c *fiber.Ctx) error {
+	m := memberOf(c)
+	q := audit.Query{Limit: auditPageSize}
+	raw := strings.TrimSpace(c.Query("customer_id"))
+	if raw != "" {
+		id, err := strconv.ParseInt(raw, 10, 64)
+		if err != nil || id <= 0 {
+			return s.fail(c, &domain.ValidationError{Field: "customer_id", Message: "customer_id must be a positive number"})
+		}
+		customer := domain.CustomerID(id)
+		q.Customer = &customer
+	}
+	if cur := c.Query("cursor"); cur != "" {
+		after, err := strconv.ParseInt(cur, 10, 64)
+		if err != nil || after < 0 {
+			return s.fail(c, errBadRequest)
+		}
+		q.After = after
+	}
+	if s.auditor == nil {
+		return s.render(c, "audit", map[string]any{"CustomerID": raw})
+	}
+	var page audit.Page
+	err := s.change(audit.ActionList, "audit-events", func(c *fiber.Ctx) error {
+		var err error
+		page, err = s.auditor.List(ctx(c), domain.Grant{CompanyID: m.Company}, q)
+		return err
+	})(c)
+	if err != nil || c.Response().StatusCode() >= 400 {
+		return err
+	}
+	events := make([]audit.Event, 0, len(page.Events))
+	for _, raw := range page.Events {
+		var e audit.Event
+		if err := json.Unmarshal(raw, &e); err != nil {
+			return s.fail(c, err)
+		}
+		events = append(events, e)
+	}
+	next := ""
+	if page.HasMore {
+		next = strconv.FormatInt(page.Last, 10)
+	}
+	return s.render(c, "audit", map[string]any{"CustomerID": raw, "Events": events, "Next": next})
+}

@@ -1,0 +1,428 @@
+package test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/network"
+	cdpwebauthn "github.com/chromedp/cdproto/webauthn"
+	"github.com/chromedp/chromedp"
+
+	"github.com/praxis-health/praxis/test/testenv"
+)
+
+// browser is one headless Chromium with a virtual passkey authenticator,
+// driving the settings pages of one server.
+type browser struct {
+	t             *testing.T
+	ctx           context.Context
+	site          string // http://localhost:PORT
+	authenticator cdpwebauthn.AuthenticatorID
+	shots         string // where screenshots go
+	pages         []string
+}
+
+// newBrowser starts Debian's chromium; without it the test skips loudly,
+// or fails under CI=true.
+func newBrowser(t *testing.T, site, shots string) *browser {
+	t.Helper()
+	path, err := exec.LookPath("chromium")
+	if err != nil {
+		testenv.Missing(t, "chromium (apt-get install chromium)", err)
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox,
+		chromedp.WindowSize(1280, 900), chromedp.Flag("lang", "en-US"))
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(alloc)
+	t.Cleanup(func() { cancel(); cancelAlloc() })
+	b := &browser{t: t, ctx: ctx, site: site, shots: shots}
+	if _, err := chromedp.Call(ctx, cdpwebauthn.Enable, cdpwebauthn.EnableParams{}); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	b.newAuthenticator()
+	return b
+}
+
+// newAuthenticator replaces the virtual authenticator by an empty one: a
+// person with a new device.
+func (b *browser) newAuthenticator() {
+	b.t.Helper()
+	if b.authenticator != "" {
+		if _, err := chromedp.Call(b.ctx, cdpwebauthn.RemoveVirtualAuthenticator,
+			cdpwebauthn.RemoveVirtualAuthenticatorParams{AuthenticatorID: b.authenticator}); err != nil {
+			b.t.Fatal(err)
+		}
+	}
+	res, err := chromedp.Call(b.ctx, cdpwebauthn.AddVirtualAuthenticator, cdpwebauthn.AddVirtualAuthenticatorParams{
+		Options: &cdpwebauthn.VirtualAuthenticatorOptions{Protocol: cdpwebauthn.AuthenticatorProtocolCtap2,
+			Ctap2version: cdpwebauthn.Ctap2versionCtap21, Transport: cdpwebauthn.AuthenticatorTransportInternal,
+			HasResidentKey: true, HasUserVerification: true, IsUserVerified: true, AutomaticPresenceSimulation: true}})
+	if err != nil {
+		b.t.Fatalf("virtual authenticator: %v", err)
+	}
+	b.authenticator = res.AuthenticatorID
+}
+
+func (b *browser) do(actions ...chromedp.Action[chromedp.Void]) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+	defer cancel()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		b.t.Fatalf("browser: %v (at %s)", err, b.location())
+	}
+}
+
+func (b *browser) location() string {
+	ctx, cancel := context.WithTimeout(b.ctx, 5*time.Second)
+	defer cancel()
+	loc, _ := chromedp.Run(ctx, chromedp.Location())
+	return loc
+}
+
+func (b *browser) open(path string) { b.t.Helper(); b.do(chromedp.Navigate(b.site + path)) }
+
+func (b *browser) click(sel string) { b.t.Helper(); b.do(chromedp.Click(chromedp.CSS(sel))) }
+
+// waitPath waits until the browser is on path (after a redirect or a ceremony).
+func (b *browser) waitPath(path string) {
+	b.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		u, err := url.Parse(b.location())
+		if err == nil && u.Path == path {
+			b.do(chromedp.WaitReady(chromedp.CSS("body")))
+			return
+		}
+		if time.Now().After(deadline) {
+			b.t.Fatalf("browser at %s, want %s; the page says %q", b.location(), path, b.text("main"))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// waitText waits until the element sel holds want (after a form that
+// answers with the same page).
+func (b *browser) waitText(sel, want string) {
+	b.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(b.ctx, 2*time.Second)
+		got, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+		cancel()
+		if err == nil && strings.Contains(got, want) {
+			return
+		}
+		if time.Now().After(deadline) {
+			b.t.Fatalf("%s says %q, want %q (at %s)", sel, got, want, b.location())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// waitJS waits until the expression is true in the page; a navigation in
+// between only delays it.
+func (b *browser) waitJS(expr string) {
+	b.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(b.ctx, 2*time.Second)
+		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](expr))
+		cancel()
+		if err == nil && ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			b.t.Fatalf("never true: %s (at %s)", expr, b.location())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func (b *browser) text(sel string) string {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 20*time.Second)
+	defer cancel()
+	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+	if err != nil {
+		b.t.Fatalf("text of %s: %v (at %s)", sel, err, b.location())
+	}
+	return strings.TrimSpace(s)
+}
+
+// html is the page as served now; every page is kept for the secret check.
+func (b *browser) html() string {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 20*time.Second)
+	defer cancel()
+	s, err := chromedp.Run(ctx, chromedp.OuterHTML(chromedp.CSS("html")))
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	b.pages = append(b.pages, s)
+	return s
+}
+
+func (b *browser) screenshot(name string) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 20*time.Second)
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(b.shots, name+".png"), png, 0o644); err != nil {
+		b.t.Fatal(err)
+	}
+}
+
+// cookies are the browser's cookies of the site as one Cookie header.
+func (b *browser) cookies() string {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 20*time.Second)
+	defer cancel()
+	res, err := chromedp.Call(ctx, network.GetCookies, network.GetCookiesParams{URLs: []string{b.site + "/settings/"}})
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	var parts []string
+	for _, c := range res.Cookies {
+		if !c.Secure || !c.HTTPOnly || c.SameSite != network.CookieSameSiteStrict || !strings.HasPrefix(c.Name, "__Host-") || c.Path != "/" {
+			b.t.Errorf("cookie %s: secure %v, httpOnly %v, sameSite %s, path %s; want __Host-, Secure, HttpOnly, Strict, /",
+				c.Name, c.Secure, c.HTTPOnly, c.SameSite, c.Path)
+		}
+		parts = append(parts, c.Name+"="+c.Value)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// csrf is the page's CSRF token, as its forms carry it.
+func (b *browser) csrf() string {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 20*time.Second)
+	defer cancel()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('meta[name="csrf-token"]').content`))
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return v
+}
+
+// forge posts a form with the browser's cookies from outside the browser,
+// as another site's page would (but with the cookies, which SameSite=Strict
+// would not even send).
+func forge(t *testing.T, site, path, cookies string, form url.Values) int {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, site+path, strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Cookie", cookies)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode
+}
+
+// shotsDir is the artefact folder of the settings' screenshots.
+func shotsDir(t *testing.T, name string) string {
+	dir := filepath.Join("artifacts", "settings", name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestSettingsInABrowser walks the practice's settings pages in headless
+// Chromium with a virtual authenticator, on both backends: invite → passkey
+// → client → its secret works → revoke → it fails; the upload secret's
+// rotation; a viewer; a forged form; another company's object; sign-out.
+func TestSettingsInABrowser(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, be backend) {
+		addr := testenv.FreeAddr(t)
+		_, port, _ := strings.Cut(addr, ":")
+		site := "http://localhost:" + port
+		s := startServerAt(t, be, addr, "PRAXIS_PUBLIC_URL="+site, "PRAXIS_SETTINGS_REVERIFY=4s")
+		c := s.newCompany(t, 10<<20)
+		customer := s.newCustomer(t, c)
+		other := s.newCompany(t, 10<<20)
+		othersClient := s.newClient(t, other, "company:read")
+		var inv struct {
+			Link string `json:"link"`
+		}
+		s.praxis(t, &inv, "admin", "staff", "invite", "--company", c.ID, "--email", "anna@praxis.example", "--role", "admin", "--json")
+		if !strings.HasPrefix(inv.Link, site+"/settings/join/"+c.ID+"/") {
+			t.Fatalf("invite link %q", inv.Link)
+		}
+		b := newBrowser(t, site, shotsDir(t, be.name))
+		var secrets []string // every secret shown, to look for afterwards
+
+		// The invitation registers a passkey and signs in.
+		b.open(strings.TrimPrefix(inv.Link, site))
+		b.screenshot("join-en")
+		b.do(chromedp.SendKeys(chromedp.CSS("#passkey-name"), "Front desk"))
+		b.click("#register")
+		b.waitPath("/settings/")
+		if got := b.text("dl.facts dd"); !strings.Contains(got, "Praxis") {
+			t.Errorf("overview names %q", got)
+		}
+		b.html()
+		b.screenshot("overview-en")
+		b.open(strings.TrimPrefix(inv.Link, site)) // a spent link
+		b.click("#register")
+		time.Sleep(500 * time.Millisecond)
+		if got := b.text("[data-status]"); !strings.Contains(got, "not found") && !strings.Contains(got, "Not found") {
+			t.Errorf("a spent invitation link: %q", got)
+		}
+
+		// A client with the company:read scope; its secret works, then is revoked.
+		b.open("/settings/integrations")
+		b.do(chromedp.SendKeys(chromedp.CSS("#client-name"), "Billing"),
+			chromedp.Click(chromedp.CSS(`input[value="company:read"]`)))
+		b.click("#create-client-button")
+		b.do(chromedp.WaitVisible(chromedp.CSS("#shown-secret")))
+		cl := oauthClient{ID: b.text("#shown-client-id"), Secret: b.text("#shown-secret")}
+		secrets = append(secrets, cl.Secret)
+		b.screenshot("integrations-secret-en")
+		if token := s.tokenFor(t, cl); s.getCompany(t, token).status != http.StatusOK {
+			t.Fatal("the client made in the settings cannot read its company")
+		}
+		b.open("/settings/integrations")
+		b.html()
+		b.click(fmt.Sprintf(`tr[data-client="%s"] button.danger`, cl.ID))
+		b.waitText(fmt.Sprintf(`tr[data-client="%s"]`, cl.ID), "revoked")
+		if r := s.request(t, http.MethodPost, "/api/oauth/v2/token", formType, form("grant_type", "client_credentials"), basic(cl)); r.status != http.StatusUnauthorized {
+			t.Errorf("token of a revoked client: %d, want 401", r.status)
+		}
+		b.html()
+		b.screenshot("integrations-en")
+
+		// Another company's client is not found, and stays alive.
+		cookies := b.cookies()
+		if code := forge(t, site, "/settings/integrations/"+othersClient.ID+"/revoke", cookies, url.Values{"_csrf": {b.csrf()}}); code != http.StatusNotFound {
+			t.Errorf("revoking another company's client: %d, want 404", code)
+		}
+		s.tokenFor(t, othersClient)
+		// A form without the CSRF token, or with a wrong one, is refused.
+		for _, token := range []string{"", "forged"} {
+			if code := forge(t, site, "/settings/integrations", cookies, url.Values{"_csrf": {token}, "name": {"Evil"}, "scope": {"company:read"}}); code != http.StatusForbidden {
+				t.Errorf("a form with CSRF token %q: %d, want 403", token, code)
+			}
+		}
+
+		// The upload secret: after the reverification window the passkey is asked again.
+		time.Sleep(4500 * time.Millisecond)
+		b.open("/settings/devices")
+		b.click("#rotate-upload-secret")
+		b.do(chromedp.WaitVisible(chromedp.CSS("#verify")))
+		b.screenshot("verify-en")
+		b.click("#verify")
+		b.waitPath("/settings/devices")
+		b.click("#rotate-upload-secret")
+		b.do(chromedp.WaitVisible(chromedp.CSS("#shown-secret")))
+		fresh := b.text("#shown-secret")
+		secrets = append(secrets, fresh)
+		if cfg := b.text("#bridge-config"); !strings.Contains(cfg, "PRAXIS_BRIDGE_SECRET="+fresh) || !strings.Contains(cfg, "PRAXIS_BRIDGE_COMPANY="+c.ID) {
+			t.Errorf("bridge configuration:\n%s", cfg)
+		}
+		b.screenshot("devices-secret-en")
+		pdf := filePart("befund.pdf", pdfOfSize(2000))
+		if r := s.upload(t, "/api/gdt/upload", gdtHeaders(c, customer), pdf); r.status == http.StatusOK {
+			t.Error("the replaced upload secret still uploads")
+		}
+		if r := s.upload(t, "/api/gdt/upload", gdtHeaders(company{ID: c.ID, Secret: fresh}, customer), pdf); r.status != http.StatusOK {
+			t.Errorf("the new upload secret: %d", r.status)
+		}
+		b.open("/settings/devices")
+		b.html()
+
+		// A viewer is invited in the page, and may look but not change.
+		b.open("/settings/staff")
+		b.do(chromedp.SendKeys(chromedp.CSS("#invite-email"), "ben@praxis.example"))
+		b.click("#invite-button")
+		b.do(chromedp.WaitVisible(chromedp.CSS("#shown-link")))
+		viewerLink := b.text("#shown-link")
+		secrets = append(secrets, viewerLink)
+		b.screenshot("staff-en")
+		b.audited(t, "audit-en")
+
+		// The language switch: every page in German too.
+		b.click(`button[name="lang"]`)
+		b.waitJS(`document.documentElement.lang === "de" && location.pathname === "/settings/audit"`)
+		for _, p := range []string{"", "integrations", "devices", "staff", "audit"} {
+			b.open("/settings/" + p)
+			b.html()
+			b.screenshot(map[string]string{"": "overview"}[p] + p + "-de")
+		}
+
+		b.click("#signout")
+		b.waitPath("/settings/signin")
+		b.screenshot("signin-de")
+		b.open("/settings/integrations")
+		b.waitPath("/settings/signin")
+		if code := forge(t, site, "/settings/integrations", cookies, url.Values{"_csrf": {"x"}, "name": {"Late"}}); code != http.StatusForbidden && code != http.StatusUnauthorized {
+			t.Errorf("the signed-out session's cookies still post: %d", code)
+		}
+
+		// The viewer, on a device of their own.
+		b.newAuthenticator()
+		b.open(strings.TrimPrefix(viewerLink, site))
+		b.click("#register")
+		b.waitPath("/settings/")
+		b.open("/settings/integrations")
+		if html := b.html(); strings.Contains(html, `id="create-client"`) {
+			t.Error("a viewer sees the form to create a client")
+		}
+		if code := forge(t, site, "/settings/integrations", b.cookies(), url.Values{"_csrf": {b.csrf()}, "name": {"Viewer's"}, "scope": {"company:read"}}); code != http.StatusForbidden {
+			t.Errorf("a viewer's client creation: %d, want 403", code)
+		}
+		b.click("#signout")
+		b.waitPath("/settings/signin")
+
+		// Signing in again: the passkey names its account.
+		b.click("#signin")
+		b.waitPath("/settings/")
+		if who := b.text(".who"); !strings.Contains(who, "ben@praxis.example") {
+			t.Errorf("signed in as %q, want the viewer", who)
+		}
+
+		// No secret appears in a page after its showing, nor in the log.
+		for _, secret := range secrets {
+			for i, page := range b.pages {
+				if strings.Contains(page, secret) {
+					t.Errorf("page %d (after its one showing) holds a secret", i)
+				}
+			}
+			if strings.Contains(s.log.String(), secret) {
+				t.Error("the server log holds a secret")
+			}
+		}
+		for _, token := range []string{strings.TrimPrefix(inv.Link, site+"/settings/join/"+c.ID+"/")} {
+			if strings.Contains(s.log.String(), token) {
+				t.Error("the server log holds an invitation token")
+			}
+		}
+	})
+}
+
+// audited checks that the audit page shows the settings' own changes.
+func (b *browser) audited(t *testing.T, shot string) {
+	t.Helper()
+	b.open("/settings/audit")
+	page := b.html()
+	for _, section := range []string{"settings.clients", "settings.upload_secret", "settings.staff", "settings.passkeys", "settings.sessions"} {
+		if !strings.Contains(page, section) {
+			t.Errorf("the audit page shows no %s event", section)
+		}
+	}
+	b.screenshot(shot)
+}
