@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/domain/release"
 	"github.com/praxis-health/praxis/domain/staff"
 )
 
@@ -77,4 +78,7 @@ type Settings interface {
 	RotateClientSecret(ctx context.Context, m staff.Member, id domain.ClientID, overlap time.Duration) (domain.Secret, error)
 	RevokeClient(ctx context.Context, m staff.Member, id domain.ClientID) error
 	RotateUploadSecret(ctx context.Context, m staff.Member) (domain.Secret, error)
+	// DeprecatedCalls answers the company's clients' calls to deprecated
+	// operations, newest day first.
+	DeprecatedCalls(ctx context.Context, m staff.Member) ([]release.Calls, error)
 }

@@ -147,26 +147,35 @@ func (b *browser) waitJS(expr string) {
 	}
 }
 
+// evalString evaluates expr in the page, again after a navigation got in
+// the way (a node or a context of the page before).
+func (b *browser) evalString(expr string) string {
+	b.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(b.ctx, 5*time.Second)
+		v, err := chromedp.Run(ctx, chromedp.Evaluate[string](expr))
+		cancel()
+		if err == nil {
+			return v
+		}
+		if time.Now().After(deadline) {
+			b.t.Fatalf("evaluate %s: %v (at %s)", expr, err, b.location())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 func (b *browser) text(sel string) string {
 	b.t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, 20*time.Second)
-	defer cancel()
-	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
-	if err != nil {
-		b.t.Fatalf("text of %s: %v (at %s)", sel, err, b.location())
-	}
-	return strings.TrimSpace(s)
+	b.do(chromedp.WaitVisible(chromedp.CSS(sel)))
+	return strings.TrimSpace(b.evalString(fmt.Sprintf(`document.querySelector(%q).innerText`, sel)))
 }
 
 // html is the page as served now; every page is kept for the secret check.
 func (b *browser) html() string {
 	b.t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, 20*time.Second)
-	defer cancel()
-	s, err := chromedp.Run(ctx, chromedp.OuterHTML(chromedp.CSS("html")))
-	if err != nil {
-		b.t.Fatal(err)
-	}
+	s := b.evalString(`document.documentElement.outerHTML`)
 	b.pages = append(b.pages, s)
 	return s
 }
@@ -207,13 +216,7 @@ func (b *browser) cookies() string {
 // csrf is the page's CSRF token, as its forms carry it.
 func (b *browser) csrf() string {
 	b.t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, 20*time.Second)
-	defer cancel()
-	v, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('meta[name="csrf-token"]').content`))
-	if err != nil {
-		b.t.Fatal(err)
-	}
-	return v
+	return b.evalString(`document.querySelector('meta[name="csrf-token"]').content`)
 }
 
 // forge posts a form with the browser's cookies from outside the browser,
@@ -354,6 +357,21 @@ func TestSettingsInABrowser(t *testing.T) {
 		secrets = append(secrets, viewerLink)
 		b.screenshot("staff-en")
 		b.audited(t, "audit-en")
+		export := &pageClient{t: t, site: site, cookies: map[string]string{}}
+		for _, kv := range strings.Split(b.cookies(), "; ") {
+			k, v, _ := strings.Cut(kv, "=")
+			export.cookies[k] = v
+		}
+		code, header, body := export.do(http.MethodGet, fmt.Sprintf("/settings/audit/export?customer_id=%d", customer), "", "")
+		lines := strings.Split(strings.TrimSpace(body), "\n")
+		if code != http.StatusOK || !strings.Contains(header.Get("Content-Disposition"), "attachment") || len(lines) < 3 {
+			t.Errorf("export of the patient's events: %d, %d lines", code, len(lines))
+		}
+		for _, line := range lines {
+			if !strings.Contains(line, fmt.Sprintf(`"customer_ids":[%d]`, customer)) {
+				t.Errorf("exported an event of another patient or none: %s", line)
+			}
+		}
 
 		// The language switch: every page in German too.
 		b.click(`button[name="lang"]`)

@@ -139,7 +139,11 @@ func (s *Site) integrations(c *fiber.Ctx, once *shown) error {
 	if err != nil {
 		return s.fail(c, err)
 	}
-	return s.render(c, "integrations", map[string]any{"Clients": clients, "Catalogue": catalogue(), "Shown": once})
+	calls, err := s.settings.DeprecatedCalls(ctx(c), memberOf(c))
+	if err != nil {
+		return s.fail(c, err)
+	}
+	return s.render(c, "integrations", map[string]any{"Clients": clients, "Catalogue": catalogue(), "Shown": once, "Calls": calls})
 }
 
 func (s *Site) integrationsPage(c *fiber.Ctx) error { return s.integrations(c, nil) }
@@ -303,16 +307,14 @@ func (s *Site) removePasskey(c *fiber.Ctx) error {
 // auditPageSize is how many events the audit page shows at once.
 const auditPageSize = 50
 
-// auditPage answers "who accessed this patient": the company's events,
-// narrowed to a customer. Reading the trail is an event of its own.
-func (s *Site) auditPage(c *fiber.Ctx) error {
-	m := memberOf(c)
-	q := audit.Query{Limit: auditPageSize}
-	raw := strings.TrimSpace(c.Query("customer_id"))
-	if raw != "" {
+// auditQuery reads the audit page's filters: a customer, an agent (a
+// client id, or a door: gdt, sonogdt), a cursor.
+func auditQuery(c *fiber.Ctx) (audit.Query, error) {
+	q := audit.Query{Limit: auditPageSize, Agent: strings.TrimSpace(c.Query("agent"))}
+	if raw := strings.TrimSpace(c.Query("customer_id")); raw != "" {
 		id, err := strconv.ParseInt(raw, 10, 64)
 		if err != nil || id <= 0 {
-			return s.fail(c, &domain.ValidationError{Field: "customer_id", Message: "customer_id must be a positive number"})
+			return q, &domain.ValidationError{Field: "customer_id", Message: "customer_id must be a positive number"}
 		}
 		customer := domain.CustomerID(id)
 		q.Customer = &customer
@@ -320,17 +322,28 @@ func (s *Site) auditPage(c *fiber.Ctx) error {
 	if cur := c.Query("cursor"); cur != "" {
 		after, err := strconv.ParseInt(cur, 10, 64)
 		if err != nil || after < 0 {
-			return s.fail(c, errBadRequest)
+			return q, errBadRequest
 		}
 		q.After = after
 	}
+	return q, nil
+}
+
+// auditPage answers "who accessed this patient": the company's events,
+// narrowed to a customer or an agent. Reading the trail is an event too.
+func (s *Site) auditPage(c *fiber.Ctx) error {
+	q, err := auditQuery(c)
+	if err != nil {
+		return s.fail(c, err)
+	}
+	data := map[string]any{"CustomerID": c.Query("customer_id"), "Agent": q.Agent}
 	if s.auditor == nil {
-		return s.render(c, "audit", map[string]any{"CustomerID": raw})
+		return s.render(c, "audit", data)
 	}
 	var page audit.Page
-	err := s.change(audit.ActionList, "audit-events", func(c *fiber.Ctx) error {
+	err = s.change(audit.ActionList, "audit-events", func(c *fiber.Ctx) error {
 		var err error
-		page, err = s.auditor.List(ctx(c), domain.Grant{CompanyID: m.Company}, q)
+		page, err = s.auditor.List(ctx(c), domain.Grant{CompanyID: memberOf(c).Company}, q)
 		return err
 	})(c)
 	if err != nil || c.Response().StatusCode() >= 400 {
@@ -344,9 +357,52 @@ func (s *Site) auditPage(c *fiber.Ctx) error {
 		}
 		events = append(events, e)
 	}
-	next := ""
 	if page.HasMore {
-		next = strconv.FormatInt(page.Last, 10)
+		data["Next"] = strconv.FormatInt(page.Last, 10)
 	}
-	return s.render(c, "audit", map[string]any{"CustomerID": raw, "Events": events, "Next": next})
+	data["Events"] = events
+	return s.render(c, "audit", data)
+}
+
+// maxExport bounds an export from the page, which is built in memory.
+const maxExport = 50_000
+
+// auditExport downloads the events the filters select as JSON lines, each
+// the event as the chain keeps it.
+func (s *Site) auditExport(c *fiber.Ctx) error {
+	q, err := auditQuery(c)
+	if err != nil {
+		return s.fail(c, err)
+	}
+	if s.auditor == nil {
+		return s.fail(c, domain.ErrNotFound)
+	}
+	var out []byte
+	n := 0
+	err = s.change(audit.ActionExport, "audit-events", func(c *fiber.Ctx) error {
+		for q.Limit = 500; ; {
+			page, err := s.auditor.List(ctx(c), domain.Grant{CompanyID: memberOf(c).Company}, q)
+			if err != nil {
+				return err
+			}
+			if n += len(page.Events); n > maxExport {
+				return &domain.ValidationError{Field: "customer_id", Message: fmt.Sprintf(
+					"more than %d events: narrow the export to a customer or an agent (the operator's export has no bound)", maxExport)}
+			}
+			for _, e := range page.Events {
+				out = append(append(out, e...), '\n')
+			}
+			if !page.HasMore {
+				return nil
+			}
+			q.After = page.Last
+		}
+	})(c)
+	if err != nil || c.Response().StatusCode() >= 400 {
+		return err
+	}
+	c.Set(fiber.HeaderContentDisposition, `attachment; filename="praxis-audit.jsonl"`)
+	c.Type("jsonl")
+	c.Set(fiber.HeaderContentType, "application/jsonl")
+	return c.Send(out)
 }

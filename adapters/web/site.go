@@ -173,6 +173,7 @@ func (s *Site) Register(r fiber.Router) {
 	m.Post("/passkeys/finish", s.change("create", "settings.passkeys", s.addPasskeyFinish))
 	m.Post("/passkeys/:key/remove", s.change("delete", "settings.passkeys", s.removePasskey))
 	m.Get("/audit", s.auditPage)
+	m.Get("/audit/export", s.auditExport)
 }
 
 // headers: no page is cached, framed or sent a referrer (an invitation's

@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/domain/release"
 	"github.com/praxis-health/praxis/domain/staff"
 	"github.com/praxis-health/praxis/ports"
 )
@@ -22,14 +23,16 @@ type Settings struct {
 	companies ports.CompanyRepository
 	clients   ports.ClientRepository
 	admin     *Admin
+	calls     ports.DeprecatedCalls
 	now       func() time.Time
 }
 
 var _ ports.Settings = (*Settings)(nil)
 
 // NewSettings wires the settings use case.
-func NewSettings(s ports.Staff, companies ports.CompanyRepository, clients ports.ClientRepository, admin *Admin) *Settings {
-	return &Settings{staff: s, companies: companies, clients: clients, admin: admin, now: time.Now}
+func NewSettings(s ports.Staff, companies ports.CompanyRepository, clients ports.ClientRepository, admin *Admin,
+	calls ports.DeprecatedCalls) *Settings {
+	return &Settings{staff: s, companies: companies, clients: clients, admin: admin, calls: calls, now: time.Now}
 }
 
 // OperatorInvite invites a person to company as the operator does: the
@@ -213,4 +216,10 @@ func (s *Settings) RotateUploadSecret(ctx context.Context, m staff.Member) (doma
 		return "", err
 	}
 	return s.admin.RotateUploadSecret(ctx, m.Company)
+}
+
+// DeprecatedCalls answers the company's calls to deprecated operations, so
+// that the practice knows which integrator to ask to move on.
+func (s *Settings) DeprecatedCalls(ctx context.Context, m staff.Member) ([]release.Calls, error) {
+	return s.calls.List(ctx, &m.Company)
 }
