@@ -9,6 +9,7 @@ import (
 	"github.com/praxis-health/praxis/domain"
 	"github.com/praxis-health/praxis/domain/release"
 	"github.com/praxis-health/praxis/domain/staff"
+	"github.com/praxis-health/praxis/domain/webhook"
 )
 
 // Staff keeps the practice's people, their invitations and passkeys. Every
@@ -81,4 +82,10 @@ type Settings interface {
 	// DeprecatedCalls answers the company's clients' calls to deprecated
 	// operations, newest day first.
 	DeprecatedCalls(ctx context.Context, m staff.Member) ([]release.Calls, error)
+	// The company's webhook endpoints, as the API has them (§12).
+	Webhooks(ctx context.Context, m staff.Member) ([]webhook.Endpoint, error)
+	CreateWebhook(ctx context.Context, m staff.Member, url string, types []string) (webhook.Endpoint, webhook.Secret, error)
+	WebhookDeliveries(ctx context.Context, m staff.Member, id uuid.UUID) (webhook.Endpoint, []webhook.Attempt, error)
+	ReplayWebhook(ctx context.Context, m staff.Member, id uuid.UUID, since time.Time) error
+	DeleteWebhook(ctx context.Context, m staff.Member, id uuid.UUID) error
 }

@@ -92,6 +92,20 @@ func (b *browser) open(path string) { b.t.Helper(); b.do(chromedp.Navigate(b.sit
 
 func (b *browser) click(sel string) { b.t.Helper(); b.do(chromedp.Click(chromedp.CSS(sel))) }
 
+// submitFresh clicks a button that shows a secret; when the page asks for
+// the passkey again first, it confirms and clicks again.
+func (b *browser) submitFresh(button string) {
+	b.t.Helper()
+	b.click(button)
+	b.waitJS(`!!document.querySelector("#shown-secret, #verify")`)
+	if b.evalString(`document.querySelector("#verify") ? "verify" : ""`) == "verify" {
+		b.click("#verify")
+		b.waitJS(`!!document.querySelector(` + fmt.Sprintf("%q", button) + `)`)
+		b.click(button)
+	}
+	b.do(chromedp.WaitVisible(chromedp.CSS("#shown-secret")))
+}
+
 // waitPath waits until the browser is on path (after a redirect or a ceremony).
 func (b *browser) waitPath(path string) {
 	b.t.Helper()
@@ -254,7 +268,7 @@ func TestSettingsInABrowser(t *testing.T) {
 		addr := testenv.FreeAddr(t)
 		_, port, _ := strings.Cut(addr, ":")
 		site := "http://localhost:" + port
-		s := startServerAt(t, be, addr, "PRAXIS_PUBLIC_URL="+site, "PRAXIS_SETTINGS_REVERIFY=4s")
+		s := startServerAt(t, be, addr, append(webhookEnv(t, "1"), "PRAXIS_PUBLIC_URL="+site, "PRAXIS_SETTINGS_REVERIFY=4s")...)
 		c := s.newCompany(t, 10<<20)
 		customer := s.newCustomer(t, c)
 		other := s.newCompany(t, 10<<20)
@@ -348,6 +362,30 @@ func TestSettingsInABrowser(t *testing.T) {
 		b.open("/settings/devices")
 		b.html()
 
+		// A webhook endpoint: its secret, shown once, signs what the receiver gets.
+		r := newReceiver(t)
+		b.open("/settings/webhooks")
+		b.do(chromedp.SendKeys(chromedp.CSS("#webhook-url"), r.srv.URL), chromedp.SetValue(chromedp.CSS("#webhook-events"), "customers.created"))
+		b.submitFresh("#create-webhook")
+		hookSecret := b.text("#shown-secret")
+		secrets = append(secrets, hookSecret)
+		r.trust(t, hookSecret)
+		endpoint := b.evalString(`document.querySelector("tr[data-endpoint]").dataset.endpoint`)
+		b.screenshot("webhooks-secret-en")
+		s.newCustomer(t, c, "--first-name", "Clara")
+		waitFor(t, 20*time.Second, "a signed customers.created event", func() bool { return len(r.received()) > 0 })
+		if ev := r.received()[0]; ev.Type != "customers.created" {
+			t.Errorf("event %+v", ev)
+		}
+		b.open("/settings/webhooks/" + endpoint)
+		b.waitText("#log-title + table tbody", "customers.created")
+		b.do(chromedp.SetValue(chromedp.CSS("#replay-since"), time.Now().UTC().Add(-time.Hour).Format("2006-01-02T15:04")))
+		b.click("#replay-button")
+		waitFor(t, 20*time.Second, "the replayed events", func() bool { return len(r.received()) > 1 })
+		b.open("/settings/webhooks/" + endpoint)
+		b.html()
+		b.screenshot("webhooks-en")
+
 		// A viewer is invited in the page, and may look but not change.
 		b.open("/settings/staff")
 		b.do(chromedp.SendKeys(chromedp.CSS("#invite-email"), "ben@praxis.example"))
@@ -376,7 +414,7 @@ func TestSettingsInABrowser(t *testing.T) {
 		// The language switch: every page in German too.
 		b.click(`button[name="lang"]`)
 		b.waitJS(`document.documentElement.lang === "de" && location.pathname === "/settings/audit"`)
-		for _, p := range []string{"", "integrations", "devices", "staff", "audit"} {
+		for _, p := range []string{"", "integrations", "devices", "webhooks", "staff", "audit"} {
 			b.open("/settings/" + p)
 			b.html()
 			b.screenshot(map[string]string{"": "overview"}[p] + p + "-de")
@@ -437,7 +475,7 @@ func (b *browser) audited(t *testing.T, shot string) {
 	t.Helper()
 	b.open("/settings/audit")
 	page := b.html()
-	for _, section := range []string{"settings.clients", "settings.upload_secret", "settings.staff", "settings.passkeys", "settings.sessions"} {
+	for _, section := range []string{"settings.clients", "settings.upload_secret", "settings.staff", "settings.passkeys", "settings.sessions", "webhook-endpoints"} {
 		if !strings.Contains(page, section) {
 			t.Errorf("the audit page shows no %s event", section)
 		}

@@ -32,4 +32,3 @@ func readBody(c *fiber.Ctx) ([]byte, error) {
 	}
 	return c.Request().Body(), nil
 }
-

@@ -2,6 +2,7 @@ package web
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html/template"
 	"net/url"
@@ -18,7 +19,7 @@ import (
 )
 
 // pageNames are the templates besides the layout, one a page.
-var pageNames = []string{"signin", "join", "verify", "error", "overview", "integrations", "devices", "staff", "audit"}
+var pageNames = []string{"signin", "join", "verify", "error", "overview", "integrations", "devices", "staff", "audit", "webhooks"}
 
 var funcs = template.FuncMap{
 	"date": func(t any) string {
@@ -405,4 +406,90 @@ func (s *Site) auditExport(c *fiber.Ctx) error {
 	c.Type("jsonl")
 	c.Set(fiber.HeaderContentType, "application/jsonl")
 	return c.Send(out)
+}
+
+// webhooksView shows the company's endpoints; with id, one endpoint's
+// delivery log; with a secret, the one showing of a new endpoint's.
+func (s *Site) webhooksView(c *fiber.Ctx, id uuid.UUID, secret string) error {
+	m := memberOf(c)
+	data := map[string]any{}
+	endpoints, err := s.settings.Webhooks(ctx(c), m)
+	switch {
+	case errors.Is(err, domain.ErrUnavailable) || errors.Is(err, domain.ErrNotFound):
+		data["Off"] = true // no key: the use case answers 503, the page says why
+	case err != nil:
+		return s.fail(c, err)
+	}
+	data["Endpoints"] = endpoints
+	if id != uuid.Nil {
+		e, attempts, err := s.settings.WebhookDeliveries(ctx(c), m, id)
+		if err != nil {
+			return s.fail(c, err)
+		}
+		data["Endpoint"], data["Attempts"] = e, attempts
+	}
+	if secret != "" {
+		data["Secret"] = secret
+	}
+	return s.render(c, "webhooks", data)
+}
+
+func (s *Site) webhooksPage(c *fiber.Ctx) error { return s.webhooksView(c, uuid.Nil, "") }
+
+func (s *Site) webhookPage(c *fiber.Ctx) error {
+	id, err := uuid.Parse(c.Params("id"))
+	if err != nil {
+		return s.fail(c, domain.ErrNotFound)
+	}
+	return s.webhooksView(c, id, "")
+}
+
+func (s *Site) createWebhook(c *fiber.Ctx) error {
+	form, err := readForm(c)
+	if err != nil {
+		return err
+	}
+	var types []string
+	for _, t := range strings.Split(form.Get("events"), ",") {
+		if t = strings.TrimSpace(t); t != "" {
+			types = append(types, t)
+		}
+	}
+	e, secret, err := s.settings.CreateWebhook(ctx(c), memberOf(c), strings.TrimSpace(form.Get("url")), types)
+	if err != nil {
+		return err
+	}
+	c.Locals(objectKey{}, e.ID.String())
+	c.Status(fiber.StatusCreated)
+	return s.webhooksView(c, uuid.Nil, string(secret))
+}
+
+func (s *Site) replayWebhook(c *fiber.Ctx) error {
+	id, err := memberParam(c)
+	if err != nil {
+		return err
+	}
+	form, err := readForm(c)
+	if err != nil {
+		return err
+	}
+	since, err := time.ParseInLocation("2006-01-02T15:04", form.Get("since"), time.UTC)
+	if err != nil {
+		return &domain.ValidationError{Field: "since", Message: "since must be a date and time"}
+	}
+	if err := s.settings.ReplayWebhook(ctx(c), memberOf(c), id, since); err != nil {
+		return err
+	}
+	return c.Redirect("/settings/webhooks/"+id.String(), fiber.StatusSeeOther)
+}
+
+func (s *Site) deleteWebhook(c *fiber.Ctx) error {
+	id, err := memberParam(c)
+	if err != nil {
+		return err
+	}
+	if err := s.settings.DeleteWebhook(ctx(c), memberOf(c), id); err != nil {
+		return err
+	}
+	return c.Redirect("/settings/webhooks", fiber.StatusSeeOther)
 }

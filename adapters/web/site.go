@@ -171,6 +171,11 @@ func (s *Site) Register(r fiber.Router) {
 	m.Post("/passkeys/begin", s.addPasskeyBegin)
 	m.Post("/passkeys/finish", s.change("create", "settings.passkeys", s.addPasskeyFinish))
 	m.Post("/passkeys/:key/remove", s.change("delete", "settings.passkeys", s.removePasskey))
+	m.Get("/webhooks", s.webhooksPage)
+	m.Get("/webhooks/:id", s.webhookPage)
+	m.Post("/webhooks", s.change("create", "webhook-endpoints", s.fresh(s.createWebhook)))
+	m.Post("/webhooks/:id/replay", s.change("update", "webhook-endpoints", s.replayWebhook))
+	m.Post("/webhooks/:id/delete", s.change("delete", "webhook-endpoints", s.deleteWebhook))
 	m.Get("/audit", s.auditPage)
 	m.Get("/audit/export", s.auditExport)
 }

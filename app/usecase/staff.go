@@ -10,6 +10,7 @@ import (
 	"github.com/praxis-health/praxis/domain"
 	"github.com/praxis-health/praxis/domain/release"
 	"github.com/praxis-health/praxis/domain/staff"
+	"github.com/praxis-health/praxis/domain/webhook"
 	"github.com/praxis-health/praxis/ports"
 )
 
@@ -24,6 +25,7 @@ type Settings struct {
 	clients   ports.ClientRepository
 	admin     *Admin
 	calls     ports.DeprecatedCalls
+	hooks     ports.Webhooks
 	now       func() time.Time
 }
 
@@ -222,4 +224,86 @@ func (s *Settings) RotateUploadSecret(ctx context.Context, m staff.Member) (doma
 // that the practice knows which integrator to ask to move on.
 func (s *Settings) DeprecatedCalls(ctx context.Context, m staff.Member) ([]release.Calls, error) {
 	return s.calls.List(ctx, &m.Company)
+}
+
+// WithWebhooks lets the settings manage the company's webhook endpoints
+// through the same use case as the API (the server has it; the admin
+// commands do not).
+func (s *Settings) WithWebhooks(hooks ports.Webhooks) *Settings {
+	s.hooks = hooks
+	return s
+}
+
+// grantOf is what a member may do to webhooks: everything of the company,
+// as a client holding every scope.
+func grantOf(m staff.Member) domain.Grant {
+	return domain.Grant{CompanyID: m.Company, Scopes: domain.SupportedScopes()}
+}
+
+func (s *Settings) webhooks() (ports.Webhooks, error) {
+	if s.hooks == nil {
+		return nil, domain.ErrNotFound
+	}
+	return s.hooks, nil
+}
+
+// Webhooks answers the company's webhook endpoints.
+func (s *Settings) Webhooks(ctx context.Context, m staff.Member) ([]webhook.Endpoint, error) {
+	hooks, err := s.webhooks()
+	if err != nil {
+		return nil, err
+	}
+	return hooks.List(ctx, grantOf(m))
+}
+
+// CreateWebhook registers an endpoint of the company; its signing secret
+// is shown once.
+func (s *Settings) CreateWebhook(ctx context.Context, m staff.Member, url string, types []string) (webhook.Endpoint, webhook.Secret, error) {
+	if err := mayChange(m); err != nil {
+		return webhook.Endpoint{}, "", err
+	}
+	hooks, err := s.webhooks()
+	if err != nil {
+		return webhook.Endpoint{}, "", err
+	}
+	return hooks.Create(ctx, grantOf(m), ports.WebhookInput{URL: &url, EventTypes: types})
+}
+
+// WebhookDeliveries answers the newest attempts of the company's endpoint.
+func (s *Settings) WebhookDeliveries(ctx context.Context, m staff.Member, id uuid.UUID) (webhook.Endpoint, []webhook.Attempt, error) {
+	hooks, err := s.webhooks()
+	if err != nil {
+		return webhook.Endpoint{}, nil, err
+	}
+	e, err := hooks.Get(ctx, grantOf(m), id)
+	if err != nil {
+		return webhook.Endpoint{}, nil, err
+	}
+	attempts, _, err := hooks.Deliveries(ctx, grantOf(m), id, uuid.Nil, 50)
+	return e, attempts, err
+}
+
+// ReplayWebhook sends the endpoint the changes since a time again.
+func (s *Settings) ReplayWebhook(ctx context.Context, m staff.Member, id uuid.UUID, since time.Time) error {
+	if err := mayChange(m); err != nil {
+		return err
+	}
+	hooks, err := s.webhooks()
+	if err != nil {
+		return err
+	}
+	_, err = hooks.Replay(ctx, grantOf(m), id, ports.ReplayFrom{Since: &since})
+	return err
+}
+
+// DeleteWebhook removes the company's endpoint.
+func (s *Settings) DeleteWebhook(ctx context.Context, m staff.Member, id uuid.UUID) error {
+	if err := mayChange(m); err != nil {
+		return err
+	}
+	hooks, err := s.webhooks()
+	if err != nil {
+		return err
+	}
+	return hooks.Delete(ctx, grantOf(m), id)
 }
