@@ -226,7 +226,8 @@ func TestOperator(t *testing.T) {
 
 		// A Company becomes one company with a working upload secret.
 		quota := kresource.MustParse("1Gi")
-		huber := c.company("dr-huber", operator.CompanySpec{DisplayName: "Praxis Dr. Huber", Plan: "pro", StorageQuota: &quota, DeletionPolicy: operator.Disable})
+		huber := c.company("dr-huber", operator.CompanySpec{DisplayName: "Praxis Dr. Huber", Plan: "pro", StorageQuota: &quota, DeletionPolicy: operator.Disable,
+			Admins: []string{"Anna@Praxis.example"}})
 		if err := c.kc.Create(ctx, huber); err != nil {
 			t.Fatal(err)
 		}
@@ -241,6 +242,20 @@ func TestOperator(t *testing.T) {
 		}
 		if n := countCompanies(t, s, string(huber.UID)); n != 1 {
 			t.Fatalf("%d companies for one Company", n)
+		}
+		// The first admin is invited: a working one-time link in a Secret.
+		if !slices.Equal(huber.Status.InvitedAdmins, []string{"anna@praxis.example"}) {
+			t.Errorf("invited admins %v", huber.Status.InvitedAdmins)
+		}
+		link := string(c.secret(t, "dr-huber-admin-invites")["anna_at_praxis.example"])
+		_, path, ok := strings.Cut(link, "/settings/join/"+practice.ID+"/")
+		if !ok {
+			t.Fatalf("invitation link %q", link)
+		}
+		join := &pageClient{t: t, site: s.url, cookies: map[string]string{}}
+		join.do(http.MethodGet, "/settings/join/"+practice.ID+"/"+path, "", "")
+		if code, _, body := join.do(http.MethodPost, "/settings/join/"+practice.ID+"/"+path+"/begin", "application/json", "{}"); code != http.StatusOK || !strings.Contains(body, "challenge") {
+			t.Errorf("the operator's invitation: %d %s", code, body)
 		}
 		patient := s.newCustomer(t, practice)
 		pdf := filePart("befund.pdf", pdfOfSize(10))

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"slices"
 )
 
 // GroupVersion is the API of the custom resources; their CRDs are in
@@ -48,6 +49,10 @@ type CompanySpec struct {
 	// UploadSecretName is the Secret the upload secret is written to
 	// (keys company_id, upload_secret); default <name>-upload.
 	UploadSecretName string `json:"uploadSecretName,omitempty"`
+	// Admins are the e-mail addresses of the practice's first admins: each
+	// is invited once to the settings pages, its one-time link written to
+	// the Secret <name>-admin-invites.
+	Admins []string `json:"admins,omitempty"`
 }
 
 // CompanyStatus is what the operator made of the spec.
@@ -55,8 +60,10 @@ type CompanyStatus struct {
 	CompanyID          string `json:"companyId,omitempty"`
 	ObservedGeneration int64  `json:"observedGeneration,omitempty"`
 	// UploadSecretRotation is the last value of the rotation annotation acted on.
-	UploadSecretRotation string             `json:"uploadSecretRotation,omitempty"`
-	Conditions           []metav1.Condition `json:"conditions,omitempty"`
+	UploadSecretRotation string `json:"uploadSecretRotation,omitempty"`
+	// InvitedAdmins are the addresses of spec.admins already invited.
+	InvitedAdmins []string           `json:"invitedAdmins,omitempty"`
+	Conditions    []metav1.Condition `json:"conditions,omitempty"`
 }
 
 // Company is a practice, a tenant of praxis.
@@ -143,6 +150,8 @@ func (c *Company) DeepCopyInto(out *Company) {
 		out.Spec.StorageQuota = &q
 	}
 	out.Status.Conditions = copyConditions(c.Status.Conditions)
+	out.Spec.Admins = slices.Clone(c.Spec.Admins)
+	out.Status.InvitedAdmins = slices.Clone(c.Status.InvitedAdmins)
 }
 
 func (l *CompanyList) DeepCopyObject() runtime.Object {

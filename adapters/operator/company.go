@@ -3,6 +3,8 @@ package operator
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -18,6 +20,7 @@ type companyReconciler struct {
 	kube    client.Client
 	secrets secrets
 	tenants ports.Tenants
+	invite  func(ctx context.Context, company domain.CompanyID, email string) (string, error)
 }
 
 func (r *companyReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -71,7 +74,7 @@ func (r *companyReconciler) apply(ctx context.Context, res *Company) error {
 		}
 	default:
 		res.Status.UploadSecretRotation = rotation
-		return nil
+		return r.inviteAdmins(ctx, res, company.ID)
 	}
 	// The Secret itself records the rotation it answers, in the same write as
 	// the secret: an operator stopped before its status write does not rotate twice.
@@ -79,10 +82,54 @@ func (r *companyReconciler) apply(ctx context.Context, res *Company) error {
 		"company_id":    []byte(company.ID.String()),
 		"upload_secret": []byte(secret),
 	}, map[string]string{rotatedForAnnotation: rotation})
-	if err == nil {
-		res.Status.UploadSecretRotation = rotation
+	if err != nil {
+		return err
 	}
-	return err
+	res.Status.UploadSecretRotation = rotation
+	return r.inviteAdmins(ctx, res, company.ID)
+}
+
+// inviteAdmins invites each address of spec.admins once and keeps its
+// link in the Secret <name>-admin-invites (key: the address with @ as
+// _at_, see secretKey), beside the links made before. An address removed from the spec
+// keeps its account: people are removed in the settings pages.
+func (r *companyReconciler) inviteAdmins(ctx context.Context, res *Company, company domain.CompanyID) error {
+	if r.invite == nil {
+		return nil
+	}
+	var todo []string
+	for _, email := range res.Spec.Admins {
+		email = strings.ToLower(strings.TrimSpace(email))
+		if !slices.Contains(res.Status.InvitedAdmins, email) && !slices.Contains(todo, email) {
+			todo = append(todo, email)
+		}
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	name := res.Name + "-admin-invites"
+	stored, err := r.secrets.read(ctx, res.Namespace, name)
+	if err != nil {
+		return err
+	}
+	data := map[string][]byte{}
+	for k, v := range stored.Data {
+		data[k] = v
+	}
+	for _, email := range todo {
+		link, err := r.invite(ctx, company, email)
+		if err != nil {
+			return fmt.Errorf("invite %s: %w", email, err)
+		}
+		data[secretKey(email)] = []byte(link)
+	}
+	// A crash between the Secret and the status invites again: the newer
+	// link replaces the older, which stops working.
+	if err := r.secrets.write(ctx, res, stored, data, nil); err != nil {
+		return err
+	}
+	res.Status.InvitedAdmins = append(res.Status.InvitedAdmins, todo...)
+	return nil
 }
 
 // retire revokes the company's clients (and with Disable disables it) before
@@ -109,4 +156,15 @@ func uploadSecretName(res *Company) string {
 		return res.Spec.UploadSecretName
 	}
 	return res.Name + "-upload"
+}
+
+// secretKey spells an address as a Secret's key may be: @ as _at_, any
+// other character a key cannot hold as _.
+func secretKey(email string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '-' || r == '.' || r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return '_'
+	}, strings.ReplaceAll(email, "@", "_at_"))
 }

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/praxis-health/praxis/domain"
 	"github.com/praxis-health/praxis/ports"
 )
 
@@ -37,6 +38,9 @@ type Options struct {
 	Namespace string
 	// TokenURL is written into OAuthClient Secrets as token_url.
 	TokenURL string
+	// Invite invites email to the company's settings pages as an admin and
+	// answers the one-time link; nil: spec.admins is not acted on.
+	Invite func(ctx context.Context, company domain.CompanyID, email string) (string, error)
 	// Ready reports whether the database answers; /readyz fails while it does not.
 	Ready  func(context.Context) error
 	Logger logr.Logger
@@ -89,7 +93,7 @@ func New(cfg *rest.Config, tenants ports.Tenants, o Options) (ctrl.Manager, erro
 	fresh := secrets{api: mgr.GetAPIReader(), kube: kube}
 	err = ctrl.NewControllerManagedBy(mgr).Named("company").
 		For(&Company{}).Owns(&corev1.Secret{}).
-		Complete(&companyReconciler{kube: kube, secrets: fresh, tenants: tenants})
+		Complete(&companyReconciler{kube: kube, secrets: fresh, tenants: tenants, invite: o.Invite})
 	if err != nil {
 		return nil, err
 	}

@@ -25,6 +25,8 @@ import (
 	"github.com/praxis-health/praxis/adapters/telemetry"
 	"github.com/praxis-health/praxis/app"
 	"github.com/praxis-health/praxis/app/usecase"
+	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/domain/staff"
 )
 
 // serviceAccountNamespace is where a pod finds its own namespace.
@@ -97,8 +99,9 @@ func Command() *cobra.Command {
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
 			var admin *usecase.Admin
+			var settings *usecase.Settings
 			var db *bun.DB
-			fxApp := fx.New(app.AdminOptions(cfg), fx.NopLogger, fx.Populate(&admin, &db))
+			fxApp := fx.New(app.AdminOptions(cfg), fx.NopLogger, fx.Populate(&admin, &settings, &db))
 			if err := fxApp.Err(); err != nil {
 				return err
 			}
@@ -107,6 +110,13 @@ func Command() *cobra.Command {
 			}
 			defer func() { _ = fxApp.Stop(context.WithoutCancel(ctx)) }()
 			o.Ready = db.PingContext
+			o.Invite = func(ctx context.Context, company domain.CompanyID, email string) (string, error) {
+				_, token, err := settings.OperatorInvite(ctx, company, email, staff.RoleAdmin)
+				if err != nil {
+					return "", err
+				}
+				return cfg.SiteURL() + staff.JoinPath(company, token), nil
+			}
 			mgr, err := operator.New(kube, admin, o)
 			if err != nil {
 				return err
