@@ -187,7 +187,8 @@ var HTTP = fx.Module("http",
 func newSite(cfg Config, settings ports.Settings, sessions ports.Sessions, attempts ports.AttemptCounter, auditor ports.Auditor,
 	logger *slog.Logger) (*web.Site, error) {
 	return web.New(web.Options{SiteURL: cfg.SiteURL(), Reverify: cfg.SettingsReverify, Release: api.Latest(), Lockout: cfg.Lockout(),
-		TrustedProxies: cfg.Proxies()}, settings, sessions, attempts, auditor, logger)
+		TrustedProxies: cfg.Proxies(), SSO: web.SSO{Issuer: cfg.SSOIssuer, ClientID: cfg.SSOClientID, ClientSecret: cfg.SSOClientSecret,
+			Name: cfg.SSOName}}, settings, sessions, attempts, auditor, logger)
 }
 
 // startAuditor runs the audit trail's group commit while the server runs;

@@ -37,6 +37,12 @@ type Config struct {
 	// SettingsReverify is how long after a passkey check the settings show
 	// or replace a secret without asking for the passkey again.
 	SettingsReverify time.Duration `env:"PRAXIS_SETTINGS_REVERIFY" envDefault:"5m"`
+	// SSOIssuer, when set, offers staff sign-in at this OpenID provider
+	// (authorization code with PKCE), matched by verified e-mail address.
+	SSOIssuer       string `env:"PRAXIS_SSO_ISSUER"`
+	SSOClientID     string `env:"PRAXIS_SSO_CLIENT_ID"`
+	SSOClientSecret string `env:"PRAXIS_SSO_CLIENT_SECRET"`
+	SSOName         string `env:"PRAXIS_SSO_NAME" envDefault:"single sign-on"`
 	// AuthMaxFailures wrong secrets for one client id (or one company's
 	// upload secret) within AuthFailureWindow lock it for AuthLockout.
 	AuthMaxFailures   int           `env:"PRAXIS_AUTH_MAX_FAILURES" envDefault:"10"`

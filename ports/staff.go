@@ -26,6 +26,9 @@ type Staff interface {
 	ClaimInvite(ctx context.Context, company domain.CompanyID, tokenHash []byte, now time.Time) (staff.Member, error)
 	Member(ctx context.Context, company domain.CompanyID, id uuid.UUID) (staff.Member, error)
 	Members(ctx context.Context, company domain.CompanyID) ([]staff.Member, error)
+	// MembersByEmail finds the accounts of an address in every company: single
+	// sign-on names a person by a verified address before a company is known.
+	MembersByEmail(ctx context.Context, email string) ([]staff.Member, error)
 	// Invites lists the company's open invitations.
 	Invites(ctx context.Context, company domain.CompanyID, now time.Time) ([]staff.Invite, error)
 	// SetRole changes a member's role; domain.ErrConflict when it would
@@ -66,6 +69,10 @@ type SettingsOverview struct {
 type Settings interface {
 	Join(ctx context.Context, company domain.CompanyID, token domain.Secret) (staff.Member, error)
 	Member(ctx context.Context, company domain.CompanyID, id uuid.UUID) (staff.Member, error)
+	// SingleSignOn answers the one account of a verified address;
+	// domain.ErrNotFound when there is none, domain.ErrConflict when the
+	// address has accounts in several companies (then passkeys it is).
+	SingleSignOn(ctx context.Context, email string) (staff.Member, error)
 	Overview(ctx context.Context, m staff.Member) (SettingsOverview, error)
 	Invite(ctx context.Context, m staff.Member, email string, role staff.Role) (staff.Invite, domain.Secret, error)
 	SetRole(ctx context.Context, m staff.Member, id uuid.UUID, role staff.Role) error

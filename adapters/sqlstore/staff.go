@@ -136,6 +136,20 @@ func (s *Staff) Members(ctx context.Context, company domain.CompanyID) ([]staff.
 	return out, nil
 }
 
+func (s *Staff) MembersByEmail(ctx context.Context, email string) ([]staff.Member, error) {
+	var rows []memberRow
+	err := acrossCompanies(conn(ctx, s.db), "single sign-on names a person by a verified address before the company is known").
+		NewSelect().Model(&rows).Where("email = ?", email).OrderExpr("company_id").Scan(ctx)
+	if err != nil {
+		return nil, translate(err)
+	}
+	out := make([]staff.Member, len(rows))
+	for i, r := range rows {
+		out[i] = r.member()
+	}
+	return out, nil
+}
+
 func (s *Staff) Invites(ctx context.Context, company domain.CompanyID, now time.Time) ([]staff.Invite, error) {
 	var rows []inviteRow
 	if err := tenantOf(conn(ctx, s.db), company).SelectModel(&rows).OrderExpr("email").Scan(ctx); err != nil {

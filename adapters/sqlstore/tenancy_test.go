@@ -34,6 +34,7 @@ var acceptedAcrossCompanies = []string{
 	"the dispatcher leases due endpoints of every company",
 	"a setting of the transaction names no table",
 	"the delivery log is swept for every company at once",
+	"single sign-on names a person by a verified address before the company is known",
 }
 
 // builders start a query that reads, changes or deletes rows. Inserts are

@@ -11,6 +11,7 @@ import (
 // language cookie once the person chose.
 var messages = map[string]map[string]string{
 	"de": { //nolint:gosec // G101: texts that name secrets are not secrets
+		"signin.sso":             "Anmelden mit %s",
 		"title.webhooks":         "Webhooks",
 		"webhooks.intro":         "Webhooks melden einem Integrator jede Änderung, sobald sie geschieht: signiert nach Standard Webhooks, der Reihe nach, bis er sie bestätigt.",
 		"webhooks.secret":        "Signing-Secret",
@@ -121,6 +122,7 @@ var messages = map[string]map[string]string{
 		"staff.add_passkey":          "Weiteren Passkey anlegen",
 	},
 	"en": { //nolint:gosec // G101: texts that name secrets are not secrets
+		"signin.sso":             "Sign in with %s",
 		"title.webhooks":         "Webhooks",
 		"webhooks.intro":         "Webhooks tell an integrator of every change as it happens: signed after Standard Webhooks, in order, until acknowledged.",
 		"webhooks.secret":        "Signing secret",

@@ -124,7 +124,13 @@ func (s *Site) throttled(c *fiber.Ctx, subjects ...string) error {
 	return nil
 }
 
-func (s *Site) signInPage(c *fiber.Ctx) error { return s.render(c, "signin", nil) }
+func (s *Site) signInPage(c *fiber.Ctx) error {
+	data := map[string]any{}
+	if s.sso != nil {
+		data["SSO"] = s.sso.cfg.Name
+	}
+	return s.render(c, "signin", data)
+}
 
 func (s *Site) signInBegin(c *fiber.Ctx) error {
 	if err := s.throttled(c, addressSubject(s.source(c))); err != nil {
@@ -183,7 +189,7 @@ func (s *Site) signInFinish(c *fiber.Ctx) error {
 	if err != nil {
 		return s.refuseSignIn(c, addr, found.m, err)
 	}
-	return s.signedIn(c, sess, found.m, cred)
+	return s.signedIn(c, sess, found.m, cred, nextOverview)
 }
 
 // refuseSignIn counts a failed sign-in against the address and, when the
@@ -206,7 +212,7 @@ func (s *Site) refuseSignIn(c *fiber.Ctx, addr string, m staff.Member, cause err
 // signedIn starts the member's session under a new id (no fixation), keeps
 // the passkey's record (its sign count) after an assertion, and records the
 // sign-in.
-func (s *Site) signedIn(c *fiber.Ctx, sess *session.Session, m staff.Member, used *webauthn.Credential) error {
+func (s *Site) signedIn(c *fiber.Ctx, sess *session.Session, m staff.Member, used *webauthn.Credential, answer fiber.Handler) error {
 	if used != nil {
 		b, err := json.Marshal(used)
 		if err != nil {
@@ -230,10 +236,11 @@ func (s *Site) signedIn(c *fiber.Ctx, sess *session.Session, m staff.Member, use
 	}
 	c.Locals(memberKey{}, m)
 	c.Locals(objectKey{}, m.ID.String())
-	return s.change(audit.ActionCreate, "settings.sessions", func(c *fiber.Ctx) error {
-		return c.JSON(fiber.Map{"next": "/settings/"})
-	})(c)
+	return s.change(audit.ActionCreate, "settings.sessions", answer)(c)
 }
+
+// nextOverview answers the passkey script: on to the overview.
+func nextOverview(c *fiber.Ctx) error { return c.JSON(fiber.Map{"next": "/settings/"}) }
 
 func (s *Site) signOut(c *fiber.Ctx) error {
 	return s.change(audit.ActionDelete, "settings.sessions", func(c *fiber.Ctx) error {
@@ -371,7 +378,7 @@ func (s *Site) joinFinish(c *fiber.Ctx) error {
 	if err != nil || c.Response().StatusCode() >= 400 {
 		return err
 	}
-	return s.signedIn(c, sess, m, nil)
+	return s.signedIn(c, sess, m, nil, nextOverview)
 }
 
 func (s *Site) addPasskeyBegin(c *fiber.Ctx) error {

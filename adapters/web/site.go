@@ -50,6 +50,8 @@ type Options struct {
 	// Lockout throttles failed sign-ins per address and per account.
 	Lockout        domain.LockoutPolicy
 	TrustedProxies []netip.Prefix
+	// SSO, when its issuer is set, offers sign-in at the operator's OpenID provider.
+	SSO SSO
 }
 
 // Site serves the settings pages.
@@ -61,6 +63,7 @@ type Site struct {
 	log      *slog.Logger
 	store    *session.Store
 	passkeys *webauthn.WebAuthn
+	sso      *sso
 	pages    map[string]*template.Template
 	now      func() time.Time
 }
@@ -94,6 +97,9 @@ func New(opts Options, settings ports.Settings, sessions ports.Sessions, attempt
 	}
 	s := &Site{opts: opts, settings: settings, auditor: auditor, attempts: attempts, log: log,
 		passkeys: wa, pages: pages, now: time.Now}
+	if opts.SSO.Issuer != "" {
+		s.sso = &sso{cfg: opts.SSO, redirect: strings.TrimSuffix(opts.SiteURL, "/") + "/settings/sso/callback"}
+	}
 	s.store = session.New(session.Config{
 		Storage:           storage{sessions},
 		Expiration:        staff.IdleTimeout,
@@ -129,6 +135,10 @@ func (s *Site) Register(r fiber.Router) {
 		return c.Send(b)
 	})
 	g := r.Group("/settings", s.headers, csrf.New(csrf.Config{
+		// The provider's redirect back carries no cookie (SameSite=Strict):
+		// a CSRF token made there would start a session in place of the
+		// browser's own, and lose the sign-in's state.
+		Next:              func(c *fiber.Ctx) bool { return c.Path() == "/settings/sso/callback" },
 		Session:           s.store,
 		SessionKey:        "csrf",
 		CookieName:        csrfCookie,
@@ -152,6 +162,9 @@ func (s *Site) Register(r fiber.Router) {
 	g.Post("/join/:company/:token/begin", s.joinBegin)
 	g.Post("/join/:company/:token/finish", s.joinFinish)
 	g.Post("/language", s.setLanguage)
+	g.Get("/sso/start", s.ssoStart)
+	g.Get("/sso/callback", s.ssoCallback)
+	g.Get("/sso/finish", s.ssoFinish)
 
 	m := g.Group("", s.requireMember)
 	m.Get("/", s.overviewPage)

@@ -73,6 +73,25 @@ func (s *Settings) Member(ctx context.Context, company domain.CompanyID, id uuid
 	return s.staff.Member(ctx, company, id)
 }
 
+// SingleSignOn answers the one account of an address an identity provider
+// verified.
+func (s *Settings) SingleSignOn(ctx context.Context, email string) (staff.Member, error) {
+	email, err := staff.NormalEmail(email)
+	if err != nil {
+		return staff.Member{}, domain.ErrNotFound
+	}
+	members, err := s.staff.MembersByEmail(ctx, email)
+	switch {
+	case err != nil:
+		return staff.Member{}, err
+	case len(members) == 0:
+		return staff.Member{}, domain.ErrNotFound
+	case len(members) > 1:
+		return staff.Member{}, domain.ErrConflict
+	}
+	return members[0], nil
+}
+
 // Overview answers the member's company with its people.
 func (s *Settings) Overview(ctx context.Context, m staff.Member) (ports.SettingsOverview, error) {
 	c, err := s.companies.Get(ctx, m.Company)

@@ -127,6 +127,12 @@ func staffMembers(t *testing.T, r StaffRepositories) {
 	if list, _ := r.Staff.Members(ctx, a.ID); len(list) != 2 {
 		t.Errorf("members: %d, want 2", len(list))
 	}
+	if _, err := r.Staff.ClaimInvite(ctx, b.ID, invite(t, r, b.ID, "admin@a.example", staff.RoleAdmin, now).Hash(), now); err != nil {
+		t.Fatal(err)
+	}
+	if found, err := r.Staff.MembersByEmail(ctx, "admin@a.example"); err != nil || len(found) != 2 || found[0].Company == found[1].Company {
+		t.Errorf("an address's accounts in two companies: %+v %v", found, err)
+	}
 	if err := r.Staff.SetRole(ctx, b.ID, viewer.ID, staff.RoleAdmin); !errors.Is(err, domain.ErrNotFound) {
 		t.Errorf("another company's role change: %v", err)
 	}

@@ -41,6 +41,8 @@ async function ceremony(button) {
 }
 
 document.addEventListener("DOMContentLoaded", () => {
+  const follow = document.querySelector("a[data-follow]");
+  if (follow) location.replace(follow.href);
   for (const b of document.querySelectorAll("[data-passkey]")) {
     b.addEventListener("click", () => ceremony(b));
   }
