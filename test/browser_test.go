@@ -268,7 +268,9 @@ func TestSettingsInABrowser(t *testing.T) {
 		addr := testenv.FreeAddr(t)
 		_, port, _ := strings.Cut(addr, ":")
 		site := "http://localhost:" + port
-		s := startServerAt(t, be, addr, append(webhookEnv(t, "1"), "PRAXIS_PUBLIC_URL="+site, "PRAXIS_SETTINGS_REVERIFY=4s")...)
+		// Spans as JSON in the server's output: the secret check reads traces too.
+		s := startServerAt(t, be, addr, append(webhookEnv(t, "1"), "PRAXIS_PUBLIC_URL="+site, "PRAXIS_SETTINGS_REVERIFY=4s",
+			"OTEL_TRACES_EXPORTER=console")...)
 		c := s.newCompany(t, 10<<20)
 		customer := s.newCustomer(t, c)
 		other := s.newCompany(t, 10<<20)
@@ -313,6 +315,16 @@ func TestSettingsInABrowser(t *testing.T) {
 		if token := s.tokenFor(t, cl); s.getCompany(t, token).status != http.StatusOK {
 			t.Fatal("the client made in the settings cannot read its company")
 		}
+		// Rotation: the new secret works, and the old one for a day more.
+		b.open("/settings/integrations")
+		b.submitFresh(fmt.Sprintf(`tr[data-client="%s"] button:not(.danger)`, cl.ID))
+		rotated := oauthClient{ID: b.text("#shown-client-id"), Secret: b.text("#shown-secret")}
+		secrets = append(secrets, rotated.Secret)
+		if rotated.ID != cl.ID || rotated.Secret == cl.Secret {
+			t.Fatalf("rotation showed %s", rotated.ID)
+		}
+		s.tokenFor(t, rotated)
+		s.tokenFor(t, cl)
 		b.open("/settings/integrations")
 		b.html()
 		b.click(fmt.Sprintf(`tr[data-client="%s"] button.danger`, cl.ID))
@@ -417,6 +429,7 @@ func TestSettingsInABrowser(t *testing.T) {
 		for _, p := range []string{"", "integrations", "devices", "webhooks", "staff", "audit"} {
 			b.open("/settings/" + p)
 			b.html()
+			b.accessible(p)
 			b.screenshot(map[string]string{"": "overview"}[p] + p + "-de")
 		}
 
@@ -451,7 +464,10 @@ func TestSettingsInABrowser(t *testing.T) {
 			t.Errorf("signed in as %q, want the viewer", who)
 		}
 
-		// No secret appears in a page after its showing, nor in the log.
+		// No secret appears in a page after its showing, nor in the log or a span.
+		if !strings.Contains(s.log.String(), `"Name":"POST /settings/integrations"`) {
+			t.Error("the server's output holds no span of the settings")
+		}
 		for _, secret := range secrets {
 			for i, page := range b.pages {
 				if strings.Contains(page, secret) {
@@ -468,6 +484,29 @@ func TestSettingsInABrowser(t *testing.T) {
 			}
 		}
 	})
+}
+
+// accessible checks the page's controls: each has a name a screen reader
+// reads (its text, a label, aria-label), and each is reached by the Tab key
+// (none taken out of the order, none disabled without reason).
+func (b *browser) accessible(page string) {
+	b.t.Helper()
+	unnamed := b.evalString(`[...document.querySelectorAll("main input:not([type=hidden]), main select, main button, main a, header button, header a")]
+		.filter(e => !(e.labels && e.labels.length) && !e.getAttribute("aria-label") && !e.textContent.trim())
+		.map(e => e.outerHTML.slice(0, 80)).join(" | ")`)
+	if unnamed != "" {
+		b.t.Errorf("page %q: controls without a name: %s", page, unnamed)
+	}
+	untabbable := b.evalString(`[...document.querySelectorAll("input:not([type=hidden]), select, button, a[href]")]
+		.filter(e => e.tabIndex < 0 || e.disabled).map(e => e.outerHTML.slice(0, 80)).join(" | ")`)
+	if untabbable != "" {
+		b.t.Errorf("page %q: controls the Tab key does not reach: %s", page, untabbable)
+	}
+	// Tab from the top reaches the first control of the page's content.
+	b.do(chromedp.KeyEvent("\t"), chromedp.KeyEvent("\t"))
+	if focused := b.evalString(`document.activeElement ? document.activeElement.tagName : ""`); focused == "BODY" || focused == "" {
+		b.t.Errorf("page %q: Tab focuses nothing", page)
+	}
 }
 
 // audited checks that the audit page shows the settings' own changes.
