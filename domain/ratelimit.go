@@ -56,3 +56,39 @@ func (r RateState) Exceeded() bool { return r.Remaining < 0 }
 
 // ResetSeconds rounds the reset up to whole seconds, at least 1.
 func (r RateState) ResetSeconds() int { return max(int((r.Reset+time.Second-1)/time.Second), 1) }
+
+// UsageDays is how many days of calls the token store keeps per client.
+const UsageDays = 7
+
+// ClientUsage is what a client did lately: its resource API calls per UTC
+// day, newest first (UsageDays of them, zeros too), and its last call.
+type ClientUsage struct {
+	Days    []DayCalls
+	LastUse *time.Time
+}
+
+// DayCalls is one UTC day's calls.
+type DayCalls struct {
+	Day   string // 2006-01-02
+	Calls int64
+}
+
+// Today is the calls of the newest day.
+func (u ClientUsage) Today() int64 {
+	if len(u.Days) == 0 {
+		return 0
+	}
+	return u.Days[0].Calls
+}
+
+// Total is the calls of every day kept.
+func (u ClientUsage) Total() int64 {
+	var n int64
+	for _, d := range u.Days {
+		n += d.Calls
+	}
+	return n
+}
+
+// UsageDay is the day number (days since 1970-01-01 UTC) of t.
+func UsageDay(t time.Time) int64 { return t.UTC().Unix() / 86400 }

@@ -23,6 +23,9 @@ type TokenStore interface {
 	// (by the grant's plan) in the current window, shared by every replica.
 	// domain.ErrNotFound for an unknown, expired or revoked token.
 	Authorize(ctx context.Context, tokenHash []byte, limits domain.RateLimits) (domain.Grant, domain.RateState, error)
+	// Usage answers the client's calls per day (counted by Authorize, kept
+	// domain.UsageDays days) and its last call, as of now.
+	Usage(ctx context.Context, client domain.ClientID, now time.Time) (domain.ClientUsage, error)
 	// Revoke ends one token; an unknown one is no error.
 	Revoke(ctx context.Context, tokenHash []byte) error
 	// RevokeClient ends every live token of the client at once and refuses

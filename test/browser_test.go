@@ -106,6 +106,15 @@ func (b *browser) submitFresh(button string) {
 	b.do(chromedp.WaitVisible(chromedp.CSS("#shown-secret")))
 }
 
+// submit clicks a form's button and waits for the answer's page to have
+// loaded, also when it is the same address as before.
+func (b *browser) submit(button string) {
+	b.t.Helper()
+	b.evalString(`window.__praxisBefore = "old"; "ok"`)
+	b.click(button)
+	b.waitJS(`window.__praxisBefore === undefined && document.readyState === "complete"`)
+}
+
 // waitPath waits until the browser is on path (after a redirect or a ceremony).
 func (b *browser) waitPath(path string) {
 	b.t.Helper()
@@ -327,11 +336,12 @@ func TestSettingsInABrowser(t *testing.T) {
 		s.tokenFor(t, cl)
 		b.open("/settings/integrations")
 		b.html()
-		b.click(fmt.Sprintf(`tr[data-client="%s"] button.danger`, cl.ID))
+		b.submit(fmt.Sprintf(`tr[data-client="%s"] button.danger`, cl.ID))
 		b.waitText(fmt.Sprintf(`tr[data-client="%s"]`, cl.ID), "revoked")
 		if r := s.request(t, http.MethodPost, "/api/oauth/v2/token", formType, form("grant_type", "client_credentials"), basic(cl)); r.status != http.StatusUnauthorized {
 			t.Errorf("token of a revoked client: %d, want 401", r.status)
 		}
+		b.waitText(fmt.Sprintf(`tr[data-client="%s"]`, cl.ID), "1 / 1") // its one resource call, today and this week
 		b.html()
 		b.screenshot("integrations-en")
 
@@ -392,7 +402,7 @@ func TestSettingsInABrowser(t *testing.T) {
 		b.open("/settings/webhooks/" + endpoint)
 		b.waitText("#log-title + table tbody", "customers.created")
 		b.do(chromedp.SetValue(chromedp.CSS("#replay-since"), time.Now().UTC().Add(-time.Hour).Format("2006-01-02T15:04")))
-		b.click("#replay-button")
+		b.submit("#replay-button")
 		waitFor(t, 20*time.Second, "the replayed events", func() bool { return len(r.received()) > 1 })
 		b.open("/settings/webhooks/" + endpoint)
 		b.html()
@@ -424,7 +434,7 @@ func TestSettingsInABrowser(t *testing.T) {
 		}
 
 		// The language switch: every page in German too.
-		b.click(`button[name="lang"]`)
+		b.submit(`button[name="lang"]`)
 		b.waitJS(`document.documentElement.lang === "de" && location.pathname === "/settings/audit"`)
 		for _, p := range []string{"", "integrations", "devices", "webhooks", "staff", "audit"} {
 			b.open("/settings/" + p)

@@ -47,6 +47,13 @@ type Store struct {
 	attempts map[string]*attempt
 	rates    map[domain.ClientID]*window
 	sessions map[string]session
+	usage    map[domain.ClientID]*usage
+}
+
+// usage is one client's calls per day number, and its last call.
+type usage struct {
+	days map[int64]int64
+	last time.Time
 }
 
 // window counts one client's requests in its current rate-limit window.
@@ -72,6 +79,7 @@ func New(limits Limits) *Store {
 		attempts: map[string]*attempt{},
 		rates:    map[domain.ClientID]*window{},
 		sessions: map[string]session{},
+		usage:    map[domain.ClientID]*usage{},
 	}
 }
 
@@ -137,8 +145,50 @@ func (s *Store) Authorize(_ context.Context, tokenHash []byte, limits domain.Rat
 		s.rates[g.ClientID] = w
 	}
 	w.n++
+	s.countUsage(g.ClientID, now)
 	return g, domain.RateState{Limit: limit.Limit, Window: limit.Window, Remaining: limit.Limit - w.n,
 		Reset: time.Duration(windowMS-ms%windowMS) * time.Millisecond}, nil
+}
+
+// countUsage counts one call of client today, forgetting days past the
+// ones kept; past MaxSubjects clients every count starts again.
+func (s *Store) countUsage(client domain.ClientID, now time.Time) {
+	u := s.usage[client]
+	if u == nil {
+		if len(s.usage) >= s.limits.MaxSubjects {
+			clear(s.usage)
+		}
+		u = &usage{days: map[int64]int64{}}
+		s.usage[client] = u
+	}
+	today := domain.UsageDay(now)
+	u.days[today]++
+	u.last = now
+	for d := range u.days {
+		if d <= today-domain.UsageDays {
+			delete(u.days, d)
+		}
+	}
+}
+
+func (s *Store) Usage(_ context.Context, client domain.ClientID, now time.Time) (domain.ClientUsage, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out domain.ClientUsage
+	u := s.usage[client]
+	today := domain.UsageDay(now)
+	for i := range int64(domain.UsageDays) {
+		var n int64
+		if u != nil {
+			n = u.days[today-i]
+		}
+		out.Days = append(out.Days, domain.DayCalls{Day: time.Unix((today-i)*86400, 0).UTC().Format(time.DateOnly), Calls: n})
+	}
+	if u != nil {
+		last := u.last.UTC()
+		out.LastUse = &last
+	}
+	return out, nil
 }
 
 func (s *Store) Revoke(_ context.Context, tokenHash []byte) error {

@@ -23,6 +23,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -154,6 +155,10 @@ local slot = math.floor(now / window)
 local key = KEYS[2] .. g['cl'] .. ':' .. slot
 local n = redis.call('INCR', key)
 if n == 1 then redis.call('PEXPIRE', key, window) end
+local usage = KEYS[3] .. g['cl'] .. ':'
+local day = usage .. math.floor(now / 86400000)
+if redis.call('INCR', day) == 1 then redis.call('PEXPIRE', day, 8 * 86400000) end
+redis.call('SET', usage .. 'last', now, 'PX', 90 * 86400000)
 return {v, n, limit, window, window - (now % window)}`)
 
 func (s *Store) Authorize(ctx context.Context, tokenHash []byte, limits domain.RateLimits) (domain.Grant, domain.RateState, error) {
@@ -161,7 +166,7 @@ func (s *Store) Authorize(ctx context.Context, tokenHash []byte, limits domain.R
 	for _, p := range []domain.Plan{domain.PlanBasic, domain.PlanPro, domain.PlanEnterprise} {
 		args = append(args, p.String(), limits[p].Limit, limits[p].Window.Milliseconds())
 	}
-	res, err := authorizeScript.Run(ctx, s.rdb, []string{s.tokenKey(tokenHash), s.prefix + "rate:"}, args...).Slice()
+	res, err := authorizeScript.Run(ctx, s.rdb, []string{s.tokenKey(tokenHash), s.prefix + "rate:", s.prefix + "usage:"}, args...).Slice()
 	if errors.Is(err, redis.Nil) {
 		return domain.Grant{}, domain.RateState{}, domain.ErrNotFound
 	}
@@ -179,6 +184,35 @@ func (s *Store) Authorize(ctx context.Context, tokenHash []byte, limits domain.R
 	n, limit, window, reset := res[1].(int64), res[2].(int64), res[3].(int64), res[4].(int64)
 	return g, domain.RateState{Limit: int(limit), Window: time.Duration(window) * time.Millisecond, Remaining: int(limit - n),
 		Reset: time.Duration(reset) * time.Millisecond}, nil
+}
+
+// Usage reads the client's day counters and last call in one round trip.
+func (s *Store) Usage(ctx context.Context, client domain.ClientID, now time.Time) (domain.ClientUsage, error) {
+	prefix := s.prefix + "usage:" + string(client) + ":"
+	today := domain.UsageDay(now)
+	keys := []string{prefix + "last"}
+	for i := range int64(domain.UsageDays) {
+		keys = append(keys, prefix+strconv.FormatInt(today-i, 10))
+	}
+	vals, err := s.rdb.MGet(ctx, keys...).Result()
+	if err != nil {
+		return domain.ClientUsage{}, domain.Unavailable(fmt.Errorf("redis: usage: %w", err))
+	}
+	var u domain.ClientUsage
+	if v, ok := vals[0].(string); ok {
+		if ms, err := strconv.ParseInt(v, 10, 64); err == nil {
+			last := time.UnixMilli(ms).UTC()
+			u.LastUse = &last
+		}
+	}
+	for i, v := range vals[1:] {
+		var n int64
+		if str, ok := v.(string); ok {
+			n, _ = strconv.ParseInt(str, 10, 64)
+		}
+		u.Days = append(u.Days, domain.DayCalls{Day: time.Unix((today-int64(i))*86400, 0).UTC().Format(time.DateOnly), Calls: n})
+	}
+	return u, nil
 }
 
 func decodeGrant(raw []byte) (domain.Grant, error) {

@@ -11,6 +11,8 @@ import (
 // language cookie once the person chose.
 var messages = map[string]map[string]string{
 	"de": { //nolint:gosec // G101: texts that name secrets are not secrets
+		"integrations.last_use":  "Zuletzt benutzt",
+		"integrations.usage":     "Aufrufe heute / 7 Tage",
 		"signin.sso":             "Anmelden mit %s",
 		"title.webhooks":         "Webhooks",
 		"webhooks.intro":         "Webhooks melden einem Integrator jede Änderung, sobald sie geschieht: signiert nach Standard Webhooks, der Reihe nach, bis er sie bestätigt.",
@@ -122,6 +124,8 @@ var messages = map[string]map[string]string{
 		"staff.add_passkey":          "Weiteren Passkey anlegen",
 	},
 	"en": { //nolint:gosec // G101: texts that name secrets are not secrets
+		"integrations.last_use":  "Last use",
+		"integrations.usage":     "Calls today / 7 days",
 		"signin.sso":             "Sign in with %s",
 		"title.webhooks":         "Webhooks",
 		"webhooks.intro":         "Webhooks tell an integrator of every change as it happens: signed after Standard Webhooks, in order, until acknowledged.",

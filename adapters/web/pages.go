@@ -144,7 +144,12 @@ func (s *Site) integrations(c *fiber.Ctx, once *shown) error {
 	if err != nil {
 		return s.fail(c, err)
 	}
-	return s.render(c, "integrations", map[string]any{"Clients": clients, "Catalogue": catalogue(), "Shown": once, "Calls": calls})
+	usage, err := s.settings.ClientUsage(ctx(c), memberOf(c))
+	if err != nil {
+		return s.fail(c, err)
+	}
+	return s.render(c, "integrations", map[string]any{"Clients": clients, "Catalogue": catalogue(), "Shown": once, "Calls": calls,
+		"Usage": usage})
 }
 
 func (s *Site) integrationsPage(c *fiber.Ctx) error { return s.integrations(c, nil) }

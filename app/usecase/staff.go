@@ -25,6 +25,7 @@ type Settings struct {
 	clients   ports.ClientRepository
 	admin     *Admin
 	calls     ports.DeprecatedCalls
+	tokens    ports.TokenStore
 	hooks     ports.Webhooks
 	now       func() time.Time
 }
@@ -33,8 +34,8 @@ var _ ports.Settings = (*Settings)(nil)
 
 // NewSettings wires the settings use case.
 func NewSettings(s ports.Staff, companies ports.CompanyRepository, clients ports.ClientRepository, admin *Admin,
-	calls ports.DeprecatedCalls) *Settings {
-	return &Settings{staff: s, companies: companies, clients: clients, admin: admin, calls: calls, now: time.Now}
+	calls ports.DeprecatedCalls, tokens ports.TokenStore) *Settings {
+	return &Settings{staff: s, companies: companies, clients: clients, admin: admin, calls: calls, tokens: tokens, now: time.Now}
 }
 
 // OperatorInvite invites a person to company as the operator does: the
@@ -177,6 +178,22 @@ func (s *Settings) RemovePasskey(ctx context.Context, m staff.Member, id []byte)
 // Clients answers the company's OAuth clients, revoked ones too.
 func (s *Settings) Clients(ctx context.Context, m staff.Member) ([]domain.Client, error) {
 	return s.clients.List(ctx, m.Company)
+}
+
+// ClientUsage answers each of the company's clients' calls per day and
+// last call, as the token store counted them.
+func (s *Settings) ClientUsage(ctx context.Context, m staff.Member) (map[domain.ClientID]domain.ClientUsage, error) {
+	clients, err := s.clients.List(ctx, m.Company)
+	if err != nil {
+		return nil, err
+	}
+	out := map[domain.ClientID]domain.ClientUsage{}
+	for _, c := range clients {
+		if out[c.ID], err = s.tokens.Usage(ctx, c.ID, s.now()); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // CreateClient registers an integrator's client of the member's company;

@@ -56,6 +56,32 @@ func RunTokenStoreSuite(t *testing.T, newStores func(t *testing.T) TokenStores) 
 		}
 	})
 
+	t.Run("usage per client and day", func(t *testing.T) {
+		s := newStores(t)
+		company := domain.NewCompanyID()
+		hash, grant := newToken(t, "pc_usage_a", company, time.Hour)
+		if err := s.Tokens.Save(ctx, hash, grant); err != nil {
+			t.Fatal(err)
+		}
+		limits := domain.RateLimits{domain.PlanBasic: {Limit: 100, Window: time.Minute}}
+		for range 3 {
+			if _, _, err := s.Tokens.Authorize(ctx, hash, limits); err != nil {
+				t.Fatal(err)
+			}
+		}
+		u, err := s.Tokens.Usage(ctx, "pc_usage_a", time.Now())
+		if err != nil || len(u.Days) != domain.UsageDays || u.Today() != 3 || u.Total() != 3 || u.LastUse == nil ||
+			time.Since(*u.LastUse) > time.Minute || u.Days[0].Day != time.Now().UTC().Format(time.DateOnly) {
+			t.Errorf("usage: %+v %v", u, err)
+		}
+		if other, _ := s.Tokens.Usage(ctx, "pc_usage_b", time.Now()); other.Total() != 0 || other.LastUse != nil {
+			t.Errorf("another client's usage: %+v", other)
+		}
+		if later, _ := s.Tokens.Usage(ctx, "pc_usage_a", time.Now().Add(24*time.Hour*domain.UsageDays)); later.Total() != 0 {
+			t.Errorf("a week on the calls still count: %+v", later)
+		}
+	})
+
 	t.Run("save and look up", func(t *testing.T) {
 		s := newStores(t)
 		hash, grant := newToken(t, "pc_a", domain.NewCompanyID(), time.Hour)
