@@ -97,4 +97,5 @@ type Settings interface {
 	WebhookDeliveries(ctx context.Context, m staff.Member, id uuid.UUID) (webhook.Endpoint, []webhook.Attempt, error)
 	ReplayWebhook(ctx context.Context, m staff.Member, id uuid.UUID, since time.Time) error
 	DeleteWebhook(ctx context.Context, m staff.Member, id uuid.UUID) error
+	PingWebhook(ctx context.Context, m staff.Member, id uuid.UUID) (webhook.Attempt, error)
 }

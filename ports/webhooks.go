@@ -98,6 +98,8 @@ type Webhooks interface {
 	RotateSecret(ctx context.Context, grant domain.Grant, id uuid.UUID, overlap time.Duration) (webhook.Endpoint, webhook.Secret, error)
 	Replay(ctx context.Context, grant domain.Grant, id uuid.UUID, from ReplayFrom) (webhook.Endpoint, error)
 	Deliveries(ctx context.Context, grant domain.Grant, id uuid.UUID, before uuid.UUID, limit int) ([]webhook.Attempt, bool, error)
+	// Ping sends the endpoint one signed test event now and answers the attempt.
+	Ping(ctx context.Context, grant domain.Grant, id uuid.UUID) (webhook.Attempt, error)
 }
 
 // WebhookInput is a create's or a PATCH's fields; nil leaves one as it is.

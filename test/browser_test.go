@@ -399,11 +399,25 @@ func TestSettingsInABrowser(t *testing.T) {
 		if ev := r.received()[0]; ev.Type != "customers.created" {
 			t.Errorf("event %+v", ev)
 		}
-		b.open("/settings/webhooks/" + endpoint)
-		b.waitText("#log-title + table tbody", "customers.created")
+		// The log is saved a moment after the receiver answered: reload until it shows.
+		waitFor(t, 20*time.Second, "the attempt in the delivery log", func() bool {
+			b.open("/settings/webhooks/" + endpoint)
+			return strings.Contains(b.text("#log-title + table tbody"), "customers.created")
+		})
+		b.submit("#ping-button")
+		if got := b.text("#ping-result"); !strings.Contains(got, "delivered 204") {
+			t.Errorf("test event: %q", got)
+		}
+		r.mu.Lock()
+		last := r.raw[len(r.raw)-1]
+		r.mu.Unlock()
+		if !strings.Contains(string(last.body), `"type":"webhook.test"`) {
+			t.Errorf("the receiver got %s", last.body)
+		}
 		b.do(chromedp.SetValue(chromedp.CSS("#replay-since"), time.Now().UTC().Add(-time.Hour).Format("2006-01-02T15:04")))
+		before := len(r.received())
 		b.submit("#replay-button")
-		waitFor(t, 20*time.Second, "the replayed events", func() bool { return len(r.received()) > 1 })
+		waitFor(t, 20*time.Second, "the replayed events", func() bool { return len(r.received()) > before })
 		b.open("/settings/webhooks/" + endpoint)
 		b.html()
 		b.screenshot("webhooks-en")

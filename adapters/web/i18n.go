@@ -11,6 +11,8 @@ import (
 // language cookie once the person chose.
 var messages = map[string]map[string]string{
 	"de": { //nolint:gosec // G101: texts that name secrets are not secrets
+		"webhooks.ping":          "Testereignis senden",
+		"webhooks.ping_result":   "Testereignis (webhook.test)",
 		"integrations.last_use":  "Zuletzt benutzt",
 		"integrations.usage":     "Aufrufe heute / 7 Tage",
 		"signin.sso":             "Anmelden mit %s",
@@ -124,6 +126,8 @@ var messages = map[string]map[string]string{
 		"staff.add_passkey":          "Weiteren Passkey anlegen",
 	},
 	"en": { //nolint:gosec // G101: texts that name secrets are not secrets
+		"webhooks.ping":          "Send a test event",
+		"webhooks.ping_result":   "Test event (webhook.test)",
 		"integrations.last_use":  "Last use",
 		"integrations.usage":     "Calls today / 7 days",
 		"signin.sso":             "Sign in with %s",

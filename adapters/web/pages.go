@@ -16,6 +16,7 @@ import (
 	"github.com/praxis-health/praxis/domain"
 	"github.com/praxis-health/praxis/domain/audit"
 	"github.com/praxis-health/praxis/domain/staff"
+	"github.com/praxis-health/praxis/domain/webhook"
 )
 
 // pageNames are the templates besides the layout, one a page.
@@ -415,7 +416,7 @@ func (s *Site) auditExport(c *fiber.Ctx) error {
 
 // webhooksView shows the company's endpoints; with id, one endpoint's
 // delivery log; with a secret, the one showing of a new endpoint's.
-func (s *Site) webhooksView(c *fiber.Ctx, id uuid.UUID, secret string) error {
+func (s *Site) webhooksView(c *fiber.Ctx, id uuid.UUID, secret string, ping *webhook.Attempt) error {
 	m := memberOf(c)
 	data := map[string]any{}
 	endpoints, err := s.settings.Webhooks(ctx(c), m)
@@ -436,17 +437,18 @@ func (s *Site) webhooksView(c *fiber.Ctx, id uuid.UUID, secret string) error {
 	if secret != "" {
 		data["Secret"] = secret
 	}
+	data["Ping"] = ping
 	return s.render(c, "webhooks", data)
 }
 
-func (s *Site) webhooksPage(c *fiber.Ctx) error { return s.webhooksView(c, uuid.Nil, "") }
+func (s *Site) webhooksPage(c *fiber.Ctx) error { return s.webhooksView(c, uuid.Nil, "", nil) }
 
 func (s *Site) webhookPage(c *fiber.Ctx) error {
 	id, err := uuid.Parse(c.Params("id"))
 	if err != nil {
 		return s.fail(c, domain.ErrNotFound)
 	}
-	return s.webhooksView(c, id, "")
+	return s.webhooksView(c, id, "", nil)
 }
 
 func (s *Site) createWebhook(c *fiber.Ctx) error {
@@ -466,7 +468,20 @@ func (s *Site) createWebhook(c *fiber.Ctx) error {
 	}
 	c.Locals(objectKey{}, e.ID.String())
 	c.Status(fiber.StatusCreated)
-	return s.webhooksView(c, uuid.Nil, string(secret))
+	return s.webhooksView(c, uuid.Nil, string(secret), nil)
+}
+
+// pingWebhook sends a test event and shows how the endpoint answered.
+func (s *Site) pingWebhook(c *fiber.Ctx) error {
+	id, err := memberParam(c)
+	if err != nil {
+		return err
+	}
+	a, err := s.settings.PingWebhook(ctx(c), memberOf(c), id)
+	if err != nil {
+		return err
+	}
+	return s.webhooksView(c, id, "", &a)
 }
 
 func (s *Site) replayWebhook(c *fiber.Ctx) error {

@@ -187,6 +187,7 @@ func (s *Site) Register(r fiber.Router) {
 	m.Get("/webhooks", s.webhooksPage)
 	m.Get("/webhooks/:id", s.webhookPage)
 	m.Post("/webhooks", s.change("create", "webhook-endpoints", s.fresh(s.createWebhook)))
+	m.Post("/webhooks/:id/ping", s.change("update", "webhook-endpoints", s.pingWebhook))
 	m.Post("/webhooks/:id/replay", s.change("update", "webhook-endpoints", s.replayWebhook))
 	m.Post("/webhooks/:id/delete", s.change("delete", "webhook-endpoints", s.deleteWebhook))
 	m.Get("/audit", s.auditPage)

@@ -343,3 +343,15 @@ func (s *Settings) DeleteWebhook(ctx context.Context, m staff.Member, id uuid.UU
 	}
 	return hooks.Delete(ctx, grantOf(m), id)
 }
+
+// PingWebhook sends the company's endpoint a signed test event now.
+func (s *Settings) PingWebhook(ctx context.Context, m staff.Member, id uuid.UUID) (webhook.Attempt, error) {
+	if err := mayChange(m); err != nil {
+		return webhook.Attempt{}, err
+	}
+	hooks, err := s.webhooks()
+	if err != nil {
+		return webhook.Attempt{}, err
+	}
+	return hooks.Ping(ctx, grantOf(m), id)
+}

@@ -21,6 +21,7 @@ type Webhooks struct {
 	store        ports.WebhookEndpoints
 	feed         ports.ChangeFeed
 	keys         *webhook.Keyring
+	out          ports.Deliverer
 	allowPrivate bool
 	now          func() time.Time
 }
@@ -29,8 +30,8 @@ var _ ports.Webhooks = (*Webhooks)(nil)
 
 // NewWebhooks manages the endpoints of store; keys seals their secrets;
 // allowPrivate lets endpoints name plain http and this network (tests).
-func NewWebhooks(store ports.WebhookEndpoints, feed ports.ChangeFeed, keys *webhook.Keyring, allowPrivate bool) *Webhooks {
-	return &Webhooks{store: store, feed: feed, keys: keys, allowPrivate: allowPrivate, now: time.Now}
+func NewWebhooks(store ports.WebhookEndpoints, feed ports.ChangeFeed, keys *webhook.Keyring, out ports.Deliverer, allowPrivate bool) *Webhooks {
+	return &Webhooks{store: store, feed: feed, keys: keys, out: out, allowPrivate: allowPrivate, now: time.Now}
 }
 
 // errNoWebhookKey: a shared database without PRAXIS_WEBHOOK_KEY has nothing to seal secrets with.
@@ -195,4 +196,46 @@ func (w *Webhooks) Deliveries(ctx context.Context, grant domain.Grant, id uuid.U
 		return nil, false, err
 	}
 	return w.store.Deliveries(ctx, grant.CompanyID, id, before, limit)
+}
+
+// TestEventType is the event a person sends from the settings pages to see
+// that an endpoint answers; it is never part of the feed.
+const TestEventType = "webhook.test"
+
+// Ping sends the endpoint one signed test event now, outside its order,
+// and answers the attempt; it is not retried and moves nothing.
+func (w *Webhooks) Ping(ctx context.Context, grant domain.Grant, id uuid.UUID) (webhook.Attempt, error) {
+	if w.keys == nil {
+		return webhook.Attempt{}, domain.Unavailable(errNoWebhookKey)
+	}
+	e, err := w.store.Get(ctx, grant.CompanyID, id)
+	if err != nil {
+		return webhook.Attempt{}, err
+	}
+	now := w.now()
+	body, err := webhook.Body(TestEventType, now, webhook.Data{Section: "webhook-endpoints", ID: e.ID.String()})
+	if err != nil {
+		return webhook.Attempt{}, err
+	}
+	var secrets []webhook.Secret
+	for _, sealed := range e.Secrets(now) {
+		s, err := w.keys.Open(e.ID, sealed)
+		if err != nil {
+			return webhook.Attempt{}, err
+		}
+		secrets = append(secrets, s)
+	}
+	msg := "msg_test_" + uuid.Must(uuid.NewV7()).String()
+	h, err := webhook.Sign(msg, now, body, secrets...)
+	if err != nil {
+		return webhook.Attempt{}, err
+	}
+	start := time.Now()
+	res := w.out.Deliver(ctx, ports.Delivery{URL: e.URL, Headers: h, Body: body})
+	a := webhook.Attempt{ID: uuid.Must(uuid.NewV7()), Endpoint: e.ID, MessageID: msg, Type: TestEventType, At: now.UTC(),
+		Status: res.Status, Duration: time.Since(start), Outcome: webhook.OutcomeOf(res.Status)}
+	if res.Err != nil {
+		a.Error = res.Err.Error()
+	}
+	return a, nil
 }
