@@ -430,6 +430,23 @@ func TestSettingsInABrowser(t *testing.T) {
 		viewerLink := b.text("#shown-link")
 		secrets = append(secrets, viewerLink)
 		b.screenshot("staff-en")
+
+		// A second passkey of one's own, on another device (an authenticator
+		// refuses a second credential for the same account); the first one
+		// removed; the last one stays.
+		b.newAuthenticator()
+		b.open("/settings/staff")
+		b.do(chromedp.SendKeys(chromedp.CSS("#passkey-name"), "Laptop"))
+		b.click("#add-passkey")
+		b.waitJS(`document.querySelectorAll("#passkeys + ul li").length === 2`)
+		b.submit("#passkeys + ul li:first-child button.danger")
+		if n := b.evalString(`String(document.querySelectorAll("#passkeys + ul li").length)`); n != "1" {
+			t.Errorf("passkeys after a removal: %s", n)
+		}
+		b.submit("#passkeys + ul li:first-child button.danger")
+		if got := b.text("main"); !strings.Contains(got, "Not possible") {
+			t.Errorf("removing the last passkey: %q", got)
+		}
 		b.audited(t, "audit-en")
 		export := &pageClient{t: t, site: site, cookies: map[string]string{}}
 		for _, kv := range strings.Split(b.cookies(), "; ") {

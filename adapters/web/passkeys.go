@@ -400,7 +400,7 @@ func (s *Site) addPasskeyFinish(c *fiber.Ctx) error {
 	if err := sess.Save(); err != nil {
 		return domain.Unavailable(err)
 	}
-	return c.JSON(fiber.Map{"next": "/settings/staff#passkeys"})
+	return c.JSON(fiber.Map{"next": "/settings/staff?passkey=added#passkeys"})
 }
 
 func (s *Site) verifyBegin(c *fiber.Ctx) error {
