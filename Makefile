@@ -9,7 +9,7 @@ TOOLS         := $(CURDIR)/bin/tools
 IMAGE         ?= praxis:dev
 FUZZTIME      ?= 30s
 
-.PHONY: build server bridge-windows run test envtest tools node-tools lint bench fuzz image clean
+.PHONY: build server bridge-windows run test envtest versitygw tools node-tools lint bench fuzz image clean
 
 VERSION       ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 
@@ -36,16 +36,22 @@ run: server
 
 ## test: every test, with the race detector; PostgreSQL/Redis tests use the local servers
 ## or PRAXIS_TEST_POSTGRES_URL / PRAXIS_TEST_REDIS_URL (they skip loudly when unreachable, fail under CI=true);
-## the operator tests a kube-apiserver and etcd (see envtest)
+## the operator tests a kube-apiserver and etcd (see envtest), the S3 tests Versity Gateway (see versitygw)
 test: tools node-tools
 	assets=$$(GO=$(GO) .ci/envtest-assets) || { echo "make: envtest binaries could not be built: the operator tests will skip" >&2; assets=; }; \
-	KUBEBUILDER_ASSETS=$$assets PRAXIS_HELM=$(TOOLS)/helm PRAXIS_KUBECTL_VALIDATE=$(TOOLS)/kubectl-validate $(GO) test -race -count=1 ./...
+	vgw=$$(GO=$(GO) .ci/versitygw) || { echo "make: Versity Gateway could not be built: the S3 tests will skip" >&2; vgw=; }; \
+	KUBEBUILDER_ASSETS=$$assets PRAXIS_TEST_VERSITYGW=$$vgw PRAXIS_HELM=$(TOOLS)/helm PRAXIS_KUBECTL_VALIDATE=$(TOOLS)/kubectl-validate $(GO) test -race -count=1 ./...
 
 ## envtest: etcd and kube-apiserver for the operator tests, built from the Go module proxy
 ## (their downloads are not reachable) and cached outside the clone, keyed by version
 ## (~/.cache/praxis-envtest; about 9 minutes cold on 2 cores, instant warm)
 envtest:
 	GO=$(GO) .ci/envtest-assets
+
+## versitygw: Versity Gateway, a real S3-compatible server for the S3 tests, built from the Go
+## module proxy and cached outside the clone (~/.cache/praxis-versitygw; a few minutes cold)
+versitygw:
+	GO=$(GO) .ci/versitygw
 
 ## tools: helm and kubectl-validate (built-in Kubernetes API schemas, offline) for the chart tests,
 ## and oapi-codegen for the generated-client test, built from the Go module proxy into bin/tools once

@@ -13,7 +13,9 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
@@ -32,7 +34,10 @@ import (
 // large writes: fewer syscalls on local disk, fewer calls into S3's uploader.
 const writeBuffer = 256 << 10
 
-// s3PartSize bounds what one upload holds in memory on S3: one part at a time.
+// s3PartSize is the part size of a multipart upload on S3. The AWS SDK's
+// transfer manager (under gocloud.dev) first reads up to 16 MiB to decide
+// between one PUT and parts, so an upload of a file (at most 15 MiB) holds
+// that file in memory once; larger objects go up in parts of this size.
 const s3PartSize = 5 << 20
 
 // Store is the gocloud.dev ports.BlobStore.
@@ -42,6 +47,10 @@ type Store struct {
 	// durable; empty for other buckets.
 	root   string
 	tracer trace.Tracer
+	// s3 is the client of an s3:// bucket, which cleans up after an
+	// aborted multipart upload; nil for other buckets.
+	s3       *s3.Client
+	s3Bucket string
 }
 
 var _ ports.BlobStore = (*Store)(nil)
@@ -55,6 +64,11 @@ func Open(ctx context.Context, url string) (*Store, error) {
 	s := New(b)
 	if rest, ok := strings.CutPrefix(url, "file://"); ok {
 		s.root, _, _ = strings.Cut(rest, "?")
+	}
+	var client *s3.Client
+	if rest, ok := strings.CutPrefix(url, "s3://"); ok && b.As(&client) {
+		s.s3 = client
+		s.s3Bucket, _, _ = strings.Cut(rest, "?")
 	}
 	return s, nil
 }
@@ -102,7 +116,7 @@ func (s *Store) NewWriter(ctx context.Context, company domain.CompanyID, name, c
 	ctx, span := s.span(ctx, "blob.write", company)
 	// Cancelling this context before Close is how gocloud aborts a write.
 	ctx, cancel := context.WithCancel(ctx)
-	w := &writer{cancel: cancel, span: span}
+	w := &writer{cancel: cancel, span: span, key: k, store: s}
 	if s.root != "" {
 		w.dirs = []string{filepath.Join(s.root, company.String()), s.root}
 	}
@@ -131,6 +145,8 @@ type writer struct {
 	file   *os.File
 	dirs   []string // directories whose entries change when the object appears
 	cancel context.CancelFunc
+	key    string
+	store  *Store
 	failed error
 	span   trace.Span
 	size   int64
@@ -227,6 +243,29 @@ func (w *writer) Abort() {
 func (w *writer) abort() {
 	w.cancel()
 	_ = w.w.Close() // with the context cancelled, Close discards the object
+	w.store.abortParts(w.key)
+}
+
+// abortParts ends the multipart uploads of key that an aborted write left on
+// an S3 server: the SDK's own abort runs on the cancelled context and never
+// reaches the server, so the parts would stay (and be billed) until a
+// lifecycle rule removes them.
+func (s *Store) abortParts(key string) {
+	if s.s3 == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	bucket := s.s3Bucket
+	out, err := s.s3.ListMultipartUploads(ctx, &s3.ListMultipartUploadsInput{Bucket: &bucket, Prefix: &key})
+	if err != nil {
+		return // best effort: the lifecycle rule of the README is the backstop
+	}
+	for _, u := range out.Uploads {
+		if u.Key != nil && *u.Key == key {
+			_, _ = s.s3.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{Bucket: &bucket, Key: u.Key, UploadId: u.UploadId})
+		}
+	}
 }
 
 func (s *Store) Open(ctx context.Context, company domain.CompanyID, name string, offset, length int64) (io.ReadCloser, error) {
