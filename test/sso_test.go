@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/zitadel/oidc/v3/example/server/exampleop"
@@ -24,8 +25,10 @@ func startProvider(t *testing.T, clientID, secret, redirect string) string {
 		t.Fatal(err)
 	}
 	issuer := "http://" + ln.Addr().String() + "/"
-	oidcstorage.RegisterClients(oidcstorage.WebClient(clientID, secret, redirect))
-	srv := &http.Server{Handler: exampleop.SetupServer(issuer, oidcstorage.NewStorage(oidcstorage.NewUserStore(issuer)), nil, false)}
+	// Its own client list: RegisterClients would write a map every provider shares.
+	clients := map[string]*oidcstorage.Client{clientID: oidcstorage.WebClient(clientID, secret, redirect)}
+	store := oidcstorage.NewStorageWithClients(oidcstorage.NewUserStore(issuer), clients)
+	srv := &http.Server{Handler: exampleop.SetupServer(issuer, store, nil, false), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() { _ = srv.Close() })
 	return issuer

@@ -9,6 +9,7 @@ package chart
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -130,12 +131,13 @@ func TestLintAndValidate(t *testing.T) {
 				t.Fatalf("%v\n%s", err, out)
 			}
 			// Validate every object against the API schemas of kubeVersion,
-			// offline. The ServiceMonitor is a CRD the built-in schemas lack;
-			// its fields are asserted in TestManifests instead.
+			// offline. The ServiceMonitor and the PrometheusRule are CRDs the
+			// built-in schemas lack; their fields are asserted in TestManifests
+			// (and the rules' expressions in test/alerts_test.go) instead.
 			dir := t.TempDir()
 			n := 0
 			for kind, objs := range render(t, helm, values...) {
-				if kind == "ServiceMonitor" {
+				if kind == "ServiceMonitor" || kind == "PrometheusRule" {
 					continue
 				}
 				for _, o := range objs {
@@ -264,6 +266,37 @@ func TestManifests(t *testing.T) {
 				}
 				if sm := objs["ServiceMonitor"]; len(sm) == 1 && (sm[0].str("spec", "endpoints", 0, "path") != "/metrics" || sm[0].str("spec", "endpoints", 0, "port") != "http") {
 					t.Errorf("ServiceMonitor endpoints %v", sm[0].get("spec", "endpoints"))
+				}
+				// The alerts, each with a severity and a runbook; the dashboard, JSON Grafana reads.
+				if pr := objs["PrometheusRule"]; len(pr) != 1 || pr[0].str("metadata", "labels", "release") != "prometheus" {
+					t.Errorf("%d PrometheusRules, want one labelled for the Prometheus Operator", len(pr))
+				} else {
+					rules, _ := pr[0].get("spec", "groups", 0, "rules").([]any)
+					for i := range rules {
+						if pr[0].str("spec", "groups", 0, "rules", i, "labels", "severity") == "" ||
+							!strings.HasPrefix(pr[0].str("spec", "groups", 0, "rules", i, "annotations", "runbook_url"), "https://") {
+							t.Errorf("alert %s has no severity or runbook", pr[0].str("spec", "groups", 0, "rules", i, "alert"))
+						}
+					}
+					if len(rules) < 6 {
+						t.Errorf("%d alerts", len(rules))
+					}
+				}
+				var dashboards int
+				for _, cm := range objs["ConfigMap"] {
+					if cm.str("metadata", "labels", "grafana_dashboard") == "1" {
+						dashboards++
+						var d struct {
+							UID    string `json:"uid"`
+							Panels []any  `json:"panels"`
+						}
+						if err := json.Unmarshal([]byte(cm.str("data", "praxis.json")), &d); err != nil || d.UID == "" || len(d.Panels) < 8 {
+							t.Errorf("dashboard: %v, uid %q, %d panels", err, d.UID, len(d.Panels))
+						}
+					}
+				}
+				if dashboards != 1 {
+					t.Errorf("%d dashboards, want 1", dashboards)
 				}
 				secretRef := job.str("spec", "template", "spec", "containers", 0, "envFrom", 0, "secretRef", "name")
 				if existing && secretRef != "praxis-connections" || !existing && secretRef != "praxis-migrate" {
