@@ -274,9 +274,7 @@ func shotsDir(t *testing.T, name string) string {
 // rotation; a viewer; a forged form; another company's object; sign-out.
 func TestSettingsInABrowser(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, be backend) {
-		addr := testenv.FreeAddr(t)
-		_, port, _ := strings.Cut(addr, ":")
-		site := "http://localhost:" + port
+		addr, site := settingsAddr(t)
 		// Spans as JSON in the server's output: the secret check reads traces too.
 		s := startServerAt(t, be, addr, append(webhookEnv(t, "1"), "PRAXIS_PUBLIC_URL="+site, "PRAXIS_SETTINGS_REVERIFY=4s",
 			"OTEL_TRACES_EXPORTER=console")...)

@@ -20,6 +20,15 @@ type pageClient struct {
 	csrf    string
 }
 
+// settingsAddr is a free loopback address for a server and the public URL
+// its settings pages are reached at: localhost on that port (passkeys
+// refuse an IP address as their relying party).
+func settingsAddr(t *testing.T) (addr, site string) {
+	addr = testenv.FreeAddr(t)
+	_, port, _ := strings.Cut(addr, ":")
+	return addr, "http://localhost:" + port
+}
+
 var csrfMeta = regexp.MustCompile(`<meta name="csrf-token" content="([^"]+)">`)
 
 func (p *pageClient) do(method, path, contentType, body string) (int, http.Header, string) {
@@ -57,9 +66,7 @@ func (p *pageClient) do(method, path, contentType, body string) (int, http.Heade
 // lock it out for a while (429 with Retry-After), on every replica's store.
 func TestSettingsSignInIsThrottled(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, be backend) {
-		addr := testenv.FreeAddr(t)
-		_, port, _ := strings.Cut(addr, ":")
-		site := "http://localhost:" + port
+		addr, site := settingsAddr(t)
 		startServerAt(t, be, addr, "PRAXIS_PUBLIC_URL="+site, "PRAXIS_AUTH_MAX_FAILURES=3")
 		p := &pageClient{t: t, site: site, cookies: map[string]string{}}
 		if code, _, _ := p.do(http.MethodGet, "/settings/signin", "", ""); code != http.StatusOK || p.csrf == "" {

@@ -10,8 +10,6 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/zitadel/oidc/v3/example/server/exampleop"
 	oidcstorage "github.com/zitadel/oidc/v3/example/server/storage"
-
-	"github.com/praxis-health/praxis/test/testenv"
 )
 
 // startProvider runs a real OpenID provider (zitadel's certified library,
@@ -39,9 +37,7 @@ func startProvider(t *testing.T, clientID, secret, redirect string) string {
 // a callback whose state is not the session's is refused.
 func TestSettingsSingleSignOn(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, be backend) {
-		addr := testenv.FreeAddr(t)
-		_, port, _ := strings.Cut(addr, ":")
-		site := "http://localhost:" + port
+		addr, site := settingsAddr(t)
 		clientID := "praxis-" + be.name
 		issuer := startProvider(t, clientID, "sso-secret", site+"/settings/sso/callback")
 		s := startServerAt(t, be, addr, "PRAXIS_PUBLIC_URL="+site, "PRAXIS_SSO_ISSUER="+issuer, "PRAXIS_SSO_CLIENT_ID="+clientID,

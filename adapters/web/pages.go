@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -289,14 +290,19 @@ func (s *Site) setRole(c *fiber.Ctx) error {
 }
 
 func (s *Site) removeMember(c *fiber.Ctx) error {
+	return s.onObject(c, s.settings.Remove, "/settings/staff")
+}
+
+// onObject does one change to the object the path names and goes back to next.
+func (s *Site) onObject(c *fiber.Ctx, do func(context.Context, staff.Member, uuid.UUID) error, next string) error {
 	id, err := memberParam(c)
 	if err != nil {
 		return err
 	}
-	if err := s.settings.Remove(ctx(c), memberOf(c), id); err != nil {
+	if err := do(ctx(c), memberOf(c), id); err != nil {
 		return err
 	}
-	return c.Redirect("/settings/staff", fiber.StatusSeeOther)
+	return c.Redirect(next, fiber.StatusSeeOther)
 }
 
 func (s *Site) removePasskey(c *fiber.Ctx) error {
@@ -504,12 +510,5 @@ func (s *Site) replayWebhook(c *fiber.Ctx) error {
 }
 
 func (s *Site) deleteWebhook(c *fiber.Ctx) error {
-	id, err := memberParam(c)
-	if err != nil {
-		return err
-	}
-	if err := s.settings.DeleteWebhook(ctx(c), memberOf(c), id); err != nil {
-		return err
-	}
-	return c.Redirect("/settings/webhooks", fiber.StatusSeeOther)
+	return s.onObject(c, s.settings.DeleteWebhook, "/settings/webhooks")
 }

@@ -124,6 +124,24 @@ func (s *Site) throttled(c *fiber.Ctx, subjects ...string) error {
 	return nil
 }
 
+// answerTo reads the authenticator's answer to the session's ceremony of
+// kind, once the lockout of subjects allows a try.
+func (s *Site) answerTo(c *fiber.Ctx, kind string, subjects ...string) (*session.Session, webauthn.SessionData, answer, error) {
+	if err := s.throttled(c, subjects...); err != nil {
+		return nil, webauthn.SessionData{}, answer{}, err
+	}
+	a, err := readAnswer(c)
+	if err != nil {
+		return nil, webauthn.SessionData{}, answer{}, err
+	}
+	sess, err := s.store.Get(c)
+	if err != nil {
+		return nil, webauthn.SessionData{}, answer{}, domain.Unavailable(err)
+	}
+	sd, err := takeCeremony(sess, kind)
+	return sess, sd, a, err
+}
+
 func (s *Site) signInPage(c *fiber.Ctx) error {
 	data := map[string]any{}
 	if s.sso != nil {
@@ -151,18 +169,7 @@ func (s *Site) signInBegin(c *fiber.Ctx) error {
 // user handle names, within its company.
 func (s *Site) signInFinish(c *fiber.Ctx) error {
 	addr := s.source(c)
-	if err := s.throttled(c, addressSubject(addr)); err != nil {
-		return s.fail(c, err)
-	}
-	a, err := readAnswer(c)
-	if err != nil {
-		return s.fail(c, err)
-	}
-	sess, err := s.store.Get(c)
-	if err != nil {
-		return s.fail(c, domain.Unavailable(err))
-	}
-	sd, err := takeCeremony(sess, ceremonySignIn)
+	sess, sd, a, err := s.answerTo(c, ceremonySignIn, addressSubject(addr))
 	if err != nil {
 		return s.fail(c, err)
 	}
@@ -423,18 +430,7 @@ func (s *Site) verifyBegin(c *fiber.Ctx) error {
 func (s *Site) verifyFinish(c *fiber.Ctx) error {
 	m := memberOf(c)
 	addr := s.source(c)
-	if err := s.throttled(c, addressSubject(addr), memberSubject(m)); err != nil {
-		return s.fail(c, err)
-	}
-	a, err := readAnswer(c)
-	if err != nil {
-		return s.fail(c, err)
-	}
-	sess, err := s.store.Get(c)
-	if err != nil {
-		return s.fail(c, domain.Unavailable(err))
-	}
-	sd, err := takeCeremony(sess, ceremonyVerify)
+	sess, sd, a, err := s.answerTo(c, ceremonyVerify, addressSubject(addr), memberSubject(m))
 	if err != nil {
 		return s.fail(c, err)
 	}
