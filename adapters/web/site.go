@@ -77,7 +77,10 @@ func New(opts Options, settings ports.Settings, sessions ports.Sessions, attempt
 		return nil, fmt.Errorf("settings: public URL %q has no host", opts.SiteURL)
 	}
 	if _, err := netip.ParseAddr(u.Hostname()); err == nil {
-		return nil, fmt.Errorf("settings: public URL %q names an address; passkeys need a host name (use localhost on one machine)", opts.SiteURL)
+		// Passkeys need a host name: the API serves on, the settings do not.
+		log.Warn("settings pages are off: PRAXIS_PUBLIC_URL names an address; passkeys need a host name (localhost on one machine)",
+			"public_url", opts.SiteURL)
+		return &Site{opts: opts, log: log}, nil
 	}
 	uv := protocol.VerificationRequired
 	wa, err := webauthn.New(&webauthn.Config{
@@ -123,6 +126,12 @@ const (
 
 // Register mounts the site under /settings.
 func (s *Site) Register(r fiber.Router) {
+	if s.passkeys == nil { // off: the public URL is an address
+		r.All("/settings/*", func(c *fiber.Ctx) error {
+			return c.Status(fiber.StatusNotFound).SendString("The settings pages need PRAXIS_PUBLIC_URL with a host name, not an address.")
+		})
+		return
+	}
 	static, _ := fs.Sub(staticFS, "static")
 	r.Get("/settings/static/:name", s.headers, func(c *fiber.Ctx) error {
 		name := c.Params("name")

@@ -1,9 +1,16 @@
 package web
 
 import (
+	"io"
 	"io/fs"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"regexp"
+	"strings"
 	"testing"
+
+	"github.com/gofiber/fiber/v2"
 )
 
 // TestEveryMessageInBothLanguages: every key a template asks for is in the
@@ -61,5 +68,29 @@ func TestLocalPath(t *testing.T) {
 		if got := localPath(in); got != want {
 			t.Errorf("localPath(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestAnAddressTurnsTheSiteOff: passkeys refuse an IP address as their
+// relying party, so a public URL that is one leaves the API serving and the
+// settings answering 404 with the reason.
+func TestAnAddressTurnsTheSiteOff(t *testing.T) {
+	s, err := New(Options{SiteURL: "https://10.0.0.5"}, nil, nil, nil, nil, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := fiber.New()
+	s.Register(app)
+	resp, err := app.Test(httptest.NewRequest(http.MethodGet, "/settings/signin", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusNotFound || !strings.Contains(string(body), "host name") {
+		t.Errorf("%d %s", resp.StatusCode, body)
+	}
+	if _, err := New(Options{SiteURL: "no host"}, nil, nil, nil, nil, slog.New(slog.DiscardHandler)); err == nil {
+		t.Error("a public URL without a host was taken")
 	}
 }
