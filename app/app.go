@@ -186,7 +186,7 @@ var HTTP = fx.Module("http",
 // newSite is the practice's settings pages on the token store's sessions.
 func newSite(cfg Config, settings ports.Settings, sessions ports.Sessions, attempts ports.AttemptCounter, auditor ports.Auditor,
 	logger *slog.Logger) (*web.Site, error) {
-	return web.New(web.Options{SiteURL: cfg.SiteURL(), Reverify: cfg.SettingsReverify, Release: api.Latest(), Lockout: cfg.Lockout(),
+	return web.New(web.Options{SiteURL: cfg.SiteURL(), Reverify: cfg.SettingsReverify, Idle: cfg.SettingsIdle, Lifetime: cfg.SettingsLifetime, Release: api.Latest(), Lockout: cfg.Lockout(),
 		TrustedProxies: cfg.Proxies(), SSO: web.SSO{Issuer: cfg.SSOIssuer, ClientID: cfg.SSOClientID, ClientSecret: cfg.SSOClientSecret,
 			Name: cfg.SSOName}}, settings, sessions, attempts, auditor, logger)
 }

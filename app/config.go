@@ -37,6 +37,10 @@ type Config struct {
 	// SettingsReverify is how long after a passkey check the settings show
 	// or replace a secret without asking for the passkey again.
 	SettingsReverify time.Duration `env:"PRAXIS_SETTINGS_REVERIFY" envDefault:"5m"`
+	// SettingsIdle and SettingsLifetime end a session of the settings pages
+	// after so long without a request, and so long after its sign-in.
+	SettingsIdle     time.Duration `env:"PRAXIS_SETTINGS_IDLE_TIMEOUT" envDefault:"30m"`
+	SettingsLifetime time.Duration `env:"PRAXIS_SETTINGS_SESSION_LIFETIME" envDefault:"12h"`
 	// SSOIssuer, when set, offers staff sign-in at this OpenID provider
 	// (authorization code with PKCE), matched by verified e-mail address.
 	SSOIssuer       string `env:"PRAXIS_SSO_ISSUER"`

@@ -560,3 +560,37 @@ func (b *browser) audited(t *testing.T, shot string) {
 	}
 	b.screenshot(shot)
 }
+
+// TestSettingsSessionTimes: a session ends after the idle timeout without a
+// request, and after its lifetime however busy (here 3 s and 8 s).
+func TestSettingsSessionTimes(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, be backend) {
+		addr, site := settingsAddr(t)
+		s := startServerAt(t, be, addr, "PRAXIS_PUBLIC_URL="+site, "PRAXIS_SETTINGS_IDLE_TIMEOUT=3s", "PRAXIS_SETTINGS_SESSION_LIFETIME=8s")
+		c := s.newCompany(t, 1<<20)
+		var inv struct {
+			Link string `json:"link"`
+		}
+		s.praxis(t, &inv, "admin", "staff", "invite", "--company", c.ID, "--email", "idle@praxis.example", "--json")
+		b := newBrowser(t, site, shotsDir(t, "times-"+be.name))
+		b.open(strings.TrimPrefix(inv.Link, site))
+		b.click("#register")
+		b.waitPath("/settings/")
+
+		time.Sleep(4 * time.Second) // idle past 3 s
+		b.open("/settings/staff")
+		b.waitPath("/settings/signin")
+
+		b.click("#signin")
+		b.waitPath("/settings/")
+		signedIn := time.Now()
+		for time.Since(signedIn) < 7*time.Second { // busy, never idle for 3 s
+			b.open("/settings/staff")
+			b.waitPath("/settings/staff")
+			time.Sleep(300 * time.Millisecond)
+		}
+		time.Sleep(time.Until(signedIn.Add(8500 * time.Millisecond)))
+		b.open("/settings/staff")
+		b.waitPath("/settings/signin")
+	})
+}

@@ -45,6 +45,9 @@ type Options struct {
 	SiteURL string
 	// Reverify is how long after a passkey check a secret may be shown or replaced.
 	Reverify time.Duration
+	// Idle ends a session without a request for this long; Lifetime ends
+	// any session this long after its sign-in.
+	Idle, Lifetime time.Duration
 	// Release is the API release the overview names.
 	Release string
 	// Lockout throttles failed sign-ins per address and per account.
@@ -72,6 +75,12 @@ type Site struct {
 // trail); every change a member makes is otherwise an audit event.
 func New(opts Options, settings ports.Settings, sessions ports.Sessions, attempts ports.AttemptCounter, auditor ports.Auditor,
 	log *slog.Logger) (*Site, error) {
+	if opts.Idle <= 0 {
+		opts.Idle = staff.IdleTimeout
+	}
+	if opts.Lifetime <= 0 {
+		opts.Lifetime = staff.AbsoluteTimeout
+	}
 	u, err := url.Parse(opts.SiteURL)
 	if err != nil || u.Hostname() == "" {
 		return nil, fmt.Errorf("settings: public URL %q has no host", opts.SiteURL)
@@ -105,7 +114,7 @@ func New(opts Options, settings ports.Settings, sessions ports.Sessions, attempt
 	}
 	s.store = session.New(session.Config{
 		Storage:           storage{sessions},
-		Expiration:        staff.IdleTimeout,
+		Expiration:        opts.Idle,
 		KeyLookup:         "cookie:" + sessionCookie,
 		CookiePath:        "/",
 		CookieSecure:      true,
@@ -156,7 +165,7 @@ func (s *Site) Register(r fiber.Router) {
 		CookieHTTPOnly:    true,
 		CookieSameSite:    fiber.CookieSameSiteStrictMode,
 		CookieSessionOnly: true,
-		Expiration:        staff.AbsoluteTimeout,
+		Expiration:        s.opts.Lifetime,
 		ContextKey:        "csrf",
 		KeyGenerator:      staff.NewToken,
 		Extractor:         csrfFromHeaderOrForm,
@@ -273,7 +282,7 @@ func (s *Site) requireMember(c *fiber.Ctx) error {
 		return s.fail(c, domain.Unavailable(err))
 	}
 	st, ok := sessionOf(sess)
-	if !ok || !st.Live(s.now()) {
+	if !ok || !st.Live(s.now(), s.opts.Lifetime) {
 		return s.toSignIn(c, sess)
 	}
 	m, err := s.settings.Member(c.UserContext(), st.Company, st.Member)

@@ -146,7 +146,8 @@ func ParsePasskeyKey(s string) ([]byte, error) {
 	return b, nil
 }
 
-// Session timing (docs/contract.md §13).
+// Session timing (docs/contract.md §13): the defaults of
+// PRAXIS_SETTINGS_IDLE_TIMEOUT and PRAXIS_SETTINGS_SESSION_LIFETIME.
 const (
 	IdleTimeout     = 30 * time.Minute
 	AbsoluteTimeout = 12 * time.Hour
@@ -164,7 +165,9 @@ type Session struct {
 }
 
 // Live reports whether the session is within its absolute lifetime.
-func (s Session) Live(now time.Time) bool { return now.Before(s.Started.Add(AbsoluteTimeout)) }
+func (s Session) Live(now time.Time, lifetime time.Duration) bool {
+	return now.Before(s.Started.Add(lifetime))
+}
 
 // Fresh reports whether the member proved the passkey recently enough to
 // see or replace a secret.

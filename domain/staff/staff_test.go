@@ -67,7 +67,7 @@ func TestHandleNamesCompanyAndMember(t *testing.T) {
 func TestSessionTimes(t *testing.T) {
 	start := time.Date(2026, 11, 24, 8, 0, 0, 0, time.UTC)
 	s := staff.Session{Started: start, VerifiedAt: start}
-	if !s.Live(start.Add(12*time.Hour-time.Second)) || s.Live(start.Add(12*time.Hour)) {
+	if !s.Live(start.Add(12*time.Hour-time.Second), staff.AbsoluteTimeout) || s.Live(start.Add(12*time.Hour), staff.AbsoluteTimeout) {
 		t.Error("a session lives 12 hours at most")
 	}
 	if !s.Fresh(start.Add(4*time.Minute), staff.FreshFor) || s.Fresh(start.Add(5*time.Minute), staff.FreshFor) {
