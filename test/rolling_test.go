@@ -120,7 +120,12 @@ func TestRollingRestartLosesNothing(t *testing.T) {
 	cl := first.newClient(t, p.company, "company:read")
 	var ops, failures, retries atomic.Int64
 	var mu sync.Mutex
-	var created []string
+	var created, uploaded []string
+	pdf, pdfType := multipartBody(t, filePart("befund.pdf", pdfOfSize(20_000)))
+	// The uploads go to a practice with room for them.
+	roomy := first.newCompany(t, 1<<30)
+	roomyCustomer := first.newCustomer(t, roomy)
+	roomyAuth := "Authorization: Bearer " + first.tokenFor(t, first.newClient(t, roomy, ""))
 	call := func(method, path, body string, headers ...string) (int, string) {
 		for attempt := 0; ; attempt++ {
 			req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
@@ -151,7 +156,7 @@ func TestRollingRestartLosesNothing(t *testing.T) {
 				ops.Add(1)
 				var status int
 				var body string
-				switch i % 3 {
+				switch i % 4 {
 				case 0:
 					status, body = call(http.MethodGet, resource+"customers?limit=20", "", p.auth)
 				case 1:
@@ -163,6 +168,20 @@ func TestRollingRestartLosesNothing(t *testing.T) {
 							id, _, _ := strings.Cut(rest, ",")
 							mu.Lock()
 							created = append(created, id)
+							mu.Unlock()
+						}
+					}
+				case 3:
+					// A device's upload, retried as the bridge does: with its key.
+					key := fmt.Sprintf("roll-upload-%d-%d", w, i)
+					status, body = call(http.MethodPost, "/api/gdt/upload", string(pdf), "Content-Type: "+pdfType,
+						"x-gdt-company: "+roomy.ID, fmt.Sprintf("x-gdt-customer: %d", roomyCustomer), "x-gdt-secret: "+roomy.Secret,
+						"Idempotency-Key: "+key)
+					if status == http.StatusOK {
+						if _, rest, ok := strings.Cut(body, `"id":"`); ok {
+							id, _, _ := strings.Cut(rest, `"`)
+							mu.Lock()
+							uploaded = append(uploaded, id)
 							mu.Unlock()
 						}
 					}
@@ -217,9 +236,15 @@ func TestRollingRestartLosesNothing(t *testing.T) {
 	stopLoad()
 	wg.Wait()
 
-	t.Logf("%d operations during 3 rolling restarts and a kill -9, %d retries, %d failures, %d creates", ops.Load(), retries.Load(), failures.Load(), len(created))
-	if len(created) < 10 {
-		t.Fatalf("only %d creates answered: the load did not run", len(created))
+	t.Logf("%d operations during 3 rolling restarts and a kill -9, %d retries, %d failures, %d creates, %d uploads",
+		ops.Load(), retries.Load(), failures.Load(), len(created), len(uploaded))
+	if len(created) < 10 || len(uploaded) < 10 {
+		t.Fatalf("only %d creates and %d uploads answered: the load did not run", len(created), len(uploaded))
+	}
+	for _, id := range uploaded {
+		if r := first.request(t, http.MethodGet, resource+"files/"+id, "", "", roomyAuth); r.status != http.StatusOK {
+			t.Errorf("file %s, answered 200, is lost: %d", id, r.status)
+		}
 	}
 	for _, id := range created {
 		if r := p.get(t, "customers/"+id); r.status != http.StatusOK {
@@ -233,5 +258,11 @@ func TestRollingRestartLosesNothing(t *testing.T) {
 	}
 	if n != len(created)+1 { // and the practice's first patient
 		t.Errorf("%d customers stored, %d creates answered (+1 seeded): a retried key made a second", n, len(created))
+	}
+	if err := first.openDB(t).NewRaw("SELECT count(*) FROM files WHERE company_id = ?", roomy.ID).Scan(context.Background(), &n); err != nil {
+		t.Fatal(err)
+	}
+	if n != len(uploaded) {
+		t.Errorf("%d files stored, %d uploads answered: a retried upload stored a second", n, len(uploaded))
 	}
 }
