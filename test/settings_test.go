@@ -1,11 +1,16 @@
 package test
 
 import (
+	"context"
+	"encoding/base64"
+	"fmt"
 	"io"
 	"net/http"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/google/uuid"
 
 	"github.com/praxis-health/praxis/test/testenv"
 )
@@ -18,6 +23,7 @@ type pageClient struct {
 	site    string
 	cookies map[string]string
 	csrf    string
+	from    string // X-Forwarded-For, behind a trusted proxy
 }
 
 // settingsAddr is a free loopback address for a server and the public URL
@@ -38,6 +44,9 @@ func (p *pageClient) do(method, path, contentType, body string) (int, http.Heade
 		req.Header.Set("Content-Type", contentType)
 	}
 	req.Header.Set("Accept", "application/json")
+	if p.from != "" {
+		req.Header.Set("X-Forwarded-For", p.from)
+	}
 	if p.csrf != "" {
 		req.Header.Set("X-CSRF-Token", p.csrf)
 	}
@@ -89,6 +98,57 @@ func TestSettingsSignInIsThrottled(t *testing.T) {
 		p.csrf = ""
 		if code, _, _ := p.do(http.MethodPost, "/settings/signin/begin", "application/json", "{}"); code != http.StatusForbidden {
 			t.Errorf("begin without a CSRF token: %d, want 403", code)
+		}
+	})
+}
+
+// TestSettingsAccountIsThrottled: failed sign-ins naming one account, each
+// from another address, lock that account (429) while the addresses, and
+// a sign-in naming no account, are still answered.
+func TestSettingsAccountIsThrottled(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, be backend) {
+		addr, site := settingsAddr(t)
+		s := startServerAt(t, be, addr, "PRAXIS_PUBLIC_URL="+site, "PRAXIS_AUTH_MAX_FAILURES=3", "PRAXIS_TRUSTED_PROXIES=127.0.0.1/32")
+		c := s.newCompany(t, 1<<20)
+		var inv struct {
+			Link string `json:"link"`
+		}
+		s.praxis(t, &inv, "admin", "staff", "invite", "--company", c.ID, "--email", "locked@praxis.example", "--json")
+		join := &pageClient{t: t, site: site, cookies: map[string]string{}}
+		path := strings.TrimPrefix(inv.Link, site)
+		join.do(http.MethodGet, path, "", "")
+		if code, _, _ := join.do(http.MethodPost, path+"/begin", "application/json", "{}"); code != http.StatusOK {
+			t.Fatalf("join: %d", code) // the account exists from here on
+		}
+		var member string
+		if err := s.openDB(t).NewRaw("SELECT id FROM staff_members WHERE email = ?", "locked@praxis.example").Scan(context.Background(), &member); err != nil {
+			t.Fatal(err)
+		}
+		companyID, memberID := uuid.MustParse(c.ID), uuid.MustParse(member)
+		handle := base64.RawURLEncoding.EncodeToString(append(companyID[:], memberID[:]...))
+		forged := func(userHandle string) string {
+			return `{"credential":{"id":"AAAA","rawId":"AAAA","type":"public-key","response":{"clientDataJSON":"e30",` +
+				`"authenticatorData":"AAAA","signature":"AAAA","userHandle":"` + userHandle + `"}}}`
+		}
+		try := func(from, userHandle string) int {
+			p := &pageClient{t: t, site: site, cookies: map[string]string{}, from: from}
+			p.do(http.MethodGet, "/settings/signin", "", "")
+			if code, _, _ := p.do(http.MethodPost, "/settings/signin/begin", "application/json", "{}"); code != http.StatusOK {
+				return code
+			}
+			code, _, _ := p.do(http.MethodPost, "/settings/signin/finish", "application/json", forged(userHandle))
+			return code
+		}
+		for i := range 3 {
+			if code := try(fmt.Sprintf("203.0.113.%d", i+1), handle); code != http.StatusUnauthorized {
+				t.Fatalf("attempt %d naming the account: %d, want 401", i, code)
+			}
+		}
+		if code := try("203.0.113.9", handle); code != http.StatusTooManyRequests {
+			t.Errorf("a fourth address naming the locked account: %d, want 429", code)
+		}
+		if code := try("203.0.113.10", "AAAA"); code != http.StatusUnauthorized {
+			t.Errorf("an address naming no account: %d, want 401 (only the account is locked)", code)
 		}
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/go-webauthn/webauthn/protocol"
 	"github.com/go-webauthn/webauthn/webauthn"
@@ -175,6 +176,23 @@ func (s *Site) signInFinish(c *fiber.Ctx) error {
 	}
 	var found user
 	var cred *webauthn.Credential
+	// The account the answer names waits out its own lockout first, and a
+	// failure counts against it, however malformed the rest of the answer.
+	var named struct {
+		Response struct {
+			UserHandle protocol.URLEncodedBase64 `json:"userHandle"`
+		} `json:"response"`
+	}
+	if json.Unmarshal(a.Credential, &named) == nil {
+		if company, id, err := staff.ParseHandle(named.Response.UserHandle); err == nil {
+			if m, err := s.settings.Member(ctx(c), company, id); err == nil {
+				found.m = m
+				if err := s.throttled(c, memberSubject(m)); err != nil {
+					return s.fail(c, err)
+				}
+			}
+		}
+	}
 	parsed, err := protocol.ParseCredentialRequestResponseBytes(a.Credential)
 	if err == nil {
 		_, cred, err = s.passkeys.ValidatePasskeyLogin(func(_, handle []byte) (webauthn.User, error) {
@@ -184,9 +202,6 @@ func (s *Site) signInFinish(c *fiber.Ctx) error {
 			}
 			m, err := s.settings.Member(ctx(c), company, id)
 			if err != nil {
-				return nil, err
-			}
-			if err := s.throttled(c, memberSubject(m)); err != nil {
 				return nil, err
 			}
 			found, err = s.userOf(c, m)
@@ -258,7 +273,9 @@ func (s *Site) signOut(c *fiber.Ctx) error {
 		if err := sess.Destroy(); err != nil {
 			return domain.Unavailable(err)
 		}
-		c.ClearCookie(csrfCookie)
+		// The CSRF cookie goes too, with the attributes a __Host- cookie needs.
+		c.Cookie(&fiber.Cookie{Name: csrfCookie, Value: "", Path: "/", Secure: true, HTTPOnly: true,
+			SameSite: fiber.CookieSameSiteStrictMode, Expires: time.Unix(0, 0), MaxAge: -1})
 		return c.Redirect("/settings/signin", fiber.StatusSeeOther)
 	})(c)
 }
