@@ -164,65 +164,59 @@ func (s *Staff) Invites(ctx context.Context, company domain.CompanyID, now time.
 	return out, nil
 }
 
-// keepAnAdmin refuses, in tx, a change that leaves company without an
-// admin other than member id.
-func keepAnAdmin(ctx context.Context, tx bun.Tx, company domain.CompanyID, id uuid.UUID) error {
-	n, err := tenantOf(tx, company).Select("staff_members").Where("role = ?", string(staff.RoleAdmin)).Where("id <> ?", id).Count(ctx)
-	if err != nil {
-		return err
-	}
-	if n == 0 {
-		return domain.ErrConflict
-	}
-	return nil
-}
-
-// lockMembers serialises changes of company's roles, so that two admins
-// demoting each other at once cannot both succeed.
-func lockMembers(ctx context.Context, tx bun.Tx, company domain.CompanyID, id uuid.UUID) (memberRow, error) {
+// lockMember locks company's members in tx (so that two admins demoting
+// each other at once cannot both succeed) and answers whether member id is
+// one of them and whether another of them is an admin.
+func lockMember(ctx context.Context, tx bun.Tx, company domain.CompanyID, id uuid.UUID) (otherAdmin bool, err error) {
 	var rows []memberRow
 	q := tenantOf(tx, company).SelectModel(&rows).OrderExpr("id")
 	if tx.Dialect().Name() == dialect.PG {
 		q = q.For("UPDATE")
 	}
 	if err := q.Scan(ctx); err != nil {
-		return memberRow{}, err
+		return false, err
 	}
+	found := false
 	for _, r := range rows {
 		if r.ID == id {
-			return r, nil
+			found = true
+		} else if r.Role == string(staff.RoleAdmin) {
+			otherAdmin = true
 		}
 	}
-	return memberRow{}, domain.ErrNotFound
+	if !found {
+		return false, domain.ErrNotFound
+	}
+	return otherAdmin, nil
 }
 
 func (s *Staff) SetRole(ctx context.Context, company domain.CompanyID, id uuid.UUID, role staff.Role) error {
 	return translate(s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		if _, err := lockMembers(ctx, tx, company, id); err != nil {
+		otherAdmin, err := lockMember(ctx, tx, company, id)
+		if err != nil {
 			return err
 		}
-		if role != staff.RoleAdmin {
-			if err := keepAnAdmin(ctx, tx, company, id); err != nil {
-				return err
-			}
+		if role != staff.RoleAdmin && !otherAdmin {
+			return domain.ErrConflict // the company keeps an admin
 		}
-		_, err := tenantOf(tx, company).UpdateModel((*memberRow)(nil)).Set("role = ?", string(role)).Where("id = ?", id).Exec(ctx)
+		_, err = tenantOf(tx, company).UpdateModel((*memberRow)(nil)).Set("role = ?", string(role)).Where("id = ?", id).Exec(ctx)
 		return err
 	}))
 }
 
 func (s *Staff) RemoveMember(ctx context.Context, company domain.CompanyID, id uuid.UUID) error {
 	return translate(s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		if _, err := lockMembers(ctx, tx, company, id); err != nil {
+		otherAdmin, err := lockMember(ctx, tx, company, id)
+		if err != nil {
 			return err
 		}
-		if err := keepAnAdmin(ctx, tx, company, id); err != nil {
-			return err
+		if !otherAdmin {
+			return domain.ErrConflict // the company keeps an admin
 		}
 		if _, err := tenantOf(tx, company).DeleteModel((*passkeyRow)(nil)).Where("member_id = ?", id).Exec(ctx); err != nil {
 			return err
 		}
-		_, err := tenantOf(tx, company).DeleteModel((*memberRow)(nil)).Where("id = ?", id).Exec(ctx)
+		_, err = tenantOf(tx, company).DeleteModel((*memberRow)(nil)).Where("id = ?", id).Exec(ctx)
 		return err
 	}))
 }
