@@ -82,8 +82,9 @@ type Settings interface {
 	UsePasskey(ctx context.Context, m staff.Member, id, credential []byte) error
 	RemovePasskey(ctx context.Context, m staff.Member, id []byte) error
 	Clients(ctx context.Context, m staff.Member) ([]domain.Client, error)
-	// ClientUsage answers each client's calls per day and last call.
-	ClientUsage(ctx context.Context, m staff.Member) (map[domain.ClientID]domain.ClientUsage, error)
+	// ClientUsage answers the calls per day and last call of each of
+	// clients that is the member's company's.
+	ClientUsage(ctx context.Context, m staff.Member, clients []domain.Client) (map[domain.ClientID]domain.ClientUsage, error)
 	CreateClient(ctx context.Context, m staff.Member, name string, scopes domain.Scopes) (domain.Client, domain.Secret, error)
 	RotateClientSecret(ctx context.Context, m staff.Member, id domain.ClientID, overlap time.Duration) (domain.Secret, error)
 	RevokeClient(ctx context.Context, m staff.Member, id domain.ClientID) error

@@ -146,7 +146,7 @@ func (s *Site) integrations(c *fiber.Ctx, once *shown) error {
 	if err != nil {
 		return s.fail(c, err)
 	}
-	usage, err := s.settings.ClientUsage(ctx(c), memberOf(c))
+	usage, err := s.settings.ClientUsage(ctx(c), memberOf(c), clients)
 	if err != nil {
 		return s.fail(c, err)
 	}

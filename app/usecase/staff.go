@@ -180,18 +180,19 @@ func (s *Settings) Clients(ctx context.Context, m staff.Member) ([]domain.Client
 	return s.clients.List(ctx, m.Company)
 }
 
-// ClientUsage answers each of the company's clients' calls per day and
-// last call, as the token store counted them.
-func (s *Settings) ClientUsage(ctx context.Context, m staff.Member) (map[domain.ClientID]domain.ClientUsage, error) {
-	clients, err := s.clients.List(ctx, m.Company)
-	if err != nil {
-		return nil, err
-	}
+// ClientUsage answers the calls per day and the last call of each of
+// clients (as Clients answered them) that is the member's company's.
+func (s *Settings) ClientUsage(ctx context.Context, m staff.Member, clients []domain.Client) (map[domain.ClientID]domain.ClientUsage, error) {
 	out := map[domain.ClientID]domain.ClientUsage{}
 	for _, c := range clients {
-		if out[c.ID], err = s.tokens.Usage(ctx, c.ID, s.now()); err != nil {
+		if c.CompanyID != m.Company {
+			continue
+		}
+		u, err := s.tokens.Usage(ctx, c.ID, s.now())
+		if err != nil {
 			return nil, err
 		}
+		out[c.ID] = u
 	}
 	return out, nil
 }
