@@ -200,9 +200,11 @@ func (s *Site) signInFinish(c *fiber.Ctx) error {
 			if err != nil {
 				return nil, err
 			}
-			m, err := s.settings.Member(ctx(c), company, id)
-			if err != nil {
-				return nil, err
+			m := found.m // the account looked up for its lockout above
+			if m.Company != company || m.ID != id {
+				if m, err = s.settings.Member(ctx(c), company, id); err != nil {
+					return nil, err
+				}
 			}
 			found, err = s.userOf(c, m)
 			return found, err

@@ -294,9 +294,8 @@ func (s *Site) requireMember(c *fiber.Ctx) error {
 	}
 	c.Locals(memberKey{}, m)
 	c.Locals(sessionKey{}, st)
-	if err := sess.Save(); err != nil { // moves the idle deadline
-		return s.fail(c, domain.Unavailable(err))
-	}
+	// The idle deadline moves without a write here: the CSRF middleware
+	// before this one saves the session on every request.
 	return c.Next()
 }
 
