@@ -106,6 +106,15 @@ func (b *browser) submitFresh(button string) {
 	b.do(chromedp.WaitVisible(chromedp.CSS("#shown-secret")))
 }
 
+// join opens an invitation's path, registers a passkey with the current
+// authenticator and waits for the overview.
+func (b *browser) join(path string) {
+	b.t.Helper()
+	b.open(path)
+	b.click("#register")
+	b.waitPath("/settings/")
+}
+
 // submit clicks a form's button and waits for the answer's page to have
 // loaded, also when it is the same address as before.
 func (b *browser) submit(button string) {
@@ -282,18 +291,12 @@ func TestSettingsInABrowser(t *testing.T) {
 		customer := s.newCustomer(t, c)
 		other := s.newCompany(t, 10<<20)
 		othersClient := s.newClient(t, other, "company:read")
-		var inv struct {
-			Link string `json:"link"`
-		}
-		s.praxis(t, &inv, "admin", "staff", "invite", "--company", c.ID, "--email", "anna@praxis.example", "--role", "admin", "--json")
-		if !strings.HasPrefix(inv.Link, site+"/settings/join/"+c.ID+"/") {
-			t.Fatalf("invite link %q", inv.Link)
-		}
+		joinPath := s.invite(t, c, site, "anna@praxis.example")
 		b := newBrowser(t, site, shotsDir(t, be.name))
 		var secrets []string // every secret shown, to look for afterwards
 
 		// The invitation registers a passkey and signs in.
-		b.open(strings.TrimPrefix(inv.Link, site))
+		b.open(joinPath)
 		b.screenshot("join-en")
 		b.do(chromedp.SendKeys(chromedp.CSS("#passkey-name"), "Front desk"))
 		b.click("#register")
@@ -303,7 +306,7 @@ func TestSettingsInABrowser(t *testing.T) {
 		}
 		b.html()
 		b.screenshot("overview-en")
-		b.open(strings.TrimPrefix(inv.Link, site)) // a spent link
+		b.open(joinPath) // a spent link
 		b.click("#register")
 		time.Sleep(500 * time.Millisecond)
 		if got := b.text("[data-status]"); !strings.Contains(got, "not found") && !strings.Contains(got, "Not found") {
@@ -483,9 +486,7 @@ func TestSettingsInABrowser(t *testing.T) {
 
 		// The viewer, on a device of their own.
 		b.newAuthenticator()
-		b.open(strings.TrimPrefix(viewerLink, site))
-		b.click("#register")
-		b.waitPath("/settings/")
+		b.join(strings.TrimPrefix(viewerLink, site))
 		b.open("/settings/integrations")
 		if html := b.html(); strings.Contains(html, `id="create-client"`) {
 			t.Error("a viewer sees the form to create a client")
@@ -517,7 +518,7 @@ func TestSettingsInABrowser(t *testing.T) {
 				t.Error("the server log holds a secret")
 			}
 		}
-		for _, token := range []string{strings.TrimPrefix(inv.Link, site+"/settings/join/"+c.ID+"/")} {
+		for _, token := range []string{strings.TrimPrefix(joinPath, "/settings/join/"+c.ID+"/")} {
 			if strings.Contains(s.log.String(), token) {
 				t.Error("the server log holds an invitation token")
 			}
@@ -568,14 +569,9 @@ func TestSettingsSessionTimes(t *testing.T) {
 		addr, site := settingsAddr(t)
 		s := startServerAt(t, be, addr, "PRAXIS_PUBLIC_URL="+site, "PRAXIS_SETTINGS_IDLE_TIMEOUT=3s", "PRAXIS_SETTINGS_SESSION_LIFETIME=8s")
 		c := s.newCompany(t, 1<<20)
-		var inv struct {
-			Link string `json:"link"`
-		}
-		s.praxis(t, &inv, "admin", "staff", "invite", "--company", c.ID, "--email", "idle@praxis.example", "--json")
+		path := s.invite(t, c, site, "idle@praxis.example")
 		b := newBrowser(t, site, shotsDir(t, "times-"+be.name))
-		b.open(strings.TrimPrefix(inv.Link, site))
-		b.click("#register")
-		b.waitPath("/settings/")
+		b.join(path)
 
 		time.Sleep(4 * time.Second) // idle past 3 s
 		b.open("/settings/staff")

@@ -35,6 +35,21 @@ func settingsAddr(t *testing.T) (addr, site string) {
 	return addr, "http://localhost:" + port
 }
 
+// invite has the operator invite email to c's settings pages as an admin
+// and answers the one-time link's path under site.
+func (s *server) invite(t *testing.T, c company, site, email string) string {
+	t.Helper()
+	var inv struct {
+		Link string `json:"link"`
+	}
+	s.praxis(t, &inv, "admin", "staff", "invite", "--company", c.ID, "--email", email, "--role", "admin", "--json")
+	path, ok := strings.CutPrefix(inv.Link, site)
+	if !ok || !strings.HasPrefix(path, "/settings/join/"+c.ID+"/") {
+		t.Fatalf("invitation link %q", inv.Link)
+	}
+	return path
+}
+
 var csrfMeta = regexp.MustCompile(`<meta name="csrf-token" content="([^"]+)">`)
 
 func (p *pageClient) do(method, path, contentType, body string) (int, http.Header, string) {
@@ -110,12 +125,8 @@ func TestSettingsAccountIsThrottled(t *testing.T) {
 		addr, site := settingsAddr(t)
 		s := startServerAt(t, be, addr, "PRAXIS_PUBLIC_URL="+site, "PRAXIS_AUTH_MAX_FAILURES=3", "PRAXIS_TRUSTED_PROXIES=127.0.0.1/32")
 		c := s.newCompany(t, 1<<20)
-		var inv struct {
-			Link string `json:"link"`
-		}
-		s.praxis(t, &inv, "admin", "staff", "invite", "--company", c.ID, "--email", "locked@praxis.example", "--json")
+		path := s.invite(t, c, site, "locked@praxis.example")
 		join := &pageClient{t: t, site: site, cookies: map[string]string{}}
-		path := strings.TrimPrefix(inv.Link, site)
 		join.do(http.MethodGet, path, "", "")
 		if code, _, _ := join.do(http.MethodPost, path+"/begin", "application/json", "{}"); code != http.StatusOK {
 			t.Fatalf("join: %d", code) // the account exists from here on

@@ -43,14 +43,9 @@ func TestSettingsSingleSignOn(t *testing.T) {
 		s := startServerAt(t, be, addr, "PRAXIS_PUBLIC_URL="+site, "PRAXIS_SSO_ISSUER="+issuer, "PRAXIS_SSO_CLIENT_ID="+clientID,
 			"PRAXIS_SSO_CLIENT_SECRET=sso-secret", "PRAXIS_SSO_NAME=Praxis-IdP")
 		c := s.newCompany(t, 1<<20)
-		var inv struct {
-			Link string `json:"link"`
-		}
-		s.praxis(t, &inv, "admin", "staff", "invite", "--company", c.ID, "--email", "test-user@zitadel.ch", "--json")
+		path := s.invite(t, c, site, "test-user@zitadel.ch")
 		b := newBrowser(t, site, shotsDir(t, "sso-"+be.name))
-		b.open(strings.TrimPrefix(inv.Link, site))
-		b.click("#register")
-		b.waitPath("/settings/")
+		b.join(path)
 		b.click("#signout")
 		b.waitPath("/settings/signin")
 		b.screenshot("signin-sso-en")
