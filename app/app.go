@@ -8,9 +8,7 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/redis/go-redis/extra/redisotel/v9"
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/extra/bunotel"
 	"go.uber.org/fx"
 
 	"github.com/praxis-health/praxis/adapters/blobstore"
@@ -110,11 +108,7 @@ func openTokenStore(lc fx.Lifecycle, cfg Config, tel *telemetry.Telemetry) (toke
 	lc.Append(fx.StopHook(rdb.Close))
 	// A span per command, without the command's arguments (token hashes,
 	// client ids); pool figures as metrics.
-	if err := redisotel.InstrumentTracing(rdb, redisotel.WithTracerProvider(tel.Tracer), redisotel.WithDBStatement(false),
-		redisotel.WithCallerEnabled(false)); err != nil {
-		return tokenStores{}, err
-	}
-	if err := redisotel.InstrumentMetrics(rdb, redisotel.WithMeterProvider(tel.Meter)); err != nil {
+	if err := redisstore.Instrument(rdb, tel.Tracer, tel.Meter); err != nil {
 		return tokenStores{}, err
 	}
 	s := redisstore.New(rdb, cfg.RedisPrefix)
@@ -222,8 +216,9 @@ func openDatabase(lc fx.Lifecycle, cfg Config, tel *telemetry.Telemetry) (*bun.D
 	}
 	// A span per query with the statement as written (placeholders, never
 	// the arguments); pool figures as metrics.
-	db = db.WithQueryHook(bunotel.NewQueryHook(bunotel.WithTracerProvider(tel.Tracer), bunotel.WithMeterProvider(tel.Meter),
-		bunotel.WithFormattedQueries(false)))
+	if db, err = sqlstore.Instrument(db, cfg.DatabaseURL, tel.Tracer, tel.Meter); err != nil {
+		return nil, err
+	}
 	lc.Append(fx.Hook{
 		OnStart: func(ctx context.Context) error {
 			if !cfg.AutoMigrate {

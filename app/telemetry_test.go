@@ -214,6 +214,8 @@ func TestTracesAndLogs(t *testing.T) {
 		`praxis_oauth_tokens_issued_total 1`,
 		`go_sql_connections_open{db_system="sqlite"}`,
 		`db_client_connections_usage{db_system="redis"`,
+		`db_client_operation_duration_seconds_count{db_collection_name="customers",db_operation_name="SELECT",db_system_name="sqlite"}`,
+		`db_client_operation_duration_seconds_count{db_operation_name="EVALSHA",db_system_name="redis"}`,
 	} {
 		if !strings.Contains(metrics, series) {
 			t.Errorf("/metrics lacks %s", series)
@@ -239,7 +241,7 @@ func descendsFrom(parents map[trace.SpanID]trace.SpanID, span, root trace.SpanID
 // spanKind sorts a child span: a SQL query, a Redis command, or a blob operation.
 func spanKind(s tracetest.SpanStub) string {
 	for _, a := range s.Attributes {
-		if a.Key == "db.system" || a.Key == "db.system.name" {
+		if a.Key == "db.system.name" {
 			if a.Value.AsString() == "redis" {
 				return "redis"
 			}

@@ -166,5 +166,8 @@ func routeOf(c *fiber.Ctx) string {
 	if r := c.Route(); r != nil && r.Path != "" && r.Path != "/" && len(r.Handlers) > 0 {
 		return r.Path
 	}
-	return "unmatched"
+	return unmatched
 }
+
+// unmatched is the route of a request no route took.
+const unmatched = "unmatched"

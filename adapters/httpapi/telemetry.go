@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"runtime"
 	"runtime/debug"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -17,6 +19,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	"go.opentelemetry.io/otel/propagation"
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 )
@@ -58,9 +61,10 @@ func must[T any](v T, err error) T {
 }
 
 // observe is the first middleware: one server span per request named by its
-// route template, the request duration histogram, and one access log line.
-// Only method, route, status, sizes and duration are recorded: never the raw
-// path or query, headers or bodies, which carry secrets and patient data.
+// route template, the request duration histogram, and one access log line,
+// in the stable OpenTelemetry HTTP conventions. Only method, route, status,
+// sizes and duration are recorded: never the raw path or query, headers or
+// bodies, which carry secrets and patient data (see scrubbedPath).
 func observe(t Telemetry) fiber.Handler {
 	t = t.withDefaults()
 	tracer := t.Tracer.Tracer(instrumentation)
@@ -70,10 +74,10 @@ func observe(t Telemetry) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		start := time.Now()
 		// fiber's strings point into buffers fasthttp reuses: copy what outlives the request.
-		method := utils.CopyString(c.Method())
+		method := knownMethod(c.Method())
 		ctx := t.Propagator.Extract(c.UserContext(), headerCarrier[*fasthttp.RequestHeader]{&c.Request().Header})
 		ctx, span := tracer.Start(ctx, method, trace.WithSpanKind(trace.SpanKindServer),
-			trace.WithAttributes(attribute.String("http.request.method", method), attribute.String("url.scheme", utils.CopyString(c.Protocol()))))
+			trace.WithAttributes(semconv.HTTPRequestMethodKey.String(method), semconv.URLScheme(utils.CopyString(c.Protocol()))))
 		c.SetUserContext(ctx)
 
 		if err := serve(c, t.Logger); err != nil {
@@ -87,8 +91,10 @@ func observe(t Telemetry) fiber.Handler {
 		drainOrClose(c, requestBody(c))
 		status, route := c.Response().StatusCode(), routeOf(c)
 		span.SetName(method + " " + route)
-		span.SetAttributes(attribute.String("http.route", route), attribute.Int("http.response.status_code", status))
+		span.SetAttributes(semconv.HTTPRoute(route), semconv.URLPath(scrubbedPath(route)), semconv.HTTPResponseStatusCode(status),
+			semconv.NetworkProtocolVersion(protocolVersion(c)))
 		if status >= 500 {
+			span.SetAttributes(semconv.ErrorTypeKey.String(strconv.Itoa(status)))
 			span.SetStatus(codes.Error, "")
 		}
 		span.End()
@@ -106,6 +112,43 @@ func observe(t Telemetry) fiber.Handler {
 		t.Propagator.Inject(ctx, headerCarrier[*fasthttp.ResponseHeader]{&c.Response().Header})
 		return nil
 	}
+}
+
+// scrubbedPath is url.path as the conventions ask it of a path that holds
+// sensitive values: the route with each parameter's value replaced by
+// REDACTED. Paths carry patient ids and invitation tokens
+// (/settings/join/:company/:token); the audit trail, not the trace, says
+// which patient a request touched. An unmatched path is not recorded at all.
+func scrubbedPath(route string) string {
+	if route == unmatched {
+		return "/" + redacted
+	}
+	segments := strings.Split(route, "/")
+	for i, s := range segments {
+		if strings.ContainsAny(s, ":*+") {
+			segments[i] = redacted
+		}
+	}
+	return strings.Join(segments, "/")
+}
+
+const redacted = "REDACTED"
+
+// knownMethod is http.request.method: one of the methods HTTP defines, or
+// _OTHER, so that a made-up method neither names a span nor adds a series.
+func knownMethod(m string) string {
+	for _, known := range [...]string{fiber.MethodGet, fiber.MethodHead, fiber.MethodPost, fiber.MethodPut, fiber.MethodPatch,
+		fiber.MethodDelete, fiber.MethodConnect, fiber.MethodOptions, fiber.MethodTrace} {
+		if m == known {
+			return known // the constant: fiber's string points into a buffer fasthttp reuses
+		}
+	}
+	return "_OTHER"
+}
+
+// protocolVersion is network.protocol.version: "1.1" of "HTTP/1.1".
+func protocolVersion(c *fiber.Ctx) string {
+	return strings.TrimPrefix(string(c.Request().Header.Protocol()), "HTTP/")
 }
 
 // errPanic answers a request whose handler panicked: a 500 like any other
