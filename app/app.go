@@ -35,6 +35,7 @@ func Options(cfg Config) fx.Option {
 		Tokens,
 		UseCases,
 		Webhooks,
+		Gauges,
 		HTTP,
 	)
 }

@@ -214,6 +214,10 @@ func TestTracesAndLogs(t *testing.T) {
 		`praxis_oauth_tokens_issued_total 1`,
 		`go_sql_connections_open{db_system="sqlite"}`,
 		`db_client_connections_usage{db_system="redis"`,
+		`praxis_webhook_endpoints{state="delivering"} 0`,
+		`praxis_webhook_due_for_seconds 0`,
+		`praxis_blob_free_bytes `,
+		`praxis_blob_size_bytes `,
 		`db_client_operation_duration_seconds_count{db_collection_name="customers",db_operation_name="SELECT",db_system_name="sqlite"}`,
 		`db_client_operation_duration_seconds_count{db_operation_name="EVALSHA",db_system_name="redis"}`,
 	} {

@@ -53,6 +53,18 @@ type WebhookEndpoints interface {
 	Deliveries(ctx context.Context, company domain.CompanyID, endpoint uuid.UUID, before uuid.UUID, limit int) ([]webhook.Attempt, bool, error)
 	// SweepDeliveries drops attempts older than before, of every company.
 	SweepDeliveries(ctx context.Context, before time.Time) (int64, error)
+	// Backlog is where delivery stands over every company at now, for the
+	// metrics: no company, endpoint or address is in it.
+	Backlog(ctx context.Context, now time.Time) (WebhookBacklog, error)
+}
+
+// WebhookBacklog counts the endpoints by state: enabled and delivering,
+// enabled and failing (retrying with backoff), disabled. OldestDue is the
+// next attempt of the enabled endpoint that has been due longest, zero when
+// none is due: a dispatcher keeping up holds it within a poll of now.
+type WebhookBacklog struct {
+	Delivering, Failing, Disabled int
+	OldestDue                     time.Time
 }
 
 // ChangeFeed is the company's change feed across the sections a webhook

@@ -197,11 +197,30 @@ func (w *writer) Commit() (err error) {
 
 // freeBytes is what the file system of dir still has for unprivileged writes.
 func freeBytes(dir string) (int64, error) {
+	free, _, err := space(dir)
+	return free, err
+}
+
+// space is what the file system of dir still has for unprivileged writes,
+// and its size.
+func space(dir string) (free, size int64, err error) {
 	var st syscall.Statfs_t
 	if err := syscall.Statfs(dir, &st); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	return int64(st.Bavail) * st.Bsize, nil //nolint:gosec // block counts of a real file system fit int64
+	//nolint:gosec // block counts of a real file system fit int64
+	return int64(st.Bavail) * st.Bsize, int64(st.Blocks) * st.Bsize, nil
+}
+
+// Space answers the free and the whole bytes of a file:// store's file
+// system, for the metrics; ok is false for an object store, which has no
+// such bound.
+func (s *Store) Space() (free, size int64, ok bool, err error) {
+	if s.root == "" {
+		return 0, 0, false, nil
+	}
+	free, size, err = space(s.root)
+	return free, size, true, err
 }
 
 // classify translates a blob store failure once: a full disk is

@@ -2,6 +2,8 @@ package sqlstore
 
 import (
 	"context"
+	"sync"
+	"time"
 
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect"
@@ -36,4 +38,46 @@ func settledChanges(q *bun.SelectQuery) *bun.SelectQuery {
 		return q.Where("change < pg_snapshot_xmin(pg_current_snapshot())::text::bigint")
 	}
 	return q
+}
+
+// FeedHorizon tells how long the sync feed and the webhooks' change feed
+// have been held back: on PostgreSQL a change is served once no transaction
+// below it is open, so one long transaction anywhere on the server (a
+// forgotten psql session, a stuck migration) holds back every company's
+// feed for as long as it stays open. SQLite's feed is never held back.
+type FeedHorizon struct {
+	db    *bun.DB
+	mu    sync.Mutex
+	xmin  int64
+	since time.Time
+}
+
+func NewFeedHorizon(db *bun.DB) *FeedHorizon { return &FeedHorizon{db: db} }
+
+// HeldBack answers how long, as of now, the oldest open transaction has
+// held the horizon where it is while later changes committed (and wait):
+// zero when nothing waits. It is measured
+// between calls (a metrics scrape each), so it is exact to one interval.
+// ok is false on SQLite.
+func (h *FeedHorizon) HeldBack(ctx context.Context, now time.Time) (held time.Duration, ok bool, err error) {
+	if h.db.Dialect().Name() != dialect.PG {
+		return 0, false, nil
+	}
+	var xmin, xmax int64
+	err = acrossCompanies(h.db, "the metrics read how far the sync feed is held back, one horizon for all companies").
+		NewRaw("SELECT pg_snapshot_xmin(s)::text::bigint, pg_snapshot_xmax(s)::text::bigint FROM pg_current_snapshot() AS s").
+		Scan(ctx, &xmin, &xmax)
+	if err != nil {
+		return 0, true, translate(err)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if xmin == xmax { // no change committed after a transaction still open
+		h.xmin, h.since = 0, time.Time{}
+		return 0, true, nil
+	}
+	if xmin != h.xmin {
+		h.xmin, h.since = xmin, now
+	}
+	return now.Sub(h.since), true, nil
 }

@@ -35,6 +35,8 @@ var acceptedAcrossCompanies = []string{
 	"a setting of the transaction names no table",
 	"the delivery log is swept for every company at once",
 	"single sign-on names a person by a verified address before the company is known",
+	"the metrics count the endpoints of every company",
+	"the metrics read how far the sync feed is held back, one horizon for all companies",
 }
 
 // builders start a query that reads, changes or deletes rows. Inserts are

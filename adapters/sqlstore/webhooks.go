@@ -313,3 +313,38 @@ func (s *WebhookEndpoints) SweepDeliveries(ctx context.Context, before time.Time
 	}
 	return res.RowsAffected()
 }
+
+func (s *WebhookEndpoints) Backlog(ctx context.Context, now time.Time) (ports.WebhookBacklog, error) {
+	db := conn(ctx, s.db)
+	var states []struct {
+		Enabled bool `bun:"enabled"`
+		Failing bool `bun:"failing"`
+		N       int  `bun:"n"`
+	}
+	err := acrossCompanies(db, "the metrics count the endpoints of every company").NewSelect().TableExpr("webhook_endpoints").
+		ColumnExpr("enabled, failing_since IS NOT NULL AS failing, count(*) AS n").GroupExpr("enabled, failing_since IS NOT NULL").Scan(ctx, &states)
+	if err != nil {
+		return ports.WebhookBacklog{}, translate(err)
+	}
+	var b ports.WebhookBacklog
+	for _, st := range states {
+		switch {
+		case !st.Enabled:
+			b.Disabled += st.N
+		case st.Failing:
+			b.Failing += st.N
+		default:
+			b.Delivering += st.N
+		}
+	}
+	var oldest []endpointRow
+	err = acrossCompanies(db, "the metrics count the endpoints of every company").NewSelect().Model(&oldest).Column("next_attempt_at").
+		Where("enabled").Where("next_attempt_at <= ?", now.UTC()).OrderExpr("next_attempt_at").Limit(1).Scan(ctx)
+	if err != nil {
+		return ports.WebhookBacklog{}, translate(err)
+	}
+	if len(oldest) > 0 {
+		b.OldestDue = oldest[0].NextAttemptAt
+	}
+	return b, nil
+}

@@ -34,6 +34,7 @@ func RunWebhookSuite(t *testing.T, newRepos func(t *testing.T) WebhookRepositori
 		{"one dispatcher holds an endpoint; a change by its owner refuses a stale advance", webhookLeases},
 		{"the feed merges the sections in position order; a write moves its object to the end", webhookFeed},
 		{"the delivery log pages newest first and is swept", webhookLog},
+		{"the backlog counts every company's endpoints by state and finds the longest due", webhookBacklog},
 	} {
 		// One after another: a claim reaches every company's endpoints, so
 		// cases sharing a database would take each other's.
@@ -294,5 +295,53 @@ func webhookLog(t *testing.T, r WebhookRepositories) {
 	}
 	if left, _, _ := r.Endpoints.Deliveries(ctx, a.ID, e.ID, uuid.Nil, 10); len(left) != 2 {
 		t.Errorf("after the sweep: %d attempts", len(left))
+	}
+}
+
+func webhookBacklog(t *testing.T, r WebhookRepositories) {
+	ctx := context.Background()
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	before, err := r.Endpoints.Backlog(ctx, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := newCompany(t, r.Repositories, "A", 10)
+	b, _ := newCompany(t, r.Repositories, "B", 10)
+	waiting := newEndpoint(a.ID)
+	waiting.NextAttempt = now.Add(-90 * 24 * time.Hour) // longer than any other case's
+	mustCreate(t, r, waiting)
+	later := newEndpoint(b.ID)
+	later.NextAttempt = now.Add(time.Hour)
+	mustCreate(t, r, later)
+	failing := newEndpoint(b.ID)
+	failing.Failures, failing.FailingSince, failing.NextAttempt = 3, &now, now.Add(time.Minute)
+	mustCreate(t, r, failing)
+	off := newEndpoint(a.ID)
+	off.Enabled, off.DisabledReason = false, "the receiver answered 410 Gone"
+	off.NextAttempt = now.Add(-365 * 24 * time.Hour) // disabled: never due
+	mustCreate(t, r, off)
+
+	after, err := r.Endpoints.Backlog(ctx, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := after.Delivering - before.Delivering; d != 2 {
+		t.Errorf("delivering: +%d, want +2", d)
+	}
+	if d := after.Failing - before.Failing; d != 1 {
+		t.Errorf("failing: +%d, want +1", d)
+	}
+	if d := after.Disabled - before.Disabled; d != 1 {
+		t.Errorf("disabled: +%d, want +1", d)
+	}
+	if !after.OldestDue.Equal(waiting.NextAttempt) {
+		t.Errorf("oldest due %v, want %v (the enabled endpoint due longest)", after.OldestDue, waiting.NextAttempt)
+	}
+	// Delivered up to now: nothing of these is due any longer.
+	if _, err := r.Endpoints.Change(ctx, a.ID, waiting.ID, func(e *webhook.Endpoint) error { e.NextAttempt = now.Add(time.Second); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := r.Endpoints.Backlog(ctx, now); err != nil || got.OldestDue.Equal(waiting.NextAttempt) || got.OldestDue.After(now) {
+		t.Errorf("after delivery: oldest due %v, %v", got.OldestDue, err)
 	}
 }
