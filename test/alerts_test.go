@@ -1,15 +1,25 @@
 package test
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
 	"os"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/promql"
 	"github.com/prometheus/prometheus/promql/parser"
+	"github.com/prometheus/prometheus/util/teststorage"
 	"gopkg.in/yaml.v3"
 )
 
@@ -142,4 +152,170 @@ func TestAlertsAndDashboardReadRealSeries(t *testing.T) {
 	if live < 4 {
 		t.Errorf("only %d of the %d families read were checked against the live /metrics", live, len(used))
 	}
+}
+
+// series keeps successive /metrics scrapes in a Prometheus TSDB, each at a
+// time the test chooses, for Prometheus's own PromQL engine to evaluate the
+// chart's alerts on — what `promtool test rules` does, with real scrapes in
+// place of written series.
+type series struct {
+	t      *testing.T
+	db     *teststorage.TestStorage
+	engine *promql.Engine
+	rules  []alertRule
+}
+
+type alertRule struct{ Alert, Expr string }
+
+func newSeries(t *testing.T) *series {
+	var file struct {
+		Groups []struct {
+			Rules []alertRule `yaml:"rules"`
+		} `yaml:"groups"`
+	}
+	raw, err := os.ReadFile("../charts/praxis/files/alerts.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(raw, &file); err != nil {
+		t.Fatal(err)
+	}
+	s := &series{t: t, db: teststorage.New(t),
+		engine: promql.NewEngine(promql.EngineOpts{MaxSamples: 1e6, Timeout: 10 * time.Second, LookbackDelta: 5 * time.Minute})}
+	t.Cleanup(func() { _ = s.engine.Close() })
+	for _, g := range file.Groups {
+		s.rules = append(s.rules, g.Rules...)
+	}
+	return s
+}
+
+// scrape reads the server's /metrics and stores every sample at `at`.
+func (s *series) scrape(srv *server, at time.Time) {
+	s.t.Helper()
+	text := srv.requestUndocumented(s.t, http.MethodGet, "/metrics", "", "").body
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(bytes.NewReader(text))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	app := s.db.Appender(context.Background())
+	add := func(name string, m *dto.Metric, v float64, extra ...string) {
+		b := labels.NewBuilder(labels.EmptyLabels()).Set(labels.MetricName, name)
+		for _, l := range m.GetLabel() {
+			b.Set(l.GetName(), l.GetValue())
+		}
+		for i := 0; i+1 < len(extra); i += 2 {
+			b.Set(extra[i], extra[i+1])
+		}
+		if _, err := app.Append(0, b.Labels(), at.UnixMilli(), v); err != nil {
+			s.t.Fatal(err)
+		}
+	}
+	for name, f := range families {
+		for _, m := range f.GetMetric() {
+			switch f.GetType() {
+			case dto.MetricType_COUNTER:
+				add(name, m, m.GetCounter().GetValue())
+			case dto.MetricType_GAUGE:
+				add(name, m, m.GetGauge().GetValue())
+			case dto.MetricType_UNTYPED:
+				add(name, m, m.GetUntyped().GetValue())
+			case dto.MetricType_HISTOGRAM:
+				h := m.GetHistogram()
+				for _, b := range h.GetBucket() {
+					add(name+"_bucket", m, float64(b.GetCumulativeCount()), "le", strconv.FormatFloat(b.GetUpperBound(), 'g', -1, 64))
+				}
+				add(name+"_bucket", m, float64(h.GetSampleCount()), "le", "+Inf")
+				add(name+"_count", m, float64(h.GetSampleCount()))
+				add(name+"_sum", m, h.GetSampleSum())
+			}
+		}
+	}
+	if err := app.Commit(); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// firing answers the alerts whose expression has a result at `at` (their
+// `for:` aside).
+func (s *series) firing(at time.Time) []string {
+	s.t.Helper()
+	var names []string
+	for _, r := range s.rules {
+		q, err := s.engine.NewInstantQuery(context.Background(), s.db, nil, r.Expr, at)
+		if err != nil {
+			s.t.Fatalf("%s: %v", r.Alert, err)
+		}
+		res := q.Exec(context.Background())
+		if res.Err != nil {
+			s.t.Fatalf("%s: %v", r.Alert, res.Err)
+		}
+		if v, err := res.Vector(); err != nil {
+			s.t.Fatalf("%s: %v", r.Alert, err)
+		} else if len(v) > 0 {
+			names = append(names, r.Alert)
+		}
+		q.Close()
+	}
+	slices.Sort(names)
+	return names
+}
+
+// TestAlertsFireOnRealSeries evaluates every alert with Prometheus's engine
+// on scrapes of a real server (embedded database, a Redis of its own), one
+// a minute on the series' clock: silent through healthy traffic with its
+// usual refusals; PraxisSecretGuessing once an address guesses secrets;
+// PraxisDependencyUnavailable and PraxisHighErrorRatio once Redis is gone.
+func TestAlertsFireOnRealSeries(t *testing.T) {
+	t.Parallel()
+	redis, addr := startRedis(t)
+	b := backend{"embedded+redis", backends[0].databaseURL, func(*testing.T) string { return "redis://" + addr + "/0" }}
+	s := startServer(t, b, "PRAXIS_AUTH_MAX_FAILURES=2")
+	c := s.newCompany(t, 1<<20)
+	customer := s.newCustomer(t, c)
+	cl := s.newClient(t, c, "")
+	token := s.tokenFor(t, cl)
+	wrongSecret := gdtHeaders(company{ID: c.ID, Secret: "wrong"}, customer)
+
+	ser := newSeries(t)
+	clock := time.Now().Truncate(time.Minute)
+	tick := func() time.Time {
+		clock = clock.Add(time.Minute)
+		ser.scrape(s, clock)
+		return clock
+	}
+	check := func(when string, at time.Time, want ...string) {
+		t.Helper()
+		if got := ser.firing(at); !slices.Equal(got, want) {
+			t.Errorf("%s: firing %v, want %v", when, got, want)
+		}
+	}
+
+	var at time.Time
+	for range 6 {
+		s.upload(t, "/api/gdt/upload", gdtHeaders(c, customer), filePart("befund.pdf", pdfOfSize(100)))
+		s.upload(t, "/api/gdt/upload", wrongSecret, filePart("befund.pdf", pdfOfSize(100)))
+		s.getCompany(t, token)
+		s.getCompany(t, "not-a-token")
+		s.tokenFor(t, cl)
+		at = tick()
+	}
+	check("healthy traffic", at)
+
+	for range 30 {
+		s.upload(t, "/api/gdt/upload", wrongSecret, filePart("befund.pdf", pdfOfSize(100)))
+	}
+	tick()
+	check("an address guessing upload secrets", tick(), "PraxisSecretGuessing")
+
+	redis.kill()
+	for range 2 {
+		for range 40 {
+			if r := s.getCompany(t, token); r.status != http.StatusServiceUnavailable {
+				t.Fatalf("with Redis gone: %d", r.status)
+			}
+		}
+		at = tick()
+	}
+	check("Redis gone", at, "PraxisDependencyUnavailable", "PraxisHighErrorRatio", "PraxisSecretGuessing")
 }
