@@ -167,7 +167,8 @@ func TestTracesFollowConventions(t *testing.T) {
 		spans := c.received()
 		forbidden := map[string]string{"first name": firstName, "last name": lastName, "birth date": birth, "note": noteText,
 			"client secret": cl.Secret, "token": token, "upload secret": co.Secret, "invitation token": inviteToken}
-		old := []string{"db.system", "db.statement", "db.operation", "db.sql.table", "http.target", "http.method", "http.status_code", "code.filepath"}
+		old := []string{"db.system", "db.statement", "db.operation", "db.sql.table", "db.name", "db.user", "http.target", "http.method",
+			"http.status_code", "code.filepath"}
 		kinds := map[string]int{}
 		for _, span := range spans {
 			attrs := map[string]string{}

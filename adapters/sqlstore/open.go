@@ -27,8 +27,10 @@ func Open(databaseURL string) (*bun.DB, error) {
 	case strings.HasPrefix(databaseURL, "postgres://"), strings.HasPrefix(databaseURL, "postgresql://"):
 		// Bounded waits: a frozen or unreachable database fails a request in
 		// seconds (then 503), never holds it. The URL's own settings win.
+		// The driver's own span attributes are off (older names: db.user,
+		// db.name); Instrument gives the query spans theirs.
 		sqldb := sql.OpenDB(pgdriver.NewConnector(pgdriver.WithDialTimeout(5*time.Second), pgdriver.WithReadTimeout(10*time.Second),
-			pgdriver.WithWriteTimeout(5*time.Second), pgdriver.WithDSN(databaseURL)))
+			pgdriver.WithWriteTimeout(5*time.Second), pgdriver.WithDSN(databaseURL), pgdriver.WithTracing(false)))
 		sqldb.SetMaxOpenConns(20)
 		sqldb.SetMaxIdleConns(20)
 		return bun.NewDB(sqldb, pgdialect.New()), nil

@@ -25,6 +25,8 @@ type Server struct {
 	Env []string
 	Cmd *exec.Cmd
 	bin string
+	// extra is the environment the program gave it, which its replicas share.
+	extra []string
 }
 
 // Start runs `praxis serve` with env on a free loopback port and waits until it is ready.
@@ -35,10 +37,14 @@ func Start(binary string, env ...string) (*Server, error) {
 	}
 	addr := ln.Addr().String()
 	_ = ln.Close()
-	s := &Server{URL: "http://" + addr, bin: binary}
 	// Load programs measure throughput: the per-client rate limits would cap it.
-	s.Env = append(append(os.Environ(), "PRAXIS_HTTP_ADDR="+addr,
-		"PRAXIS_RATE_LIMITS=basic=100000000/m,pro=100000000/m,enterprise=100000000/m"), env...)
+	return StartAt(binary, addr, append([]string{"PRAXIS_RATE_LIMITS=basic=100000000/m,pro=100000000/m,enterprise=100000000/m"}, env...)...)
+}
+
+// StartAt runs `praxis serve` with env on addr and waits until it is ready.
+func StartAt(binary, addr string, env ...string) (*Server, error) {
+	s := &Server{URL: "http://" + addr, bin: binary, extra: env}
+	s.Env = append(append(os.Environ(), env...), "PRAXIS_HTTP_ADDR="+addr)
 	s.Cmd = exec.Command(binary, "serve")
 	s.Cmd.Env = s.Env
 	s.Cmd.Stderr = os.Stderr
@@ -55,6 +61,21 @@ func Start(binary string, env ...string) (*Server, error) {
 	}
 	s.Stop()
 	return nil, fmt.Errorf("server did not become ready")
+}
+
+// Replica starts another process of s's deployment (its stores, its
+// settings) on addr, or on a free port when addr is empty: another pod, or
+// the same pod started again.
+func (s *Server) Replica(addr string) (*Server, error) {
+	if addr == "" {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		addr = ln.Addr().String()
+		_ = ln.Close()
+	}
+	return StartAt(s.bin, addr, s.extra...)
 }
 
 // Stop sends SIGTERM and waits for the process.

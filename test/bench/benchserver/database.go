@@ -54,8 +54,8 @@ type Deployment struct {
 }
 
 // OnPostgres starts binary on a fresh database of the server at pgURL, on
-// Redis at redisURL and local files. Close stops it and removes what it made.
-func OnPostgres(binary, pgURL, redisURL string) (*Deployment, error) {
+// Redis at redisURL and local files, with env besides. Close stops it and removes what it made.
+func OnPostgres(binary, pgURL, redisURL string, env ...string) (*Deployment, error) {
 	dbURL, drop, err := FreshDatabase(pgURL)
 	if err != nil {
 		return nil, err
@@ -66,7 +66,8 @@ func OnPostgres(binary, pgURL, redisURL string) (*Deployment, error) {
 		return nil, err
 	}
 	d.cleanup = append(d.cleanup, func() { _ = os.RemoveAll(d.Dir) })
-	d.Server, err = Start(binary, "PRAXIS_DATABASE_URL="+dbURL, "PRAXIS_REDIS_URL="+redisURL, "PRAXIS_BLOB_URL=file://"+filepath.Join(d.Dir, "files"))
+	d.Server, err = Start(binary, append([]string{"PRAXIS_DATABASE_URL=" + dbURL, "PRAXIS_REDIS_URL=" + redisURL,
+		"PRAXIS_BLOB_URL=file://" + filepath.Join(d.Dir, "files")}, env...)...)
 	if err != nil {
 		d.Close()
 		return nil, err
