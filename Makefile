@@ -79,8 +79,8 @@ lint:
 
 ## bench: Go benchmarks, then the load programs against the built binary (figures printed):
 ## uploads on the embedded defaults; OAuth, booking slots, the million-row sync and
-## import/export, the audit trail's cost (its own build, -tags auditbench), and webhook latency and
-## in-order throughput on PostgreSQL + Redis.
+## import/export, the audit trail's cost (its own build, -tags auditbench), webhook latency and
+## in-order throughput, and one vs three replicas with a rolling restart, on PostgreSQL + Redis.
 ## Exits non-zero if a target is missed.
 bench: build
 	$(GO) test -run=NONE -bench=. -benchmem ./...
@@ -91,7 +91,8 @@ bench: build
 	$(GO) run ./test/bench/exchange -binary $(BIN); exchange=$$?; \
 	$(GO) run ./test/bench/audit; audit=$$?; \
 	$(GO) run ./test/bench/webhooks -binary $(BIN); webhooks=$$?; \
-	exit $$((upload | oauth | booking | records | exchange | audit | webhooks))
+	$(GO) run ./test/bench/replicas -binary $(BIN); replicas=$$?; \
+	exit $$((upload | oauth | booking | records | exchange | audit | webhooks | replicas))
 
 ## fuzz: run each fuzz target for FUZZTIME (their seed corpora run in `make test`), then the
 ## bad-input suite with 20,000 random requests more per backend (the seed is logged)

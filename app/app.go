@@ -37,7 +37,16 @@ func Options(cfg Config) fx.Option {
 		Webhooks,
 		Gauges,
 		HTTP,
+		fx.Decorate(tallyDeprecatedCalls),
 	)
+}
+
+// tallyDeprecatedCalls keeps the server's counts of deprecated calls in
+// memory, added to the store every 5 seconds and when the server stops.
+func tallyDeprecatedCalls(lc fx.Lifecycle, store ports.DeprecatedCalls, logger *slog.Logger) ports.DeprecatedCalls {
+	t := usecase.NewCallTally(store, 5*time.Second, logger)
+	lc.Append(fx.StartStopHook(t.Start, t.Stop))
+	return t
 }
 
 // AdminOptions is what the admin commands need: the stores and the admin use cases.

@@ -10,8 +10,9 @@ import (
 
 // AuditLog keeps every company's chain of audit events (docs/contract.md §11).
 type AuditLog interface {
-	// Append seals events at the end of their companies' chains, in the
-	// transaction of ctx: a write's event commits with the write.
+	// Append seals events at the end of their company's chain, in the
+	// transaction of ctx if there is one (a write's event commits with the
+	// write); outside one, atomic on its own.
 	Append(ctx context.Context, company domain.CompanyID, events []audit.Event) error
 	// List answers one page of company's events in chain order.
 	List(ctx context.Context, company domain.CompanyID, q audit.Query) (audit.Page, error)

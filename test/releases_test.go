@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mmcdole/gofeed"
 )
@@ -102,7 +103,13 @@ func TestAPILifecycle(t *testing.T) {
 				Calls     int64  `json:"calls"`
 			} `json:"data"`
 		}
-		s.praxis(t, &counts, "admin", "deprecations", "--company", c.ID, "--json")
+		// The server adds its counts to the database every 5 seconds.
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(250 * time.Millisecond) {
+			s.praxis(t, &counts, "admin", "deprecations", "--company", c.ID, "--json")
+			if len(counts.Data) > 0 || time.Now().After(deadline) {
+				break
+			}
+		}
 		if len(counts.Data) != 1 || counts.Data[0].ClientID != cl.ID || counts.Data[0].Operation != deprecated || counts.Data[0].Calls != 2 {
 			t.Errorf("admin deprecations: %+v, want 2 calls of %s by %s", counts.Data, deprecated, cl.ID)
 		}

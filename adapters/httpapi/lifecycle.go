@@ -151,7 +151,7 @@ func (l *Lifecycle) count(c *fiber.Ctx, operation string) {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.UserContext()), 2*time.Second)
 	defer cancel()
-	if err := l.calls.Count(ctx, g.CompanyID, g.ClientID, operation, time.Now()); err != nil {
+	if err := l.calls.Count(ctx, g.CompanyID, g.ClientID, operation, time.Now(), 1); err != nil {
 		l.log.WarnContext(ctx, "count a deprecated call", "operation", operation, "error", err)
 	}
 }

@@ -46,10 +46,10 @@ type countedCalls struct {
 	calls map[string]int
 }
 
-func (c *countedCalls) Count(_ context.Context, company domain.CompanyID, client domain.ClientID, op string, _ time.Time) error {
+func (c *countedCalls) Count(_ context.Context, company domain.CompanyID, client domain.ClientID, op string, _ time.Time, n int64) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.calls[string(client)+" "+op]++
+	c.calls[string(client)+" "+op] += int(n)
 	return nil
 }
 

@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect"
+	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"github.com/praxis-health/praxis/domain"
 	"github.com/praxis-health/praxis/domain/audit"
@@ -20,12 +22,19 @@ import (
 // row per append, holding its events in chain order with their hashes.
 // A group commit of twenty reads is then one row and its customers, not
 // twenty rows with their indexes.
-type AuditLog struct{ db *bun.DB }
+type AuditLog struct {
+	db *bun.DB
+	mu sync.Mutex
+	// heads are the links this process last wrote, by company.
+	heads map[domain.CompanyID]audit.Link
+}
 
 var _ ports.AuditLog = (*AuditLog)(nil)
 
 // NewAuditLog returns the audit log of db.
-func NewAuditLog(db *bun.DB) *AuditLog { return &AuditLog{db: db} }
+func NewAuditLog(db *bun.DB) *AuditLog {
+	return &AuditLog{db: db, heads: map[domain.CompanyID]audit.Link{}}
+}
 
 type auditHeadRow struct {
 	bun.BaseModel `bun:"table:audit_heads,alias:audit_heads"`
@@ -64,17 +73,33 @@ type auditCustomerRow struct {
 	FirstSeq   int64     `bun:"first_seq,pk"`
 }
 
-// Append locks the company's head, seals the events after it into one
-// block, and moves the head: concurrent appends of one company wait for
-// each other, so its chain has no fork; other companies' do not wait.
+// Append seals events after the company's head into one block and moves
+// the head. In a transaction (a write's event) it locks the head first:
+// concurrent appends of one company wait for each other, so its chain has
+// no fork; other companies' do not wait. Outside one (the group commit of
+// reads) it is atomic on its own: on PostgreSQL one statement, sealed after
+// the head this process last wrote, that moves the head only if it is still
+// that one — else (another replica wrote, or the first append of this
+// process) it locks the head in a transaction of its own.
 func (l *AuditLog) Append(ctx context.Context, company domain.CompanyID, events []audit.Event) error {
 	if len(events) == 0 {
 		return nil
 	}
-	db := conn(ctx, l.db)
-	if _, ok := db.(bun.Tx); !ok {
-		return errors.New("audit: Append runs in a transaction")
+	if _, ok := conn(ctx, l.db).(bun.Tx); ok {
+		return l.appendLocked(ctx, company, events)
 	}
+	if l.db.Dialect().Name() == dialect.PG {
+		if head, ok := l.knownHead(company); ok {
+			if moved, err := l.appendAfter(ctx, company, head, events); err != nil || moved {
+				return err
+			}
+		}
+	}
+	return NewTransactor(l.db).InTx(ctx, func(ctx context.Context) error { return l.appendLocked(ctx, company, events) })
+}
+
+func (l *AuditLog) appendLocked(ctx context.Context, company domain.CompanyID, events []audit.Event) error {
+	db := conn(ctx, l.db)
 	tn := tenantOf(db, company)
 	head := auditHeadRow{CompanyID: uuid.UUID(company), Hash: []byte{}, FloorHash: []byte{}}
 	lockHead := func() error {
@@ -94,7 +119,66 @@ func (l *AuditLog) Append(ctx context.Context, company domain.CompanyID, events 
 	if err != nil {
 		return err
 	}
-	link := audit.Link{Seq: head.Seq, Hash: nilIfEmpty(head.Hash)}
+	block, customers, link, err := seal(company, audit.Link{Seq: head.Seq, Hash: nilIfEmpty(head.Hash)}, events)
+	if err != nil {
+		return err
+	}
+	if _, err := db.NewInsert().Model(&block).Exec(ctx); err != nil {
+		return translate(err)
+	}
+	if len(customers) > 0 {
+		rows := make([]auditCustomerRow, len(customers))
+		for i, c := range customers {
+			rows[i] = auditCustomerRow{CompanyID: uuid.UUID(company), CustomerID: c, FirstSeq: block.FirstSeq}
+		}
+		if _, err := db.NewInsert().Model(&rows).Exec(ctx); err != nil {
+			return translate(err)
+		}
+	}
+	if _, err = tn.UpdateModel((*auditHeadRow)(nil)).Set("seq = ?", link.Seq).Set("hash = ?", link.Hash).Exec(ctx); err != nil {
+		return translate(err)
+	}
+	// Remembered before the commit: should it not come, the next append's
+	// statement finds the head elsewhere and takes this path again.
+	l.remember(company, link)
+	return nil
+}
+
+// appendAfter is the one-statement append after a head this process knows:
+// the block and its customers are written only if the head row still is
+// that head, and it moves in the same statement. A concurrent append waits
+// for the head's row lock, then finds it moved and writes nothing.
+func (l *AuditLog) appendAfter(ctx context.Context, company domain.CompanyID, head audit.Link, events []audit.Event) (bool, error) {
+	block, customers, link, err := seal(company, head, events)
+	if err != nil {
+		return false, err
+	}
+	var moved int
+	err = tenantOf(l.db, company).Raw(`WITH head AS (
+	UPDATE audit_heads SET seq = ?1, hash = ?2 WHERE company_id = ?0 AND seq = ?3 AND hash = ?4 RETURNING company_id
+), block AS (
+	INSERT INTO audit_blocks (company_id, first_seq, last_seq, first_at, last_at, prev_hash, events)
+	SELECT company_id, ?5, ?1, ?6, ?7, ?4, ?8 FROM head
+), customers AS (
+	INSERT INTO audit_block_customers (company_id, customer_id, first_seq)
+	SELECT head.company_id, c, ?5 FROM head, unnest(?9::bigint[]) AS c
+)
+SELECT count(*) FROM head`, link.Seq, link.Hash, head.Seq, orEmpty(head.Hash), block.FirstSeq, block.FirstAt, block.LastAt,
+		block.Events, pgdialect.Array(customers)).Scan(ctx, &moved)
+	if err != nil {
+		return false, translate(err)
+	}
+	if moved == 0 {
+		l.forget(company)
+		return false, nil
+	}
+	l.remember(company, link)
+	return true, nil
+}
+
+// seal chains events after link into one block; it answers the block, the
+// distinct customers its events name, and the block's last link.
+func seal(company domain.CompanyID, link audit.Link, events []audit.Event) (auditBlockRow, []int64, audit.Link, error) {
 	block := auditBlockRow{CompanyID: uuid.UUID(company), FirstSeq: link.Seq + 1, PrevHash: orEmpty(link.Hash),
 		FirstAt: events[0].Time.UTC(), LastAt: events[len(events)-1].Time.UTC()}
 	entries := make([]blockEntry, len(events))
@@ -108,25 +192,39 @@ func (l *AuditLog) Append(ctx context.Context, company domain.CompanyID, events 
 		}
 	}
 	block.LastSeq = link.Seq
+	var err error
 	if block.Events, err = json.Marshal(entries); err != nil {
-		return err
-	}
-	if _, err := db.NewInsert().Model(&block).Exec(ctx); err != nil {
-		return translate(err)
+		return auditBlockRow{}, nil, audit.Link{}, err
 	}
 	slices.Sort(customers)
-	if customers = slices.Compact(customers); len(customers) > 0 {
-		rows := make([]auditCustomerRow, len(customers))
-		for i, c := range customers {
-			rows[i] = auditCustomerRow{CompanyID: uuid.UUID(company), CustomerID: c, FirstSeq: block.FirstSeq}
-		}
-		if _, err := db.NewInsert().Model(&rows).Exec(ctx); err != nil {
-			return translate(err)
-		}
-	}
-	_, err = tn.UpdateModel((*auditHeadRow)(nil)).Set("seq = ?", link.Seq).Set("hash = ?", link.Hash).Exec(ctx)
-	return translate(err)
+	return block, slices.Compact(customers), link, nil
 }
+
+func (l *AuditLog) knownHead(company domain.CompanyID) (audit.Link, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	link, ok := l.heads[company]
+	return link, ok
+}
+
+func (l *AuditLog) remember(company domain.CompanyID, link audit.Link) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.heads) >= maxKnownHeads {
+		clear(l.heads)
+	}
+	l.heads[company] = link
+}
+
+func (l *AuditLog) forget(company domain.CompanyID) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.heads, company)
+}
+
+// maxKnownHeads bounds the heads a process remembers: past it they are
+// forgotten, and the next append of each locks its head once.
+const maxKnownHeads = 100_000
 
 func orEmpty(b []byte) []byte {
 	if b == nil {

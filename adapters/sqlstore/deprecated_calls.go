@@ -30,12 +30,12 @@ type deprecatedCallRow struct {
 	Calls     int64     `bun:"calls"`
 }
 
-// Count adds one in one statement, so concurrent calls never lose one.
-func (s *DeprecatedCalls) Count(ctx context.Context, company domain.CompanyID, client domain.ClientID, operation string, day time.Time) error {
+// Count adds in one statement, so concurrent counts never lose one.
+func (s *DeprecatedCalls) Count(ctx context.Context, company domain.CompanyID, client domain.ClientID, operation string, day time.Time, calls int64) error {
 	row := deprecatedCallRow{CompanyID: uuid.UUID(company), ClientID: string(client), Operation: operation,
-		Day: day.UTC().Format(release.DateLayout), Calls: 1}
+		Day: day.UTC().Format(release.DateLayout), Calls: calls}
 	_, err := conn(ctx, s.db).NewInsert().Model(&row).
-		On("CONFLICT (company_id, client_id, operation, day) DO UPDATE").Set("calls = deprecated_calls.calls + 1").Exec(ctx)
+		On("CONFLICT (company_id, client_id, operation, day) DO UPDATE").Set("calls = deprecated_calls.calls + EXCLUDED.calls").Exec(ctx)
 	return translate(err)
 }
 

@@ -157,6 +157,7 @@ func TestAuditLog(t *testing.T) {
 			return porttest.AuditRepositories{
 				Repositories: repositoriesOn(db),
 				Audit:        sqlstore.NewAuditLog(db),
+				Replica:      sqlstore.NewAuditLog(db),
 				Corrupt: func(t *testing.T, company domain.CompanyID, seq int64) {
 					auditBlock(t, db, company, seq, func(events []byte) []byte {
 						at := bytes.Index(events, []byte(`"id":"`)) + len(`"id":"`)

@@ -71,6 +71,13 @@ func (t tenant) UpdateOwn() *bun.UpdateQuery {
 	return t.db.NewUpdate().Model((*companyRow)(nil)).Where("?TableAlias.id = ?", t.id)
 }
 
+// Raw is a statement of the company's that the builders cannot write (a
+// chain of data-modifying CTEs): its arguments are indexed, ?0 being the
+// company, and every table it reads or changes must be limited by ?0.
+func (t tenant) Raw(query string, args ...any) *bun.RawQuery {
+	return t.db.NewRaw(query, append([]any{t.id}, args...)...)
+}
+
 // acrossCompanies is the one way around tenant: a query that must not be
 // limited to one company, for the reason given (the change clock, a client
 // found by its id before its company is known, the list of companies).

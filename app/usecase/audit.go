@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"slices"
 	"sync"
 	"time"
 
@@ -105,7 +104,7 @@ func (a *Auditor) Record(ctx context.Context, company domain.CompanyID, e audit.
 	queue := a.queue
 	if queue == nil {
 		a.mu.RUnlock()
-		return a.write(ctx, []auditRequest{{company: company, event: e}})
+		return a.write(ctx, []auditRequest{{company: company, event: e}})[company]
 	}
 	done := make(chan error, 1)
 	queue <- auditRequest{company: company, event: e, done: done} // Stop waits for this send
@@ -130,24 +129,19 @@ func (a *Auditor) run(queue chan auditRequest, stopped chan struct{}) {
 			}
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		err := a.write(ctx, batch)
-		if err != nil && len(batch) > 1 {
-			// One company's failure must not refuse the others: each alone.
-			for _, r := range batch {
-				r.done <- a.write(ctx, []auditRequest{r})
-			}
-		} else {
-			for _, r := range batch {
-				r.done <- err
-			}
+		failed := a.write(ctx, batch)
+		for _, r := range batch {
+			r.done <- failed[r.company]
 		}
 		cancel()
 	}
 }
 
-// write appends a batch in one transaction, company by company in one
-// order, so that two batches never wait on each other's heads.
-func (a *Auditor) write(ctx context.Context, batch []auditRequest) error {
+// write appends a batch company by company, each company's events atomic
+// on their own (the store's one statement, or a transaction of its own):
+// one company's failure refuses only its requests. It answers the
+// companies that failed.
+func (a *Auditor) write(ctx context.Context, batch []auditRequest) map[domain.CompanyID]error {
 	byCompany := map[domain.CompanyID][]audit.Event{}
 	var companies []domain.CompanyID
 	for _, r := range batch {
@@ -156,22 +150,22 @@ func (a *Auditor) write(ctx context.Context, batch []auditRequest) error {
 		}
 		byCompany[r.company] = append(byCompany[r.company], r.event)
 	}
-	slices.SortFunc(companies, func(x, y domain.CompanyID) int { return slices.Compare(x[:], y[:]) })
-	err := a.tx.InTx(ctx, func(ctx context.Context) error {
-		for _, c := range companies {
-			if err := a.log.Append(ctx, c, byCompany[c]); err != nil {
-				return err
-			}
+	var failed map[domain.CompanyID]error
+	for _, c := range companies {
+		err := a.log.Append(ctx, c, byCompany[c])
+		if err == nil {
+			continue
 		}
-		return nil
-	})
-	if err != nil {
-		a.logger.ErrorContext(ctx, "audit events could not be written", "events", len(batch), "error", err)
+		a.logger.ErrorContext(ctx, "audit events could not be written", "events", len(byCompany[c]), "error", err)
 		if !errors.Is(err, domain.ErrUnavailable) {
 			err = fmt.Errorf("%w: audit: %w", domain.ErrUnavailable, err)
 		}
+		if failed == nil {
+			failed = map[domain.CompanyID]error{}
+		}
+		failed[c] = err
 	}
-	return err
+	return failed
 }
 
 // name gives a client's event the client's name, read once per process.

@@ -19,6 +19,8 @@ import (
 type AuditRepositories struct {
 	Repositories
 	Audit ports.AuditLog
+	// Replica is another log on the same store, as another process has it.
+	Replica ports.AuditLog
 	// Corrupt flips one byte of the stored payload of company's event seq,
 	// appended alone.
 	Corrupt func(t *testing.T, company domain.CompanyID, seq int64)
@@ -45,6 +47,7 @@ func RunAuditLogSuite(t *testing.T, newRepos func(t *testing.T) AuditRepositorie
 		{"an event cannot name another company's customer", auditForeignCustomer},
 		{"the chain verifies; one changed byte and one deleted event are found", auditTamper},
 		{"16 concurrent appenders make one unbroken chain", auditConcurrent},
+		{"appends outside a transaction, from two processes and beside appends in one, make one unbroken chain", auditTwoProcesses},
 		{"a sweep removes old events and leaves a chain that verifies from its checkpoint", auditSweep},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -208,6 +211,48 @@ func auditConcurrent(t *testing.T, r AuditRepositories) {
 		if n, err := Verify(context.Background(), r.Audit, company); err != nil || n != want {
 			t.Errorf("verify: %d events, %v; want %d", n, err, want)
 		}
+	}
+}
+
+func auditTwoProcesses(t *testing.T, r AuditRepositories) {
+	ctx := context.Background()
+	a, _ := newCompany(t, r.Repositories, "A", 10)
+	anna := newCustomer(t, r.Repositories, a.ID, 0).ID
+	var wg sync.WaitGroup
+	for i := range 12 {
+		wg.Go(func() {
+			for range 10 {
+				events := []audit.Event{auditEvent(time.Now(), "pc_one", anna), auditEvent(time.Now(), "pc_two")}
+				var err error
+				switch i % 3 {
+				case 0:
+					err = r.Audit.Append(ctx, a.ID, events)
+				case 1:
+					err = r.Replica.Append(ctx, a.ID, events)
+				default:
+					err = r.Tx.InTx(ctx, func(ctx context.Context) error { return r.Audit.Append(ctx, a.ID, events) })
+				}
+				if err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if n, err := Verify(ctx, r.Audit, a.ID); err != nil || n != 12*10*2 {
+		t.Errorf("verify: %d events, %v; want %d", n, err, 12*10*2)
+	}
+	if got := listIDs(t, r, a.ID, audit.Query{Customer: &anna, Limit: 50}); len(got) != 12*10 {
+		t.Errorf("events naming the customer: %d, want %d", len(got), 12*10)
+	}
+	// Outside a transaction an event naming another company's customer is
+	// refused whole, like inside one.
+	b, _ := newCompany(t, r.Repositories, "B", 10)
+	if err := r.Audit.Append(ctx, b.ID, []audit.Event{auditEvent(time.Now(), "pc_one", anna)}); err == nil {
+		t.Error("an event of B naming A's customer was stored")
+	}
+	if n, err := Verify(ctx, r.Audit, b.ID); err != nil || n != 0 {
+		t.Errorf("B's chain after the refusal: %d events, %v", n, err)
 	}
 }
 

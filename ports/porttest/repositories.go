@@ -451,22 +451,22 @@ func deprecatedCallsCounted(t *testing.T, r Repositories) {
 	var wg sync.WaitGroup
 	for range 50 {
 		wg.Go(func() {
-			if err := r.Deprecated.Count(ctx, a.ID, clientA.ID, op, today); err != nil {
+			if err := r.Deprecated.Count(ctx, a.ID, clientA.ID, op, today, 1); err != nil {
 				t.Error(err)
 			}
 		})
 	}
 	wg.Wait()
 	for _, err := range []error{
-		r.Deprecated.Count(ctx, a.ID, clientA.ID, op, today.Add(time.Hour)),              // the next day
-		r.Deprecated.Count(ctx, a.ID, clientA.ID, "GET /api/oauth/v2/resource/x", today), // another operation
-		r.Deprecated.Count(ctx, b.ID, clientB.ID, op, today),
+		r.Deprecated.Count(ctx, a.ID, clientA.ID, op, today.Add(time.Hour), 1),              // the next day
+		r.Deprecated.Count(ctx, a.ID, clientA.ID, "GET /api/oauth/v2/resource/x", today, 1), // another operation
+		r.Deprecated.Count(ctx, b.ID, clientB.ID, op, today, 7),                             // several at once
 	} {
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := r.Deprecated.Count(ctx, b.ID, clientA.ID, op, today); err == nil {
+	if err := r.Deprecated.Count(ctx, b.ID, clientA.ID, op, today, 1); err == nil {
 		t.Error("a count naming another company's client was stored")
 	}
 	own, err := r.Deprecated.List(ctx, &a.ID)
@@ -485,6 +485,11 @@ func deprecatedCallsCounted(t *testing.T, r Repositories) {
 	all, err := r.Deprecated.List(ctx, nil)
 	if err != nil || len(all) != 4 {
 		t.Errorf("the operator lists %d counts (%v), want 4", len(all), err)
+	}
+	for _, c := range all {
+		if c.CompanyID == b.ID && c.Calls != 7 {
+			t.Errorf("company B's count of several at once: %d, want 7", c.Calls)
+		}
 	}
 }
 
