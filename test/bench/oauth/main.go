@@ -39,14 +39,17 @@ func main() {
 	minRatio := flag.Float64("min-floor-ratio", 0.8, "target: authenticated GET company rate over the floor server's rate")
 	minIssue := flag.Float64("min-tokens-per-second", 9600, "target: tokens issued per second (2x the 4,800/s before the client cache)")
 	maxRedis := flag.Float64("max-redis-per-request", 1, "target: Redis round trips per authenticated request")
+	hydraBin := flag.String("hydra", "", "an Ory Hydra binary (.ci/hydra) to measure token issuance against; empty: not measured")
+	minHydra := flag.Float64("min-hydra-ratio", 20, "target: praxis's tokens per second over Hydra's default setup's")
 	flag.Parse()
-	if err := run(*target.Binary, *target.Postgres, *target.Redis, *concurrency, *phase, *rounds, *minRatio, *minIssue, *maxRedis); err != nil {
+	h := hydraTarget{bin: *hydraBin, min: *minHydra}
+	if err := run(*target.Binary, *target.Postgres, *target.Redis, *concurrency, *phase, *rounds, *minRatio, *minIssue, *maxRedis, h); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(binary, pgURL, redisURL string, concurrency int, phase time.Duration, rounds int, minRatio, minIssue, maxRedis float64) error {
+func run(binary, pgURL, redisURL string, concurrency int, phase time.Duration, rounds int, minRatio, minIssue, maxRedis float64, h hydraTarget) error {
 	srv, err := benchserver.OnPostgres(binary, pgURL, redisURL)
 	if err != nil {
 		return err
@@ -98,6 +101,12 @@ func run(binary, pgURL, redisURL string, concurrency int, phase time.Duration, r
 	issueRate, err := benchserver.Rate(concurrency, phase, issue)
 	if err != nil {
 		return fmt.Errorf("token issuance: %w", err)
+	}
+	var hydraRate float64
+	if h.bin != "" {
+		if hydraRate, err = hydraIssuance(h.bin, pgURL, concurrency, phase); err != nil {
+			return fmt.Errorf("Hydra: %w", err)
+		}
 	}
 	tokenBody = url.Values{"grant_type": {"client_credentials"}, "client_id": {narrow.ID}, "client_secret": {narrow.Secret}}.Encode()
 	if err := issue(); err != nil {
@@ -197,6 +206,12 @@ func run(binary, pgURL, redisURL string, concurrency int, phase time.Duration, r
 
 	fmt.Printf("oauth load on PostgreSQL + Redis, %d concurrent, %s phases, %d alternating rounds\n", concurrency, phase, rounds)
 	fmt.Printf("  token issuance (client auth, lockout check, Redis save):  %9.0f tokens/s (target ≥ %.0f)\n", issueRate, minIssue)
+	if hydraRate > 0 {
+		fmt.Printf("  Ory Hydra v2 (its default: bcrypt client secrets, PostgreSQL): %4.0f tokens/s; praxis %.0f× (target ≥ %.0f×)\n",
+			hydraRate, issueRate/hydraRate, h.min)
+	} else {
+		fmt.Println("  Ory Hydra: not measured (no -hydra binary)")
+	}
 	fmt.Printf("  GET /livez (no auth):                                     %9.0f req/s\n", livezRate)
 	fmt.Printf("  GET /api/oauth/v2/resource/company (bearer + PostgreSQL): %9.0f req/s\n", companyRate)
 	fmt.Printf("  the floor: a bare server doing the same Redis call and SELECT: %5.0f req/s\n", floorRate)
@@ -220,6 +235,9 @@ func run(binary, pgURL, redisURL string, concurrency int, phase time.Duration, r
 	}
 	if issueRate < minIssue {
 		missed = append(missed, "token issuance")
+	}
+	if hydraRate > 0 && issueRate/hydraRate < h.min {
+		missed = append(missed, "token issuance over Hydra's")
 	}
 	if perRequest > maxRedis+0.01 {
 		missed = append(missed, "Redis round trips per request")
@@ -320,4 +338,96 @@ func redisCounts(rdb *redis.Client) (counts, error) {
 		}
 	}
 	return c, nil
+}
+
+// hydraTarget is the Hydra binary to compare token issuance with, and the
+// ratio praxis must reach.
+type hydraTarget struct {
+	bin string
+	min float64
+}
+
+// hydraIssuance runs Ory Hydra as its quickstart does (`serve all --dev`,
+// PostgreSQL, its default hashing of client secrets) on a fresh database of
+// the same server, with one client_credentials client, and measures tokens
+// per second at the same concurrency.
+func hydraIssuance(bin, pgURL string, concurrency int, phase time.Duration) (float64, error) {
+	dsn, drop, err := benchserver.FreshDatabase(pgURL)
+	if err != nil {
+		return 0, err
+	}
+	defer drop()
+	env := append(os.Environ(), "DSN="+dsn, "LOG_LEVEL=error")
+	migrate := exec.Command(bin, "migrate", "sql", "up", "-e", "--yes") //nolint:gosec // the bench's own binary
+	migrate.Env = env
+	if out, err := migrate.CombinedOutput(); err != nil {
+		return 0, fmt.Errorf("migrate: %w: %s", err, out)
+	}
+	public, admin := freeAddr(), freeAddr()
+	_, publicPort, _ := net.SplitHostPort(public)
+	_, adminPort, _ := net.SplitHostPort(admin)
+	serve := exec.Command(bin, "serve", "all", "--dev") //nolint:gosec // the bench's own binary
+	serve.Env = append(env, "SECRETS_SYSTEM=praxis-bench-hydra-system-secret", "URLS_SELF_ISSUER=http://"+public,
+		"SERVE_PUBLIC_HOST=127.0.0.1", "SERVE_PUBLIC_PORT="+publicPort, "SERVE_ADMIN_HOST=127.0.0.1", "SERVE_ADMIN_PORT="+adminPort)
+	serve.Stderr = os.Stderr
+	if err := serve.Start(); err != nil {
+		return 0, err
+	}
+	defer func() { _ = serve.Process.Kill(); _ = serve.Wait() }()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if _, err := call(http.DefaultClient, http.MethodGet, "http://"+admin+"/health/ready", "", "", http.StatusOK); err == nil {
+			break
+		} else if time.Now().After(deadline) {
+			return 0, fmt.Errorf("not ready: %w", err)
+		}
+	}
+	req, _ := http.NewRequest(http.MethodPost, "http://"+admin+"/admin/clients",
+		strings.NewReader(`{"grant_types":["client_credentials"],"token_endpoint_auth_method":"client_secret_basic","scope":"company:read"}`))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	var client struct {
+		ID     string `json:"client_id"`
+		Secret string `json:"client_secret"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&client)
+	_ = resp.Body.Close()
+	if err != nil || client.Secret == "" {
+		return 0, fmt.Errorf("create a client: %d, %v", resp.StatusCode, err)
+	}
+	httpc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: concurrency, MaxConnsPerHost: concurrency}}
+	form := url.Values{"grant_type": {"client_credentials"}, "scope": {"company:read"}}.Encode()
+	issue := func() error {
+		req, err := http.NewRequest(http.MethodPost, "http://"+public+"/oauth2/token", strings.NewReader(form))
+		if err != nil {
+			return err
+		}
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.SetBasicAuth(url.QueryEscape(client.ID), url.QueryEscape(client.Secret))
+		resp, err := httpc.Do(req)
+		if err != nil {
+			return err
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("token: %d", resp.StatusCode)
+		}
+		return nil
+	}
+	if _, err := benchserver.Rate(concurrency, phase/4, issue); err != nil { // warm
+		return 0, err
+	}
+	return benchserver.Rate(concurrency, phase, issue)
+}
+
+func freeAddr() string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "127.0.0.1:0"
+	}
+	defer func() { _ = ln.Close() }()
+	return ln.Addr().String()
 }
