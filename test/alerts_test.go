@@ -200,7 +200,7 @@ func (s *series) scrape(srv *server, at time.Time) {
 	}
 	app := s.db.Appender(context.Background())
 	add := func(name string, m *dto.Metric, v float64, extra ...string) {
-		b := labels.NewBuilder(labels.EmptyLabels()).Set(labels.MetricName, name)
+		b := labels.NewBuilder(labels.EmptyLabels()).Set(model.MetricNameLabel, name)
 		for _, l := range m.GetLabel() {
 			b.Set(l.GetName(), l.GetValue())
 		}
@@ -279,14 +279,28 @@ func TestAlertsFireOnRealSeries(t *testing.T) {
 
 	ser := newSeries(t)
 	clock := time.Now().Truncate(time.Minute)
+
+	// A request that really took a second or more (a loaded test machine)
+	// makes PraxisHighLatency right, not wrong: the server's time is within
+	// the client's.
+	var slowest time.Duration
+	timed := func(fn func()) {
+		began := time.Now()
+		fn()
+		slowest = max(slowest, time.Since(began))
+	}
 	tick := func() time.Time {
 		clock = clock.Add(time.Minute)
-		ser.scrape(s, clock)
+		timed(func() { ser.scrape(s, clock) })
 		return clock
 	}
 	check := func(when string, at time.Time, want ...string) {
 		t.Helper()
-		if got := ser.firing(at); !slices.Equal(got, want) {
+		got := ser.firing(at)
+		if slowest >= time.Second {
+			got = slices.DeleteFunc(got, func(a string) bool { return a == "PraxisHighLatency" })
+		}
+		if !slices.Equal(got, want) {
 			t.Errorf("%s: firing %v, want %v", when, got, want)
 		}
 	}
@@ -295,9 +309,9 @@ func TestAlertsFireOnRealSeries(t *testing.T) {
 	for range 6 {
 		s.upload(t, "/api/gdt/upload", gdtHeaders(c, customer), filePart("befund.pdf", pdfOfSize(100)))
 		s.upload(t, "/api/gdt/upload", wrongSecret, filePart("befund.pdf", pdfOfSize(100)))
-		s.getCompany(t, token)
-		s.getCompany(t, "not-a-token")
-		s.tokenFor(t, cl)
+		timed(func() { s.getCompany(t, token) })
+		timed(func() { s.getCompany(t, "not-a-token") })
+		timed(func() { s.tokenFor(t, cl) })
 		at = tick()
 	}
 	check("healthy traffic", at)
@@ -311,9 +325,11 @@ func TestAlertsFireOnRealSeries(t *testing.T) {
 	redis.kill()
 	for range 2 {
 		for range 40 {
-			if r := s.getCompany(t, token); r.status != http.StatusServiceUnavailable {
-				t.Fatalf("with Redis gone: %d", r.status)
-			}
+			timed(func() {
+				if r := s.getCompany(t, token); r.status != http.StatusServiceUnavailable {
+					t.Fatalf("with Redis gone: %d", r.status)
+				}
+			})
 		}
 		at = tick()
 	}

@@ -82,8 +82,9 @@ func (t *CallTally) Flush(ctx context.Context) {
 }
 
 // Start flushes every interval until Stop.
-func (t *CallTally) Start(context.Context) error {
+func (t *CallTally) Start(ctx context.Context) error {
 	t.stop, t.done = make(chan struct{}), make(chan struct{})
+	base := context.WithoutCancel(ctx) // the start's deadline is not the loop's
 	go func() {
 		defer close(t.done)
 		tick := time.NewTicker(t.every)
@@ -93,7 +94,7 @@ func (t *CallTally) Start(context.Context) error {
 			case <-t.stop:
 				return
 			case <-tick.C:
-				ctx, cancel := context.WithTimeout(context.Background(), t.every)
+				ctx, cancel := context.WithTimeout(base, t.every)
 				t.Flush(ctx)
 				cancel()
 			}

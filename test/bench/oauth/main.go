@@ -11,6 +11,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -105,7 +106,7 @@ func run(binary, pgURL, redisURL string, concurrency int, phase time.Duration, r
 	var hydraRate float64
 	if h.bin != "" {
 		if hydraRate, err = hydraIssuance(h.bin, pgURL, concurrency, phase); err != nil {
-			return fmt.Errorf("Hydra: %w", err)
+			return fmt.Errorf("ory hydra: %w", err)
 		}
 	}
 	tokenBody = url.Values{"grant_type": {"client_credentials"}, "client_id": {narrow.ID}, "client_secret": {narrow.Secret}}.Encode()
@@ -394,8 +395,11 @@ func hydraIssuance(bin, pgURL string, concurrency int, phase time.Duration) (flo
 	}
 	err = json.NewDecoder(resp.Body).Decode(&client)
 	_ = resp.Body.Close()
-	if err != nil || client.Secret == "" {
-		return 0, fmt.Errorf("create a client: %d, %v", resp.StatusCode, err)
+	if err == nil && client.Secret == "" {
+		err = errors.New("no client secret in the answer")
+	}
+	if err != nil {
+		return 0, fmt.Errorf("create a client: %d: %w", resp.StatusCode, err)
 	}
 	httpc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: concurrency, MaxConnsPerHost: concurrency}}
 	form := url.Values{"grant_type": {"client_credentials"}, "scope": {"company:read"}}.Encode()
