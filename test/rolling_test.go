@@ -15,50 +15,14 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/praxis-health/praxis/test/bench/benchserver"
 )
 
 // balancer is what an ingress does in front of the replicas: it sends a
 // request to the next replica whose /readyz answers 200, and tries another
 // when a connection cannot be made (nothing reached a server then).
-type balancer struct {
-	mu       sync.Mutex
-	replicas []*server
-	ready    []bool
-	next     int
-}
-
-func (b *balancer) watch(ctx context.Context) {
-	for ctx.Err() == nil {
-		for i := range b.replicas {
-			b.mu.Lock()
-			u := b.replicas[i].url
-			b.mu.Unlock()
-			ok := false
-			if resp, err := http.Get(u + "/readyz"); err == nil {
-				_, _ = io.Copy(io.Discard, resp.Body)
-				_ = resp.Body.Close()
-				ok = resp.StatusCode == http.StatusOK
-			}
-			b.mu.Lock()
-			b.ready[i] = ok
-			b.mu.Unlock()
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-func (b *balancer) pick() (string, bool) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for range b.replicas {
-		i := b.next % len(b.replicas)
-		b.next++
-		if b.ready[i] {
-			return b.replicas[i].url, true
-		}
-	}
-	return "", false
-}
+type balancer struct{ *benchserver.Router }
 
 func (b *balancer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
@@ -67,7 +31,7 @@ func (b *balancer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	for range 3 {
-		target, ok := b.pick()
+		target, ok := b.Pick()
 		if !ok {
 			break
 		}
@@ -103,10 +67,11 @@ func TestRollingRestartLosesNothing(t *testing.T) {
 	t.Parallel()
 	first := startServer(t, backends[1], "PRAXIS_SHUTDOWN_DELAY=1s", "PRAXIS_SHUTDOWN_GRACE=10s",
 		"PRAXIS_RATE_LIMITS=basic=1000000/m,pro=1000000/m,enterprise=1000000/m")
-	lb := &balancer{replicas: []*server{first, first.replica(t), first.replica(t)}, ready: make([]bool, 3)}
+	replicas := []*server{first, first.replica(t), first.replica(t)}
+	lb := &balancer{benchserver.NewRouter(replicas[0].url, replicas[1].url, replicas[2].url)}
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
-	go lb.watch(ctx)
+	go lb.Watch(ctx)
 	front := &http.Server{Handler: lb, ReadHeaderTimeout: 10 * time.Second}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -198,7 +163,7 @@ func TestRollingRestartLosesNothing(t *testing.T) {
 	}
 
 	time.Sleep(time.Second)
-	for i, r := range lb.replicas {
+	for i, r := range replicas {
 		if err := r.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 			t.Fatal(err)
 		}
@@ -213,14 +178,13 @@ func TestRollingRestartLosesNothing(t *testing.T) {
 		}
 		again := &server{blobDir: r.blobDir, dbURL: r.dbURL, env: r.env, log: r.log}
 		again.launch(t, strings.TrimPrefix(r.url, "http://"))
-		lb.mu.Lock()
-		lb.replicas[i] = again
-		lb.mu.Unlock()
+		lb.Replace(i, again.url)
+		replicas[i] = again
 		time.Sleep(500 * time.Millisecond)
 	}
 	// kill -9 of one replica under the same load: what it answered 2xx is
 	// kept; what it did not answer, the client sends again with its key.
-	victim := lb.replicas[1]
+	victim := replicas[1]
 	if err := victim.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
@@ -229,9 +193,8 @@ func TestRollingRestartLosesNothing(t *testing.T) {
 	time.Sleep(500 * time.Millisecond)
 	again := &server{blobDir: victim.blobDir, dbURL: victim.dbURL, env: victim.env, log: victim.log}
 	again.launch(t, strings.TrimPrefix(victim.url, "http://"))
-	lb.mu.Lock()
-	lb.replicas[1] = again
-	lb.mu.Unlock()
+	lb.Replace(1, again.url)
+	replicas[1] = again
 	time.Sleep(500 * time.Millisecond)
 	stopLoad()
 	wg.Wait()

@@ -177,54 +177,16 @@ func throughput(httpc *http.Client, replicas []*benchserver.Server, auth string,
 	return nil
 }
 
-// router is what an ingress does: the next replica whose /readyz answers
-// 200, another when a connection cannot be made.
-type router struct {
-	mu       sync.Mutex
-	replicas []*benchserver.Server
-	ready    []bool
-	next     int
-}
-
-func (r *router) watch(ctx context.Context) {
-	for ctx.Err() == nil {
-		for i := range r.replicas {
-			r.mu.Lock()
-			u := r.replicas[i].URL
-			r.mu.Unlock()
-			ok := false
-			if resp, err := http.Get(u + "/readyz"); err == nil {
-				_, _ = io.Copy(io.Discard, resp.Body)
-				_ = resp.Body.Close()
-				ok = resp.StatusCode == http.StatusOK
-			}
-			r.mu.Lock()
-			r.ready[i] = ok
-			r.mu.Unlock()
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-func (r *router) pick() (string, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for range r.replicas {
-		i := r.next % len(r.replicas)
-		r.next++
-		if r.ready[i] {
-			return r.replicas[i].URL, true
-		}
-	}
-	return "", false
-}
-
 // rollingRestart restarts the replicas one at a time under a mixed load.
 func rollingRestart(d *benchserver.Deployment, replicas []*benchserver.Server, clientID, secret, auth, companyID string, seeded, workers int) error {
-	rt := &router{replicas: slices.Clone(replicas), ready: make([]bool, len(replicas))}
+	urls := make([]string, len(replicas))
+	for i, r := range replicas {
+		urls[i] = r.URL
+	}
+	rt := benchserver.NewRouter(urls...)
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
-	go rt.watch(ctx)
+	go rt.Watch(ctx)
 	time.Sleep(100 * time.Millisecond)
 
 	httpc := &http.Client{Timeout: 30 * time.Second}
@@ -239,7 +201,7 @@ func rollingRestart(d *benchserver.Deployment, replicas []*benchserver.Server, c
 	call := func(method, path, body string, headers ...string) (int, string) {
 		for attempt := 0; ; attempt++ {
 			status, answer := 0, "no replica ready"
-			if base, ok := rt.pick(); ok {
+			if base, ok := rt.Pick(); ok {
 				status, answer = send(httpc, method, base+path, body, headers...)
 			}
 			if (status != 0 && status != http.StatusServiceUnavailable && status != http.StatusTooManyRequests) || attempt == 50 {
@@ -296,9 +258,7 @@ func rollingRestart(d *benchserver.Deployment, replicas []*benchserver.Server, c
 			wg.Wait()
 			return fmt.Errorf("replica %d did not start again: %w", i, err)
 		}
-		rt.mu.Lock()
-		rt.replicas[i] = again
-		rt.mu.Unlock()
+		rt.Replace(i, again.URL)
 		replicas[i] = again
 		if i == 0 {
 			d.Server = again
