@@ -59,42 +59,23 @@ func family(series string) string {
 // the README's metrics table. Every alert has its runbook in the README.
 func TestAlertsAndDashboardReadRealSeries(t *testing.T) {
 	t.Parallel()
-	var rules struct {
-		Groups []struct {
-			Rules []struct {
-				Alert       string            `yaml:"alert"`
-				Expr        string            `yaml:"expr"`
-				Labels      map[string]string `yaml:"labels"`
-				Annotations map[string]string `yaml:"annotations"`
-			} `yaml:"rules"`
-		} `yaml:"groups"`
-	}
-	raw, err := os.ReadFile("../charts/praxis/files/alerts.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := yaml.Unmarshal(raw, &rules); err != nil {
-		t.Fatal(err)
-	}
+	rules := alertRules(t)
 	readme, err := os.ReadFile("../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	used := map[string]string{} // family → where
-	alerts := 0
-	for _, g := range rules.Groups {
-		for _, r := range g.Rules {
-			alerts++
-			for _, n := range promQL(t, r.Alert, r.Expr) {
-				used[family(n)] = r.Alert
-			}
-			anchor := strings.ToLower(r.Alert)
-			if !strings.HasSuffix(r.Annotations["runbook_url"], "#"+anchor) || !strings.Contains(string(readme), "#### "+r.Alert+"\n") {
-				t.Errorf("%s: no runbook (README section %q, runbook_url %q)", r.Alert, "#### "+r.Alert, r.Annotations["runbook_url"])
-			}
-			if r.Labels["severity"] == "" || r.Annotations["summary"] == "" {
-				t.Errorf("%s: severity and summary are required", r.Alert)
-			}
+	alerts := len(rules)
+	for _, r := range rules {
+		for _, n := range promQL(t, r.Alert, r.Expr) {
+			used[family(n)] = r.Alert
+		}
+		anchor := strings.ToLower(r.Alert)
+		if !strings.HasSuffix(r.Annotations["runbook_url"], "#"+anchor) || !strings.Contains(string(readme), "#### "+r.Alert+"\n") {
+			t.Errorf("%s: no runbook (README section %q, runbook_url %q)", r.Alert, "#### "+r.Alert, r.Annotations["runbook_url"])
+		}
+		if r.Labels["severity"] == "" || r.Annotations["summary"] == "" {
+			t.Errorf("%s: severity and summary are required", r.Alert)
 		}
 	}
 	var dash struct {
@@ -105,7 +86,7 @@ func TestAlertsAndDashboardReadRealSeries(t *testing.T) {
 			} `json:"targets"`
 		} `json:"panels"`
 	}
-	raw, err = os.ReadFile("../charts/praxis/files/dashboard.json")
+	raw, err := os.ReadFile("../charts/praxis/files/dashboard.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,9 +146,17 @@ type series struct {
 	rules  []alertRule
 }
 
-type alertRule struct{ Alert, Expr string }
+// alertRule is one alert of the chart's PrometheusRule.
+type alertRule struct {
+	Alert       string            `yaml:"alert"`
+	Expr        string            `yaml:"expr"`
+	Labels      map[string]string `yaml:"labels"`
+	Annotations map[string]string `yaml:"annotations"`
+}
 
-func newSeries(t *testing.T) *series {
+// alertRules reads the chart's alerts (charts/praxis/files/alerts.yaml).
+func alertRules(t *testing.T) []alertRule {
+	t.Helper()
 	var file struct {
 		Groups []struct {
 			Rules []alertRule `yaml:"rules"`
@@ -180,12 +169,17 @@ func newSeries(t *testing.T) *series {
 	if err := yaml.Unmarshal(raw, &file); err != nil {
 		t.Fatal(err)
 	}
-	s := &series{t: t, db: teststorage.New(t),
+	var rules []alertRule
+	for _, g := range file.Groups {
+		rules = append(rules, g.Rules...)
+	}
+	return rules
+}
+
+func newSeries(t *testing.T) *series {
+	s := &series{t: t, db: teststorage.New(t), rules: alertRules(t),
 		engine: promql.NewEngine(promql.EngineOpts{MaxSamples: 1e6, Timeout: 10 * time.Second, LookbackDelta: 5 * time.Minute})}
 	t.Cleanup(func() { _ = s.engine.Close() })
-	for _, g := range file.Groups {
-		s.rules = append(s.rules, g.Rules...)
-	}
 	return s
 }
 
