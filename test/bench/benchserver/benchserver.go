@@ -31,12 +31,10 @@ type Server struct {
 
 // Start runs `praxis serve` with env on a free loopback port and waits until it is ready.
 func Start(binary string, env ...string) (*Server, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := FreeAddr()
 	if err != nil {
 		return nil, err
 	}
-	addr := ln.Addr().String()
-	_ = ln.Close()
 	// Load programs measure throughput: the per-client rate limits would cap it.
 	return StartAt(binary, addr, append([]string{"PRAXIS_RATE_LIMITS=basic=100000000/m,pro=100000000/m,enterprise=100000000/m"}, env...)...)
 }
@@ -68,14 +66,22 @@ func StartAt(binary, addr string, env ...string) (*Server, error) {
 // the same pod started again.
 func (s *Server) Replica(addr string) (*Server, error) {
 	if addr == "" {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
+		var err error
+		if addr, err = FreeAddr(); err != nil {
 			return nil, err
 		}
-		addr = ln.Addr().String()
-		_ = ln.Close()
 	}
 	return StartAt(s.bin, addr, s.extra...)
+}
+
+// FreeAddr is a loopback address no one listens on, for a program to take.
+func FreeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = ln.Close() }()
+	return ln.Addr().String(), nil
 }
 
 // Stop sends SIGTERM and waits for the process.

@@ -289,12 +289,10 @@ func startFloor(dir, databaseURL, redisURL string) (string, func(), error) {
 	if err := build.Run(); err != nil {
 		return "", nil, fmt.Errorf("build the floor server: %w", err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := benchserver.FreeAddr()
 	if err != nil {
 		return "", nil, err
 	}
-	addr := ln.Addr().String()
-	_ = ln.Close()
 	cmd := exec.Command(bin, "-addr", addr, "-database", databaseURL, "-redis", redisURL) //nolint:gosec // the bench's own binary
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
@@ -364,7 +362,14 @@ func hydraIssuance(bin, pgURL string, concurrency int, phase time.Duration) (flo
 	if out, err := migrate.CombinedOutput(); err != nil {
 		return 0, fmt.Errorf("migrate: %w: %s", err, out)
 	}
-	public, admin := freeAddr(), freeAddr()
+	public, err := benchserver.FreeAddr()
+	if err != nil {
+		return 0, err
+	}
+	admin, err := benchserver.FreeAddr()
+	if err != nil {
+		return 0, err
+	}
 	_, publicPort, _ := net.SplitHostPort(public)
 	_, adminPort, _ := net.SplitHostPort(admin)
 	serve := exec.Command(bin, "serve", "all", "--dev") //nolint:gosec // the bench's own binary
@@ -425,13 +430,4 @@ func hydraIssuance(bin, pgURL string, concurrency int, phase time.Duration) (flo
 		return 0, err
 	}
 	return benchserver.Rate(concurrency, phase, issue)
-}
-
-func freeAddr() string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "127.0.0.1:0"
-	}
-	defer func() { _ = ln.Close() }()
-	return ln.Addr().String()
 }
