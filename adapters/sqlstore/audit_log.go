@@ -144,31 +144,23 @@ func (l *AuditLog) appendLocked(ctx context.Context, company domain.CompanyID, e
 	return nil
 }
 
-// appendAfter is the one-statement append after a head this process knows:
-// the block and its customers are written only if the head row still is
-// that head, and it moves in the same statement. A concurrent append waits
-// for the head's row lock, then finds it moved and writes nothing.
+// appendAfter is the one-statement append after a head this process knows
+// (the function audit_append of the migrations): the block and its
+// customers are written only if the head row still is that head, and it
+// moves in the same statement. A concurrent append waits for the head's row
+// lock, then finds it moved and writes nothing.
 func (l *AuditLog) appendAfter(ctx context.Context, company domain.CompanyID, head audit.Link, events []audit.Event) (bool, error) {
 	block, customers, link, err := seal(company, head, events)
 	if err != nil {
 		return false, err
 	}
-	var moved int
-	err = tenantOf(l.db, company).Raw(`WITH head AS (
-	UPDATE audit_heads SET seq = ?1, hash = ?2 WHERE company_id = ?0 AND seq = ?3 AND hash = ?4 RETURNING company_id
-), block AS (
-	INSERT INTO audit_blocks (company_id, first_seq, last_seq, first_at, last_at, prev_hash, events)
-	SELECT company_id, ?5, ?1, ?6, ?7, ?4, ?8 FROM head
-), customers AS (
-	INSERT INTO audit_block_customers (company_id, customer_id, first_seq)
-	SELECT head.company_id, c, ?5 FROM head, unnest(?9::bigint[]) AS c
-)
-SELECT count(*) FROM head`, link.Seq, link.Hash, head.Seq, orEmpty(head.Hash), block.FirstSeq, block.FirstAt, block.LastAt,
-		block.Events, pgdialect.Array(customers)).Scan(ctx, &moved)
+	var moved bool
+	err = tenantOf(l.db, company).Raw("SELECT audit_append(?0, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)", head.Seq, orEmpty(head.Hash), link.Seq, link.Hash,
+		block.FirstAt, block.LastAt, block.Events, pgdialect.Array(customers)).Scan(ctx, &moved)
 	if err != nil {
 		return false, translate(err)
 	}
-	if moved == 0 {
+	if !moved {
 		l.forget(company)
 		return false, nil
 	}
