@@ -15,6 +15,11 @@ type TokenStore interface {
 	// domain.ErrNotFound when the grant's client has been revoked meanwhile,
 	// so that no token outlives its client's revocation.
 	Save(ctx context.Context, tokenHash []byte, grant domain.Grant) error
+	// SaveUnlocked is Save and AttemptCounter.Lockout of subjects in one
+	// round trip: while one of subjects is locked it saves nothing and
+	// answers how long the longest stays locked (zero: saved). Token
+	// issuance pays one round trip, not two.
+	SaveUnlocked(ctx context.Context, tokenHash []byte, grant domain.Grant, subjects ...string) (time.Duration, error)
 	// Lookup returns the grant of a live token: domain.ErrNotFound for an
 	// unknown, expired or revoked one. It costs at most one round trip.
 	Lookup(ctx context.Context, tokenHash []byte) (domain.Grant, error)

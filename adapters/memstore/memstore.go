@@ -86,12 +86,20 @@ func New(limits Limits) *Store {
 // Shared is false: other processes cannot see these tokens.
 func (s *Store) Shared() bool { return false }
 
-func (s *Store) Save(_ context.Context, tokenHash []byte, grant domain.Grant) error {
+func (s *Store) Save(ctx context.Context, tokenHash []byte, grant domain.Grant) error {
+	_, err := s.SaveUnlocked(ctx, tokenHash, grant)
+	return err
+}
+
+func (s *Store) SaveUnlocked(_ context.Context, tokenHash []byte, grant domain.Grant, subjects ...string) (time.Duration, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if wait := s.lockedFor(subjects); wait > 0 {
+		return wait, nil
+	}
 	now := s.now()
 	if until, ok := s.revoked[grant.ClientID]; ok && now.Before(until) {
-		return domain.ErrNotFound
+		return 0, domain.ErrNotFound
 	}
 	s.expire(now)
 	if s.expiries.Len() > 2*s.limits.MaxTokens {
@@ -107,7 +115,7 @@ func (s *Store) Save(_ context.Context, tokenHash []byte, grant domain.Grant) er
 	}
 	s.byClient[grant.ClientID][key] = struct{}{}
 	heap.Push(&s.expiries, expiry{at: grant.ExpiresAt, key: key})
-	return nil
+	return 0, nil
 }
 
 func (s *Store) Lookup(_ context.Context, tokenHash []byte) (domain.Grant, error) {
@@ -268,13 +276,18 @@ func (a *attempt) idle(now time.Time) bool {
 func (s *Store) Lockout(_ context.Context, subjects ...string) (time.Duration, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.lockedFor(subjects), nil
+}
+
+// lockedFor is how long the longest-locked of subjects stays locked; s.mu is held.
+func (s *Store) lockedFor(subjects []string) time.Duration {
 	var longest time.Duration
 	for _, subject := range subjects {
 		if a, ok := s.attempts[subject]; ok {
 			longest = max(longest, a.lockedUntil.Sub(s.now()))
 		}
 	}
-	return longest, nil
+	return longest
 }
 
 func (s *Store) Fail(_ context.Context, subject string, policy domain.LockoutPolicy) (time.Duration, error) {

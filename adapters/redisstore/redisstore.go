@@ -90,12 +90,21 @@ type grantJSON struct {
 	Expires  int64  `json:"exp"`
 }
 
-func (s *Store) tokenKey(hash []byte) string { return s.prefix + "token:" + hex.EncodeToString(hash) }
+func (s *Store) lockoutKey(subject string) string { return s.prefix + "lockout:" + subject }
+func (s *Store) tokenKey(hash []byte) string      { return s.prefix + "token:" + hex.EncodeToString(hash) }
 func (s *Store) clientKey(id domain.ClientID, what string) string {
 	return s.prefix + "client:" + string(id) + ":" + what
 }
 
+// saveScript keeps a token unless its client is revoked (0) or one of the
+// lockout keys after the first three is set (minus the longest wait, in ms).
 var saveScript = redis.NewScript(`
+local wait = 0
+for i = 4, #KEYS do
+  local t = redis.call('PTTL', KEYS[i])
+  if t > wait then wait = t end
+end
+if wait > 0 then return -wait end
 if redis.call('EXISTS', KEYS[3]) == 1 then return 0 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[4])
@@ -104,27 +113,37 @@ if redis.call('PTTL', KEYS[2]) < tonumber(ARGV[2]) then redis.call('PEXPIRE', KE
 return 1`)
 
 func (s *Store) Save(ctx context.Context, tokenHash []byte, g domain.Grant) error {
+	_, err := s.SaveUnlocked(ctx, tokenHash, g)
+	return err
+}
+
+func (s *Store) SaveUnlocked(ctx context.Context, tokenHash []byte, g domain.Grant, subjects ...string) (time.Duration, error) {
 	ttl := time.Until(g.ExpiresAt).Milliseconds()
 	if ttl <= 0 {
-		return nil // already expired: nothing to keep
+		return 0, nil // already expired: nothing to keep
 	}
 	value, err := json.Marshal(grantJSON{
 		Client: string(g.ClientID), Company: g.CompanyID.String(), Plan: g.Plan.String(), Scopes: g.Scopes.String(),
 		IssuedAt: g.IssuedAt.UnixMilli(), Expires: g.ExpiresAt.UnixMilli(),
 	})
 	if err != nil {
-		return err
+		return 0, err
 	}
 	keys := []string{s.tokenKey(tokenHash), s.clientKey(g.ClientID, "tokens"), s.clientKey(g.ClientID, "revoked")}
+	for _, subject := range subjects {
+		keys = append(keys, s.lockoutKey(subject))
+	}
 	saved, err := saveScript.Run(ctx, s.rdb, keys,
-		value, ttl, g.ExpiresAt.UnixMilli(), time.Now().UnixMilli(), hex.EncodeToString(tokenHash)).Int()
-	if err != nil {
-		return domain.Unavailable(fmt.Errorf("redis: save token: %w", err))
+		value, ttl, g.ExpiresAt.UnixMilli(), time.Now().UnixMilli(), hex.EncodeToString(tokenHash)).Int64()
+	switch {
+	case err != nil:
+		return 0, domain.Unavailable(fmt.Errorf("redis: save token: %w", err))
+	case saved < 0:
+		return time.Duration(-saved) * time.Millisecond, nil
+	case saved == 0:
+		return 0, domain.ErrNotFound
 	}
-	if saved == 0 {
-		return domain.ErrNotFound
-	}
-	return nil
+	return 0, nil
 }
 
 func (s *Store) Lookup(ctx context.Context, tokenHash []byte) (domain.Grant, error) {
@@ -265,7 +284,7 @@ func (s *Store) RevokeClient(ctx context.Context, client domain.ClientID) error 
 func (s *Store) Lockout(ctx context.Context, subjects ...string) (time.Duration, error) {
 	cmds, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for _, subject := range subjects {
-			p.PTTL(ctx, s.prefix+"lockout:"+subject)
+			p.PTTL(ctx, s.lockoutKey(subject))
 		}
 		return nil
 	})
@@ -290,7 +309,7 @@ end
 return 0`)
 
 func (s *Store) Fail(ctx context.Context, subject string, p domain.LockoutPolicy) (time.Duration, error) {
-	keys := []string{s.prefix + "attempts:" + subject, s.prefix + "lockout:" + subject}
+	keys := []string{s.prefix + "attempts:" + subject, s.lockoutKey(subject)}
 	ms, err := failScript.Run(ctx, s.rdb, keys, p.MaxFailures, p.Window.Milliseconds(), p.Lockout.Milliseconds()).Int64()
 	if err != nil {
 		return 0, domain.Unavailable(fmt.Errorf("redis: count failure: %w", err))

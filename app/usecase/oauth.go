@@ -49,7 +49,9 @@ func NewOAuth(clients ports.ClientRepository, tokens ports.TokenStore, attempts 
 // IssueToken authenticates the client and issues a token for the requested
 // scopes, or all of the client's when none are requested.
 func (o *OAuth) IssueToken(ctx context.Context, req ports.TokenRequest) (ports.IssuedToken, error) {
-	client, err := o.authenticateClient(ctx, req.Client)
+	// The lockout is read with the save (one round trip); a wrong secret
+	// reads it first, so a locked source is refused alike either way.
+	client, err := o.verifyClient(ctx, req.Client, false)
 	if err != nil {
 		return ports.IssuedToken{}, err
 	}
@@ -70,12 +72,14 @@ func (o *OAuth) IssueToken(ctx context.Context, req ports.TokenRequest) (ports.I
 	}
 	now := o.now().UTC()
 	grant := domain.Grant{ClientID: client.ID, CompanyID: client.CompanyID, Plan: client.Plan, Scopes: scopes, IssuedAt: now, ExpiresAt: now.Add(o.tokenTTL)}
-	switch err := o.tokens.Save(ctx, token.Hash(), grant); {
+	switch wait, err := o.tokens.SaveUnlocked(ctx, token.Hash(), grant, o.lockout.subjects(clientSubject(client.ID), req.Client.Source)...); {
 	case errors.Is(err, domain.ErrNotFound): // revoked: between the check and the save, or while cached
 		o.known.forget(client.ID)
 		return ports.IssuedToken{}, clientAuthFailed
 	case err != nil:
 		return ports.IssuedToken{}, fmt.Errorf("save token: %w", err)
+	case wait > 0:
+		return ports.IssuedToken{}, &domain.TooManyAttempts{RetryAfter: wait}
 	}
 	return ports.IssuedToken{AccessToken: string(token), ExpiresIn: o.tokenTTL, Scopes: scopes}, nil
 }
@@ -169,12 +173,23 @@ var clientAuthFailed = domain.OAuthErrorf(domain.OAuthInvalidClient, "client aut
 // authenticateClient checks the client's secret in constant time, refusing
 // while the source is locked out after repeated wrong secrets.
 func (o *OAuth) authenticateClient(ctx context.Context, cred ports.ClientCredentials) (domain.Client, error) {
+	return o.verifyClient(ctx, cred, true)
+}
+
+// verifyClient checks the client's secret in constant time. With lockFirst
+// a locked source is refused before its secret is read; without, the
+// caller reads the lockout with what it does next, and a wrong secret
+// reads it here: a locked source is refused whatever secret it sends.
+// A wrong secret from a source not locked is counted.
+func (o *OAuth) verifyClient(ctx context.Context, cred ports.ClientCredentials, lockFirst bool) (domain.Client, error) {
 	if !cred.ID.Plausible() || cred.Secret == "" {
 		return domain.Client{}, clientAuthFailed
 	}
-	subject := "client:" + string(cred.ID)
-	if err := o.lockout.check(ctx, subject, cred.Source); err != nil {
-		return domain.Client{}, err
+	subject := clientSubject(cred.ID)
+	if lockFirst {
+		if err := o.lockout.check(ctx, subject, cred.Source); err != nil {
+			return domain.Client{}, err
+		}
 	}
 	client, err := o.client(ctx, cred.ID)
 	if err != nil && !errors.Is(err, domain.ErrNotFound) {
@@ -188,11 +203,19 @@ func (o *OAuth) authenticateClient(ctx context.Context, cred ports.ClientCredent
 		}
 	}
 	if err != nil || !client.Active() || !client.Accepts(domain.Secret(cred.Secret), o.now()) {
+		if !lockFirst {
+			if err := o.lockout.check(ctx, subject, cred.Source); err != nil {
+				return domain.Client{}, err
+			}
+		}
 		o.lockout.fail(ctx, subject, cred.Source)
 		return domain.Client{}, clientAuthFailed
 	}
 	return client, nil
 }
+
+// clientSubject is what the lockout counts a client's wrong secrets under.
+func clientSubject(id domain.ClientID) string { return "client:" + string(id) }
 
 // client reads a client, from a brief in-process cache when the token store
 // is shared: a token request then costs no database read for a known client.
@@ -217,8 +240,9 @@ func (o *OAuth) client(ctx context.Context, id domain.ClientID) (domain.Client, 
 // lockout slows down guessing secrets. Wrong secrets are counted per source
 // address and per subject and source, never per subject alone: a source that
 // guesses is refused for a while, the subject's owner elsewhere never is.
-// A locked source is refused without its secret being checked (RFC 6749
-// §2.3.1's brute-force protection). When the counter store cannot be
+// A locked source is refused whatever secret it sends, and its wrong
+// secrets are not counted (RFC 6749 §2.3.1's brute-force protection). When
+// the counter store cannot be
 // reached, the check fails open for that request: throttling is a defence
 // against guessing 256-bit secrets, not the door itself.
 type lockout struct {
@@ -229,6 +253,17 @@ type lockout struct {
 // sourceFactor widens the per-source limit: one address may be a practice's
 // NAT with several devices and clients behind it.
 const sourceFactor = 5
+
+// subjects are the lockout's keys of subject from source, as
+// AttemptCounter.Lockout reads them.
+func (l lockout) subjects(subject, source string) []string {
+	keys := l.keys(subject, source)
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = k.key
+	}
+	return out
+}
 
 func (l lockout) keys(subject, source string) []struct {
 	key    string
@@ -245,8 +280,7 @@ func (l lockout) keys(subject, source string) []struct {
 // check refuses with *domain.TooManyAttempts while the source, or the
 // subject from this source, is locked out.
 func (l lockout) check(ctx context.Context, subject, source string) error {
-	keys := l.keys(subject, source)
-	wait, err := l.attempts.Lockout(ctx, keys[0].key, keys[1].key) // one round trip
+	wait, err := l.attempts.Lockout(ctx, l.subjects(subject, source)...) // one round trip
 	if err != nil {
 		slog.WarnContext(ctx, "throttling unavailable, failing open", "error", err.Error())
 		return nil

@@ -255,6 +255,50 @@ func RunTokenStoreSuite(t *testing.T, newStores func(t *testing.T) TokenStores) 
 		}
 	})
 
+	t.Run("a save beside the lockout saves nothing while a subject is locked", func(t *testing.T) {
+		s := newStores(t)
+		company := domain.NewCompanyID()
+		source, subject := "source:192.0.2.7", "client:pc_locked@192.0.2.7"
+		hash, grant := newToken(t, "pc_locked", company, time.Hour)
+		if wait, err := s.Tokens.SaveUnlocked(ctx, hash, grant, source, subject); err != nil || wait != 0 {
+			t.Fatalf("nothing locked: wait %v, %v", wait, err)
+		}
+		if got, err := s.Tokens.Lookup(ctx, hash); err != nil || got.ClientID != "pc_locked" {
+			t.Fatalf("the token saved beside an open lockout: %+v %v", got, err)
+		}
+		for range policy.MaxFailures {
+			if _, err := s.Attempts.Fail(ctx, subject, policy); err != nil {
+				t.Fatal(err)
+			}
+		}
+		locked, lockedGrant := newToken(t, "pc_locked", company, time.Hour)
+		wait, err := s.Tokens.SaveUnlocked(ctx, locked, lockedGrant, source, subject)
+		if err != nil || wait <= 0 || wait > policy.Lockout {
+			t.Fatalf("a subject locked: wait %v, %v; want (0, %v]", wait, err, policy.Lockout)
+		}
+		if _, err := s.Tokens.Lookup(ctx, locked); !errors.Is(err, domain.ErrNotFound) {
+			t.Errorf("a token saved while its subject was locked: %v", err)
+		}
+		other, otherGrant := newToken(t, "pc_other", company, time.Hour)
+		if wait, err := s.Tokens.SaveUnlocked(ctx, other, otherGrant, source, "client:pc_other@192.0.2.7"); err != nil || wait != 0 {
+			t.Errorf("another subject from the same source: wait %v, %v", wait, err)
+		}
+		if err := s.Tokens.RevokeClient(ctx, "pc_other"); err != nil {
+			t.Fatal(err)
+		}
+		revoked, revokedGrant := newToken(t, "pc_other", company, time.Hour)
+		if _, err := s.Tokens.SaveUnlocked(ctx, revoked, revokedGrant, source); !errors.Is(err, domain.ErrNotFound) {
+			t.Errorf("a token of a revoked client: %v, want ErrNotFound", err)
+		}
+		time.Sleep(policy.Lockout + 100*time.Millisecond)
+		if wait, err := s.Tokens.SaveUnlocked(ctx, locked, lockedGrant, source, subject); err != nil || wait != 0 {
+			t.Errorf("after the lockout: wait %v, %v", wait, err)
+		}
+		if _, err := s.Tokens.Lookup(ctx, locked); err != nil {
+			t.Errorf("the token saved after the lockout: %v", err)
+		}
+	})
+
 	t.Run("failures in separate windows do not add up", func(t *testing.T) {
 		s := newStores(t)
 		short := domain.LockoutPolicy{MaxFailures: 2, Window: 200 * time.Millisecond, Lockout: time.Minute}
