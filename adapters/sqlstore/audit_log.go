@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"slices"
@@ -119,10 +120,7 @@ func (l *AuditLog) appendLocked(ctx context.Context, company domain.CompanyID, e
 	if err != nil {
 		return err
 	}
-	block, customers, link, err := seal(company, audit.Link{Seq: head.Seq, Hash: nilIfEmpty(head.Hash)}, events)
-	if err != nil {
-		return err
-	}
+	block, customers, link := seal(company, audit.Link{Seq: head.Seq, Hash: nilIfEmpty(head.Hash)}, events)
 	if _, err := db.NewInsert().Model(&block).Exec(ctx); err != nil {
 		return translate(err)
 	}
@@ -150,12 +148,9 @@ func (l *AuditLog) appendLocked(ctx context.Context, company domain.CompanyID, e
 // moves in the same statement. A concurrent append waits for the head's row
 // lock, then finds it moved and writes nothing.
 func (l *AuditLog) appendAfter(ctx context.Context, company domain.CompanyID, head audit.Link, events []audit.Event) (bool, error) {
-	block, customers, link, err := seal(company, head, events)
-	if err != nil {
-		return false, err
-	}
+	block, customers, link := seal(company, head, events)
 	var moved bool
-	err = tenantOf(l.db, company).Raw("SELECT audit_append(?0, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)", head.Seq, orEmpty(head.Hash), link.Seq, link.Hash,
+	err := tenantOf(l.db, company).Raw("SELECT audit_append(?0, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)", head.Seq, orEmpty(head.Hash), link.Seq, link.Hash,
 		block.FirstAt, block.LastAt, block.Events, pgdialect.Array(customers)).Scan(ctx, &moved)
 	if err != nil {
 		return false, translate(err)
@@ -170,26 +165,33 @@ func (l *AuditLog) appendAfter(ctx context.Context, company domain.CompanyID, he
 
 // seal chains events after link into one block; it answers the block, the
 // distinct customers its events name, and the block's last link.
-func seal(company domain.CompanyID, link audit.Link, events []audit.Event) (auditBlockRow, []int64, audit.Link, error) {
+func seal(company domain.CompanyID, link audit.Link, events []audit.Event) (auditBlockRow, []int64, audit.Link) {
 	block := auditBlockRow{CompanyID: uuid.UUID(company), FirstSeq: link.Seq + 1, PrevHash: orEmpty(link.Hash),
 		FirstAt: events[0].Time.UTC(), LastAt: events[len(events)-1].Time.UTC()}
-	entries := make([]blockEntry, len(events))
+	// The block is written out by hand, as json.Marshal of []blockEntry
+	// would spell it: the payloads are canonical JSON already, and
+	// json.Marshal would scan each of them again.
+	out := append(make([]byte, 0, 64*len(events)+len(events)*512), '[')
 	var customers []int64
 	for i, e := range events {
 		sealed := audit.Seal(company, link, e.Canonical())
 		link = sealed.Link()
-		entries[i] = blockEntry{Hash: sealed.Hash, Event: sealed.Payload}
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, `{"h":"`...)
+		out = base64.StdEncoding.AppendEncode(out, sealed.Hash)
+		out = append(out, `","e":`...)
+		out = append(out, sealed.Payload...)
+		out = append(out, '}')
 		for _, c := range e.CustomerIDs {
 			customers = append(customers, int64(c))
 		}
 	}
 	block.LastSeq = link.Seq
-	var err error
-	if block.Events, err = json.Marshal(entries); err != nil {
-		return auditBlockRow{}, nil, audit.Link{}, err
-	}
+	block.Events = append(out, ']')
 	slices.Sort(customers)
-	return block, slices.Compact(customers), link, nil
+	return block, slices.Compact(customers), link
 }
 
 func (l *AuditLog) knownHead(company domain.CompanyID) (audit.Link, bool) {
