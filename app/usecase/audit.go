@@ -91,11 +91,14 @@ func (a *Auditor) Record(ctx context.Context, company domain.CompanyID, e audit.
 	if e.Outcome.Status >= 400 {
 		// A refusal names only the company's own customers: an unknown id,
 		// or another company's, is recorded without one. A company that does
-		// not exist (an upload naming a made-up one) has no trail to keep it.
-		if _, err := a.companies.Get(ctx, company); errors.Is(err, domain.ErrNotFound) {
-			return nil
-		} else if err != nil {
-			return err
+		// not exist (an upload naming a made-up one) has no trail to keep it;
+		// a client's or a member's company is the one its grant names.
+		if e.Agent.Type != audit.AgentClient && e.Agent.Type != audit.AgentStaff {
+			if _, err := a.companies.Get(ctx, company); errors.Is(err, domain.ErrNotFound) {
+				return nil
+			} else if err != nil {
+				return err
+			}
 		}
 		own := e.CustomerIDs[:0]
 		for _, id := range e.CustomerIDs {
