@@ -242,9 +242,9 @@ func (o *OAuth) client(ctx context.Context, id domain.ClientID) (domain.Client, 
 // guesses is refused for a while, the subject's owner elsewhere never is.
 // A locked source is refused whatever secret it sends, and its wrong
 // secrets are not counted (RFC 6749 §2.3.1's brute-force protection). When
-// the counter store cannot be
-// reached, the check fails open for that request: throttling is a defence
-// against guessing 256-bit secrets, not the door itself.
+// the counter store cannot be reached, the check fails open for that
+// request: throttling is a defence against guessing 256-bit secrets, not
+// the door itself.
 type lockout struct {
 	attempts ports.AttemptCounter
 	policy   domain.LockoutPolicy
