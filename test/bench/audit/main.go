@@ -160,27 +160,11 @@ func run(pgURL, redisURL string, concurrencies []int, phase time.Duration, round
 			if concurrency <= 0 {
 				continue
 			}
-			var sums, requests [2]float64
-			var cpu [2]map[string]time.Duration
 			blocks0, events0, _ := blockSizes(on.db)
-			for r := 0; r <= rounds; r++ {
-				for i, s := range []*side{on, off} {
-					before := s.srv.CPU()
-					rate, err := benchserver.Rate(concurrency, phase, func() error { return get(httpc, s.srv.URL+load.path, s.token) })
-					if err != nil {
-						return err
-					}
-					if r > 0 { // the first round warms both up
-						sums[i] += rate
-						requests[i] += rate * phase.Seconds()
-						if cpu[i] == nil {
-							cpu[i] = map[string]time.Duration{}
-						}
-						for name, d := range s.srv.CPU() {
-							cpu[i][name] += d - before[name]
-						}
-					}
-				}
+			sums, requests, cpu, err := compare([2]*side{on, off}, concurrency, phase, rounds,
+				func(s *side) error { return get(httpc, s.srv.URL+load.path, s.token) })
+			if err != nil {
+				return err
 			}
 			ratio := sums[0] / sums[1]
 			target := fmt.Sprintf("target ≥ %.2f", minRatio)
@@ -222,6 +206,34 @@ func run(pgURL, redisURL string, concurrencies []int, phase time.Duration, round
 		return fmt.Errorf("a target is missed")
 	}
 	return nil
+}
+
+// compare runs call against both sides by turns, rounds times after a
+// round that warms them up, and answers each side's sum of rates, its
+// requests and the CPU time each process spent on them.
+func compare(sides [2]*side, concurrency int, phase time.Duration, rounds int, call func(*side) error) (
+	sums, requests [2]float64, cpu [2]map[string]time.Duration, err error) {
+	for r := 0; r <= rounds; r++ {
+		for i, s := range sides {
+			before := s.srv.CPU()
+			rate, err := benchserver.Rate(concurrency, phase, func() error { return call(s) })
+			if err != nil {
+				return sums, requests, cpu, err
+			}
+			if r == 0 { // the first round warms both up
+				continue
+			}
+			sums[i] += rate
+			requests[i] += rate * phase.Seconds()
+			if cpu[i] == nil {
+				cpu[i] = map[string]time.Duration{}
+			}
+			for name, d := range s.srv.CPU() {
+				cpu[i][name] += d - before[name]
+			}
+		}
+	}
+	return sums, requests, cpu, nil
 }
 
 // blockSizes counts the audit blocks of the database at dbURL and the
