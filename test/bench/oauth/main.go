@@ -137,10 +137,15 @@ func run(binary, pgURL, redisURL string, concurrency int, phase time.Duration, r
 		return err
 	}
 	defer stopFloor()
-	floorCompany := func() error {
-		_, err := call(httpc, http.MethodGet, floorURL+"/company", "", token, http.StatusOK)
-		return err
+	floorGet := func(path string) func() error {
+		return func() error {
+			_, err := call(httpc, http.MethodGet, floorURL+path, "", token, http.StatusOK)
+			return err
+		}
 	}
+	// The floor of a GET that praxis must also record (docs/contract.md
+	// §11), and beside it the same without the audit event.
+	floorCompany, floorUnaudited := floorGet("/company/audited"), floorGet("/company")
 	if _, err := benchserver.Rate(concurrency, phase/4, floorCompany); err != nil {
 		return fmt.Errorf("floor: %w", err)
 	}
@@ -151,7 +156,7 @@ func run(binary, pgURL, redisURL string, concurrency int, phase time.Duration, r
 	if _, err := benchserver.Rate(concurrency, phase/4, getCompany); err != nil {
 		return err
 	}
-	var livezSum, companySum, guardSum, floorSum, commands, trips, requests, livezRequests, guardRequests float64
+	var livezSum, companySum, guardSum, floorSum, unauditedSum, commands, trips, requests, livezRequests, guardRequests float64
 	cpuLivez, cpuCompany, cpuGuard := map[string]time.Duration{}, map[string]time.Duration{}, map[string]time.Duration{}
 	for range rounds {
 		cpuBefore, began := srv.CPU(), time.Now()
@@ -177,6 +182,11 @@ func run(binary, pgURL, redisURL string, concurrency int, phase time.Duration, r
 			return fmt.Errorf("floor: %w", err)
 		}
 		floorSum += r
+		r, err = benchserver.Rate(concurrency, phase, floorUnaudited)
+		if err != nil {
+			return fmt.Errorf("floor without the audit event: %w", err)
+		}
+		unauditedSum += r
 
 		before, err := redisCounts(rdb)
 		if err != nil {
@@ -202,7 +212,7 @@ func run(binary, pgURL, redisURL string, concurrency int, phase time.Duration, r
 		companySum += r
 	}
 	livezRate, companyRate, guardRate := livezSum/float64(rounds), companySum/float64(rounds), guardSum/float64(rounds)
-	floorRate := floorSum / float64(rounds)
+	floorRate, unauditedRate := floorSum/float64(rounds), unauditedSum/float64(rounds)
 	ratio, perRequest, commandsPerRequest := companyRate/floorRate, trips/requests, commands/requests
 
 	fmt.Printf("oauth load on PostgreSQL + Redis, %d concurrent, %s phases, %d alternating rounds\n", concurrency, phase, rounds)
@@ -215,8 +225,10 @@ func run(binary, pgURL, redisURL string, concurrency int, phase time.Duration, r
 	}
 	fmt.Printf("  GET /livez (no auth):                                     %9.0f req/s\n", livezRate)
 	fmt.Printf("  GET /api/oauth/v2/resource/company (bearer + PostgreSQL): %9.0f req/s\n", companyRate)
-	fmt.Printf("  the floor: a bare server doing the same Redis call and SELECT: %5.0f req/s\n", floorRate)
+	fmt.Printf("  the floor: a bare server doing the same Redis call, SELECT and audit event: %5.0f req/s\n", floorRate)
 	fmt.Printf("  ratio GET company / floor:                                %9.2f   (target ≥ %.2f)\n", ratio, minRatio)
+	fmt.Printf("  the same bare server without the audit event:             %9.0f req/s; GET company / it: %.2f\n",
+		unauditedRate, companyRate/unauditedRate)
 	fmt.Printf("  ratio GET company / livez:                                %9.2f\n", companyRate/livezRate)
 	fmt.Printf("  bearer check alone (token without the scope, 403):       %9.0f req/s, ratio to /livez %.2f\n", guardRate, guardRate/livezRate)
 	fmt.Printf("  Redis round trips per authenticated request:              %9.2f   (target ≤ %.0f)\n", perRequest, maxRedis)
