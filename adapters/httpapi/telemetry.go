@@ -22,6 +22,8 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/praxis-health/praxis/adapters/telemetry"
 )
 
 const instrumentation = "github.com/praxis-health/praxis/adapters/httpapi"
@@ -71,6 +73,10 @@ func observe(t Telemetry) fiber.Handler {
 	duration := must(t.Meter.Meter(instrumentation).Float64Histogram("http.server.request.duration",
 		metric.WithUnit("s"), metric.WithDescription("Duration of HTTP requests, by route and status"),
 		metric.WithExplicitBucketBoundaries(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)))
+	series := telemetry.NewAttributeSets(maxSeries, func(k seriesKey) []attribute.KeyValue {
+		return []attribute.KeyValue{attribute.String("http.request.method", k.method), attribute.String("http.route", k.route),
+			attribute.Int("http.response.status_code", k.status)}
+	})
 	return func(c *fiber.Ctx) error {
 		start := time.Now()
 		// fiber's strings point into buffers fasthttp reuses: copy what outlives the request.
@@ -100,9 +106,7 @@ func observe(t Telemetry) fiber.Handler {
 		span.End()
 
 		elapsed := time.Since(start)
-		duration.Record(context.WithoutCancel(ctx), elapsed.Seconds(), metric.WithAttributes(
-			attribute.String("http.request.method", method), attribute.String("http.route", route),
-			attribute.Int("http.response.status_code", status)))
+		duration.Record(context.WithoutCancel(ctx), elapsed.Seconds(), metric.WithAttributeSet(series.Of(seriesKey{method, route, status})))
 		t.Logger.LogAttrs(ctx, slog.LevelInfo, "request",
 			slog.String("method", method), slog.String("route", route), slog.Int("status", status),
 			slog.Float64("duration_ms", float64(elapsed.Microseconds())/1000),
@@ -113,6 +117,16 @@ func observe(t Telemetry) fiber.Handler {
 		return nil
 	}
 }
+
+// seriesKey is what names a request duration's series.
+type seriesKey struct {
+	method, route string
+	status        int
+}
+
+// maxSeries bounds the request duration series whose attributes are kept
+// built: methods × route templates × statuses, a few hundred in practice.
+const maxSeries = 4096
 
 // scrubbedPath is url.path as the conventions ask it of a path that holds
 // sensitive values: the route with each parameter's value replaced by

@@ -16,6 +16,8 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/semconv/v1.43.0/dbconv"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/praxis-health/praxis/adapters/telemetry"
 )
 
 const instrumentation = "github.com/praxis-health/praxis/adapters/redisstore"
@@ -39,6 +41,9 @@ func Instrument(rdb *redis.Client, tp trace.TracerProvider, mp metric.MeterProvi
 	if h.duration, err = dbconv.NewClientOperationDuration(mp.Meter(instrumentation)); err != nil {
 		return err
 	}
+	h.series = telemetry.NewAttributeSets(maxSeries, func(k commandSeries) []attribute.KeyValue {
+		return append(k.attrs(), semconv.DBSystemNameRedis)
+	})
 	rdb.AddHook(h)
 	return redisotel.InstrumentMetrics(rdb, redisotel.WithMeterProvider(mp))
 }
@@ -47,15 +52,31 @@ type commandHook struct {
 	tracer   trace.Tracer
 	duration dbconv.ClientOperationDuration
 	common   []attribute.KeyValue
+	series   *telemetry.AttributeSets[commandSeries] // of the commands that succeeded
 }
+
+// commandSeries names the duration series of a command or a batch.
+type commandSeries struct {
+	operation string
+	batch     int // commands in a batch of more than one, else 0
+}
+
+func (k commandSeries) attrs() []attribute.KeyValue {
+	attrs := []attribute.KeyValue{semconv.DBOperationName(k.operation)}
+	if k.batch > 1 {
+		attrs = append(attrs, semconv.DBOperationBatchSize(k.batch))
+	}
+	return attrs
+}
+
+// maxSeries bounds the command series whose attributes are kept built.
+const maxSeries = 1024
 
 func (h *commandHook) DialHook(next redis.DialHook) redis.DialHook { return next }
 
 func (h *commandHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		operation := strings.ToUpper(cmd.Name())
-		return h.observe(ctx, operation, []attribute.KeyValue{semconv.DBOperationName(operation)},
-			func(ctx context.Context) error { return next(ctx, cmd) })
+		return h.observe(ctx, commandSeries{operation: strings.ToUpper(cmd.Name())}, func(ctx context.Context) error { return next(ctx, cmd) })
 	}
 }
 
@@ -74,11 +95,11 @@ func (h *commandHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.
 		if allSame(names) {
 			operation += " " + names[0]
 		}
-		attrs := []attribute.KeyValue{semconv.DBOperationName(operation)}
+		series := commandSeries{operation: operation}
 		if len(names) > 1 {
-			attrs = append(attrs, semconv.DBOperationBatchSize(len(names)))
+			series.batch = len(names)
 		}
-		return h.observe(ctx, operation, attrs, func(ctx context.Context) error { return next(ctx, cmds) })
+		return h.observe(ctx, series, func(ctx context.Context) error { return next(ctx, cmds) })
 	}
 }
 
@@ -94,19 +115,22 @@ func allSame(names []string) bool {
 // observe runs one command or batch inside its span. A miss (redis.Nil) is
 // no error; a failure is recorded by kind only: a server's message may
 // quote a key.
-func (h *commandHook) observe(ctx context.Context, name string, attrs []attribute.KeyValue, run func(context.Context) error) error {
+func (h *commandHook) observe(ctx context.Context, series commandSeries, run func(context.Context) error) error {
 	start := time.Now()
-	ctx, span := h.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient))
+	ctx, span := h.tracer.Start(ctx, series.operation, trace.WithSpanKind(trace.SpanKindClient))
 	err := run(ctx)
+	var failure []attribute.KeyValue
 	if err != nil && !errors.Is(err, redis.Nil) {
-		kind := errorKind(err)
-		attrs = append(attrs, semconv.ErrorTypeKey.String(kind))
+		failure = append(failure, semconv.ErrorTypeKey.String(errorKind(err)))
 		span.SetStatus(codes.Error, "")
+		h.duration.Record(context.WithoutCancel(ctx), time.Since(start).Seconds(), dbconv.SystemNameRedis, append(series.attrs(), failure...)...)
+	} else {
+		h.duration.RecordSet(context.WithoutCancel(ctx), time.Since(start).Seconds(), h.series.Of(series))
 	}
-	h.duration.Record(context.WithoutCancel(ctx), time.Since(start).Seconds(), dbconv.SystemNameRedis, attrs...)
 	if span.IsRecording() {
 		span.SetAttributes(h.common...)
-		span.SetAttributes(attrs...)
+		span.SetAttributes(series.attrs()...)
+		span.SetAttributes(failure...)
 	}
 	span.End()
 	return err

@@ -22,6 +22,8 @@ import (
 	"go.opentelemetry.io/otel/semconv/v1.43.0/dbconv"
 	"go.opentelemetry.io/otel/trace"
 	"modernc.org/sqlite"
+
+	"github.com/praxis-health/praxis/adapters/telemetry"
 )
 
 const instrumentation = "github.com/praxis-health/praxis/adapters/sqlstore"
@@ -35,6 +37,9 @@ const instrumentation = "github.com/praxis-health/praxis/adapters/sqlstore"
 func Instrument(db *bun.DB, databaseURL string, tp trace.TracerProvider, mp metric.MeterProvider) (*bun.DB, error) {
 	h := &queryHook{tracer: tp.Tracer(instrumentation)}
 	h.system, h.common = describe(db, databaseURL)
+	h.series = telemetry.NewAttributeSets(maxSeries, func(k querySeries) []attribute.KeyValue {
+		return append(k.attrs(), attribute.String("db.system.name", string(h.system)))
+	})
 	var err error
 	if h.duration, err = dbconv.NewClientOperationDuration(mp.Meter(instrumentation)); err != nil {
 		return nil, err
@@ -71,7 +76,23 @@ type queryHook struct {
 	duration dbconv.ClientOperationDuration
 	system   dbconv.SystemNameAttr
 	common   []attribute.KeyValue
+	series   *telemetry.AttributeSets[querySeries] // of the queries that succeeded
 }
+
+// querySeries names the duration series of a query that succeeded.
+type querySeries struct{ operation, table string }
+
+func (k querySeries) attrs() []attribute.KeyValue {
+	attrs := []attribute.KeyValue{semconv.DBOperationName(k.operation)}
+	if k.table != "" {
+		attrs = append(attrs, semconv.DBCollectionName(k.table))
+	}
+	return attrs
+}
+
+// maxSeries bounds the query series whose attributes are kept built:
+// operations × tables.
+const maxSeries = 1024
 
 func (h *queryHook) BeforeQuery(ctx context.Context, _ *bun.QueryEvent) context.Context {
 	ctx, _ = h.tracer.Start(ctx, "db", trace.WithSpanKind(trace.SpanKindClient))
@@ -79,38 +100,37 @@ func (h *queryHook) BeforeQuery(ctx context.Context, _ *bun.QueryEvent) context.
 }
 
 func (h *queryHook) AfterQuery(ctx context.Context, event *bun.QueryEvent) {
-	operation := strings.ToUpper(event.Operation())
-	attrs := make([]attribute.KeyValue, 0, len(h.common)+5)
-	attrs = append(attrs, semconv.DBOperationName(operation))
-	var table string
+	series := querySeries{operation: strings.ToUpper(event.Operation())}
 	if event.IQuery != nil {
-		table = strings.Trim(event.IQuery.GetTableName(), `"`)
+		series.table = strings.Trim(event.IQuery.GetTableName(), `"`)
 	}
-	if table != "" {
-		attrs = append(attrs, semconv.DBCollectionName(table))
-	}
+	took := time.Since(event.StartTime).Seconds()
 	failed := event.Err != nil && !errors.Is(event.Err, sql.ErrNoRows) && !errors.Is(event.Err, sql.ErrTxDone)
+	var failure []attribute.KeyValue
 	if failed {
 		code, kind := errorCode(event.Err)
 		if code != "" {
-			attrs = append(attrs, semconv.DBResponseStatusCode(code))
+			failure = append(failure, semconv.DBResponseStatusCode(code))
 		}
-		attrs = append(attrs, semconv.ErrorTypeKey.String(kind))
+		failure = append(failure, semconv.ErrorTypeKey.String(kind))
+		h.duration.Record(context.WithoutCancel(ctx), took, h.system, append(series.attrs(), failure...)...)
+	} else {
+		h.duration.RecordSet(context.WithoutCancel(ctx), took, h.series.Of(series))
 	}
-	h.duration.Record(context.WithoutCancel(ctx), time.Since(event.StartTime).Seconds(), h.system, attrs...)
 
 	span := trace.SpanFromContext(ctx)
 	if !span.IsRecording() {
 		return
 	}
 	defer span.End()
-	name := operation
-	if table != "" {
-		name += " " + table
+	name := series.operation
+	if series.table != "" {
+		name += " " + series.table
 	}
 	span.SetName(name)
 	span.SetAttributes(h.common...)
-	span.SetAttributes(attrs...)
+	span.SetAttributes(series.attrs()...)
+	span.SetAttributes(failure...)
 	span.SetAttributes(semconv.DBQueryText(queryText(event)))
 	if failed {
 		// The kind of failure only: a driver's message may quote a value.
