@@ -122,3 +122,15 @@ func TestClientSecretRotation(t *testing.T) {
 		t.Error("an empty secret is accepted")
 	}
 }
+
+// BenchmarkParseScopes: a default client's whole list, as every bearer
+// request reads it from its token.
+func BenchmarkParseScopes(b *testing.B) {
+	list := domain.AllScopes().String()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := domain.ParseScopes(list); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package domain
 import (
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Scope is one permission: "<section>:read" or "<section>:write".
@@ -46,12 +47,19 @@ func SupportedScopes() Scopes { return append(AllScopes(), OptInScopes...) }
 
 // Known reports whether s is in the catalogue or opt-in.
 func (s Scope) Known() bool {
-	if slices.Contains(OptInScopes, s) {
-		return true
-	}
-	section, access, ok := strings.Cut(string(s), ":")
-	return ok && (access == "read" || access == "write") && SectionBySlug(section) != nil
+	_, ok := scopeIndex()[s]
+	return ok
 }
+
+// scopeIndex numbers every supported scope, for Known and for ParseScopes,
+// which every bearer request runs on its token's list.
+var scopeIndex = sync.OnceValue(func() map[Scope]int {
+	index := map[Scope]int{}
+	for i, s := range SupportedScopes() {
+		index[s] = i
+	}
+	return index
+})
 
 // Scopes is a set of scopes without duplicates, kept in the order first given.
 type Scopes []Scope
@@ -59,14 +67,17 @@ type Scopes []Scope
 // ParseScopes reads a space-delimited scope list (RFC 6749 §3.3). Every scope
 // must be in the catalogue; duplicates collapse; an empty list is invalid.
 func ParseScopes(list string) (Scopes, error) {
-	var out Scopes
-	for _, f := range strings.Fields(list) {
-		s := Scope(f)
-		if !s.Known() {
+	index := scopeIndex()
+	out := make(Scopes, 0, strings.Count(list, " ")+1)
+	seen := make([]bool, len(index))
+	for f := range strings.FieldsSeq(list) {
+		i, ok := index[Scope(f)]
+		if !ok {
 			return nil, invalid("scope", "unknown scope "+f)
 		}
-		if !out.Contains(s) {
-			out = append(out, s)
+		if !seen[i] {
+			seen[i] = true
+			out = append(out, Scope(f))
 		}
 	}
 	if len(out) == 0 {
