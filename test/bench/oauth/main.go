@@ -1,8 +1,11 @@
 // Command oauth is praxis's OAuth load test. It starts the built binary on
 // PostgreSQL and Redis and measures, over loopback and in one run:
 //   - token issuance per second (client authentication, token saved in Redis);
+//   - next to Ory Hydra's default setup, when -hydra names its binary;
 //   - authenticated GET /api/oauth/v2/resource/company per second next to
-//     unauthenticated GET /livez, alternating, and their ratio;
+//     the floor (test/bench/floor: the same Redis call, SELECT and audit
+//     event, nothing else), alternating, and the median round's ratio; the
+//     floor without the audit event and unauthenticated GET /livez beside;
 //   - Redis round trips per authenticated request, from Redis's own counters:
 //     the commands it ran, less those a script ran inside one call.
 //
