@@ -7,8 +7,10 @@ import (
 )
 
 // TestAdaptersNeverImportAnotherAdapter: an adapter serves one technology;
-// what two adapters share belongs in ports or domain (docs/ARCHITECTURE.md).
-// depguard cannot say "another adapter", so the import graph is read here.
+// what two adapters share belongs in ports or domain (docs/ARCHITECTURE.md),
+// or, a helper of no technology's (an instrument's attribute sets), in
+// adapters/internal, which imports nothing of ours. depguard cannot say
+// "another adapter", so the import graph is read here.
 func TestAdaptersNeverImportAnotherAdapter(t *testing.T) {
 	t.Parallel()
 	const adapters = "github.com/praxis-health/praxis/adapters/"
@@ -22,8 +24,12 @@ func TestAdaptersNeverImportAnotherAdapter(t *testing.T) {
 		pkg := fields[0]
 		own := adapters + strings.SplitN(strings.TrimPrefix(pkg, adapters), "/", 2)[0]
 		checked++
+		helper := strings.HasPrefix(pkg, adapters+"internal/")
 		for _, imp := range fields[1:] {
-			if strings.HasPrefix(imp, adapters) && imp != own && !strings.HasPrefix(imp, own+"/") {
+			switch {
+			case helper && strings.HasPrefix(imp, "github.com/praxis-health/praxis/"):
+				t.Errorf("%s, a helper of the adapters, imports %s", pkg, imp)
+			case strings.HasPrefix(imp, adapters) && imp != own && !strings.HasPrefix(imp, own+"/") && !strings.HasPrefix(imp, adapters+"internal/"):
 				t.Errorf("%s imports %s", pkg, imp)
 			}
 		}

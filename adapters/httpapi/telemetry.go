@@ -23,7 +23,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
-	"github.com/praxis-health/praxis/adapters/telemetry"
+	"github.com/praxis-health/praxis/adapters/internal/otelattr"
 )
 
 const instrumentation = "github.com/praxis-health/praxis/adapters/httpapi"
@@ -73,7 +73,7 @@ func observe(t Telemetry) fiber.Handler {
 	duration := must(t.Meter.Meter(instrumentation).Float64Histogram("http.server.request.duration",
 		metric.WithUnit("s"), metric.WithDescription("Duration of HTTP requests, by route and status"),
 		metric.WithExplicitBucketBoundaries(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)))
-	series := telemetry.NewAttributeSets(maxSeries, func(k seriesKey) []attribute.KeyValue {
+	series := otelattr.NewSets(maxSeries, func(k seriesKey) []attribute.KeyValue {
 		return []attribute.KeyValue{attribute.String("http.request.method", k.method), attribute.String("http.route", k.route),
 			attribute.Int("http.response.status_code", k.status)}
 	})

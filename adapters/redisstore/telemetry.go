@@ -17,7 +17,7 @@ import (
 	"go.opentelemetry.io/otel/semconv/v1.43.0/dbconv"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/praxis-health/praxis/adapters/telemetry"
+	"github.com/praxis-health/praxis/adapters/internal/otelattr"
 )
 
 const instrumentation = "github.com/praxis-health/praxis/adapters/redisstore"
@@ -41,7 +41,7 @@ func Instrument(rdb *redis.Client, tp trace.TracerProvider, mp metric.MeterProvi
 	if h.duration, err = dbconv.NewClientOperationDuration(mp.Meter(instrumentation)); err != nil {
 		return err
 	}
-	h.series = telemetry.NewAttributeSets(maxSeries, func(k commandSeries) []attribute.KeyValue {
+	h.series = otelattr.NewSets(maxSeries, func(k commandSeries) []attribute.KeyValue {
 		return append(k.attrs(), semconv.DBSystemNameRedis)
 	})
 	rdb.AddHook(h)
@@ -52,7 +52,7 @@ type commandHook struct {
 	tracer   trace.Tracer
 	duration dbconv.ClientOperationDuration
 	common   []attribute.KeyValue
-	series   *telemetry.AttributeSets[commandSeries] // of the commands that succeeded
+	series   *otelattr.Sets[commandSeries] // of the commands that succeeded
 }
 
 // commandSeries names the duration series of a command or a batch.

@@ -23,7 +23,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"modernc.org/sqlite"
 
-	"github.com/praxis-health/praxis/adapters/telemetry"
+	"github.com/praxis-health/praxis/adapters/internal/otelattr"
 )
 
 const instrumentation = "github.com/praxis-health/praxis/adapters/sqlstore"
@@ -37,7 +37,7 @@ const instrumentation = "github.com/praxis-health/praxis/adapters/sqlstore"
 func Instrument(db *bun.DB, databaseURL string, tp trace.TracerProvider, mp metric.MeterProvider) (*bun.DB, error) {
 	h := &queryHook{tracer: tp.Tracer(instrumentation)}
 	h.system, h.common = describe(db, databaseURL)
-	h.series = telemetry.NewAttributeSets(maxSeries, func(k querySeries) []attribute.KeyValue {
+	h.series = otelattr.NewSets(maxSeries, func(k querySeries) []attribute.KeyValue {
 		return append(k.attrs(), attribute.String("db.system.name", string(h.system)))
 	})
 	var err error
@@ -76,7 +76,7 @@ type queryHook struct {
 	duration dbconv.ClientOperationDuration
 	system   dbconv.SystemNameAttr
 	common   []attribute.KeyValue
-	series   *telemetry.AttributeSets[querySeries] // of the queries that succeeded
+	series   *otelattr.Sets[querySeries] // of the queries that succeeded
 }
 
 // querySeries names the duration series of a query that succeeded.

@@ -1,4 +1,4 @@
-package telemetry
+package otelattr
 
 import (
 	"testing"
@@ -6,9 +6,9 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 )
 
-func TestAttributeSetsKeepBoundedSets(t *testing.T) {
+func TestSetsKeepBoundedSets(t *testing.T) {
 	built := 0
-	sets := NewAttributeSets(2, func(route string) []attribute.KeyValue {
+	sets := NewSets(2, func(route string) []attribute.KeyValue {
 		built++
 		return []attribute.KeyValue{attribute.String("http.route", route), attribute.String("http.request.method", "GET")}
 	})
