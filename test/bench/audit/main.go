@@ -228,9 +228,7 @@ func compare(sides [2]*side, concurrency int, phase time.Duration, rounds int, c
 			if cpu[i] == nil {
 				cpu[i] = map[string]time.Duration{}
 			}
-			for name, d := range s.srv.CPU() {
-				cpu[i][name] += d - before[name]
-			}
+			benchserver.AddCPU(cpu[i], before, s.srv.CPU())
 		}
 	}
 	return sums, requests, cpu, nil

@@ -180,6 +180,14 @@ func (s *Server) CPU() map[string]time.Duration {
 	return out
 }
 
+// AddCPU adds to sum what each process spent between the readings before
+// and after of CPU.
+func AddCPU(sum, before, after map[string]time.Duration) {
+	for name, d := range after {
+		sum[name] += d - before[name]
+	}
+}
+
 // clockTicks is USER_HZ, 100 on Linux.
 const clockTicks = 100
 

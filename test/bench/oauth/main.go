@@ -171,7 +171,7 @@ func run(binary, pgURL, redisURL string, concurrency int, phase time.Duration, r
 		}
 		guardSum += r
 		guardRequests += r * time.Since(began).Seconds()
-		addCPU(cpuGuard, cpuBefore, srv.CPU())
+		benchserver.AddCPU(cpuGuard, cpuBefore, srv.CPU())
 
 		cpuBefore, began = srv.CPU(), time.Now()
 		r, err = benchserver.Rate(concurrency, phase, livez)
@@ -180,7 +180,7 @@ func run(binary, pgURL, redisURL string, concurrency int, phase time.Duration, r
 		}
 		livezSum += r
 		livezRequests += r * time.Since(began).Seconds()
-		addCPU(cpuLivez, cpuBefore, srv.CPU())
+		benchserver.AddCPU(cpuLivez, cpuBefore, srv.CPU())
 
 		r, err = benchserver.Rate(concurrency, phase, floorUnaudited)
 		if err != nil {
@@ -204,7 +204,7 @@ func run(binary, pgURL, redisURL string, concurrency int, phase time.Duration, r
 			return fmt.Errorf("GET company: %w", err)
 		}
 		requests += r * time.Since(began).Seconds()
-		addCPU(cpuCompany, cpuBefore, srv.CPU())
+		benchserver.AddCPU(cpuCompany, cpuBefore, srv.CPU())
 		after, err := redisCounts(rdb)
 		if err != nil {
 			return err
@@ -271,12 +271,6 @@ func run(binary, pgURL, redisURL string, concurrency int, phase time.Duration, r
 	}
 	fmt.Println("  targets met")
 	return nil
-}
-
-func addCPU(sum, before, after map[string]time.Duration) {
-	for k, v := range after {
-		sum[k] += v - before[k]
-	}
 }
 
 // call sends one request and fails on any status but want.

@@ -149,9 +149,7 @@ func throughput(httpc *http.Client, replicas []*benchserver.Server, auth string,
 			s.rate += r / float64(rounds)
 			s.requests += r * wall.Seconds()
 			s.wall += wall
-			for k, v := range cpu() {
-				s.cpu[k] += v - before[k]
-			}
+			benchserver.AddCPU(s.cpu, before, cpu())
 		}
 	}
 	ratio := sums[3].rate / sums[1].rate
