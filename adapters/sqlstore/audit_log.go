@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -20,22 +21,40 @@ import (
 )
 
 // AuditLog keeps the audit chains (docs/contract.md §11) in blocks: one
-// row per append, holding its events in chain order with their hashes.
-// A group commit of twenty reads is then one row and its customers, not
-// twenty rows with their indexes.
+// row per append, holding its events in chain order with their hashes and
+// the customers they reached. A group commit of twenty reads is then one
+// row, not twenty rows with their indexes. Which customers a company's
+// events reached is indexed per segment of its chain (segmentSize events):
+// a customer costs the index one row per segment, not one per block.
 type AuditLog struct {
 	db *bun.DB
 	mu sync.Mutex
-	// heads are the links this process last wrote, by company.
-	heads map[domain.CompanyID]audit.Link
+	// known is what this process last wrote, by company.
+	known map[domain.CompanyID]*written
+}
+
+// written is what a process knows of a company's chain from its own
+// appends: the head it last wrote, and customers whose rows in the index of
+// that head's segment are committed.
+type written struct {
+	head    audit.Link
+	segment int64
+	indexed map[int64]struct{}
 }
 
 var _ ports.AuditLog = (*AuditLog)(nil)
 
 // NewAuditLog returns the audit log of db.
 func NewAuditLog(db *bun.DB) *AuditLog {
-	return &AuditLog{db: db, heads: map[domain.CompanyID]audit.Link{}}
+	return &AuditLog{db: db, known: map[domain.CompanyID]*written{}}
 }
+
+// segmentSize is how many seqs of a chain one segment spans: a block
+// belongs to segment first_seq / segmentSize. The migration
+// 20261125000200_audit_segments and audit_append say 1024 too.
+const segmentSize = 1024
+
+func segmentOf(firstSeq int64) int64 { return firstSeq / segmentSize }
 
 type auditHeadRow struct {
 	bun.BaseModel `bun:"table:audit_heads,alias:audit_heads"`
@@ -66,12 +85,14 @@ type blockEntry struct {
 	Event json.RawMessage `json:"e"`
 }
 
-type auditCustomerRow struct {
-	bun.BaseModel `bun:"table:audit_block_customers"`
+// auditSegmentRow says that events of a segment of the company's chain
+// reached the customer.
+type auditSegmentRow struct {
+	bun.BaseModel `bun:"table:audit_customer_segments"`
 
 	CompanyID  uuid.UUID `bun:"company_id,pk"`
 	CustomerID int64     `bun:"customer_id,pk"`
-	FirstSeq   int64     `bun:"first_seq,pk"`
+	Segment    int64     `bun:"segment,pk"`
 }
 
 // Append seals events after the company's head into one block and moves
@@ -121,24 +142,26 @@ func (l *AuditLog) appendLocked(ctx context.Context, company domain.CompanyID, e
 		return err
 	}
 	block, customers, link := seal(company, audit.Link{Seq: head.Seq, Hash: nilIfEmpty(head.Hash)}, events)
-	if _, err := db.NewInsert().Model(&block).Exec(ctx); err != nil {
+	if _, err := db.NewInsert().Model(&block).Value("customers", "?", customerColumn(db, customers)).Exec(ctx); err != nil {
 		return translate(err)
 	}
-	if len(customers) > 0 {
-		rows := make([]auditCustomerRow, len(customers))
-		for i, c := range customers {
-			rows[i] = auditCustomerRow{CompanyID: uuid.UUID(company), CustomerID: c, FirstSeq: block.FirstSeq}
+	segment := segmentOf(block.FirstSeq)
+	if indexed := l.unindexed(company, segment, customers); len(indexed) > 0 {
+		rows := make([]auditSegmentRow, len(indexed))
+		for i, c := range indexed {
+			rows[i] = auditSegmentRow{CompanyID: uuid.UUID(company), CustomerID: c, Segment: segment}
 		}
-		if _, err := db.NewInsert().Model(&rows).Exec(ctx); err != nil {
+		if _, err := db.NewInsert().Model(&rows).On("CONFLICT DO NOTHING").Exec(ctx); err != nil {
 			return translate(err)
 		}
 	}
 	if _, err = tn.UpdateModel((*auditHeadRow)(nil)).Set("seq = ?", link.Seq).Set("hash = ?", link.Hash).Exec(ctx); err != nil {
 		return translate(err)
 	}
-	// Remembered before the commit: should it not come, the next append's
-	// statement finds the head elsewhere and takes this path again.
-	l.remember(company, link)
+	// The head is remembered before the commit: should it not come, the
+	// next append's statement finds the head elsewhere and takes this path
+	// again. The index rows are not: they are known only once committed.
+	l.remember(company, link, segment, nil)
 	return nil
 }
 
@@ -149,9 +172,11 @@ func (l *AuditLog) appendLocked(ctx context.Context, company domain.CompanyID, e
 // lock, then finds it moved and writes nothing.
 func (l *AuditLog) appendAfter(ctx context.Context, company domain.CompanyID, head audit.Link, events []audit.Event) (bool, error) {
 	block, customers, link := seal(company, head, events)
+	segment := segmentOf(block.FirstSeq)
+	indexed := l.unindexed(company, segment, customers)
 	var moved bool
-	err := tenantOf(l.db, company).Raw("SELECT audit_append(?0, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)", head.Seq, orEmpty(head.Hash), link.Seq, link.Hash,
-		block.FirstAt, block.LastAt, block.Events, pgdialect.Array(customers)).Scan(ctx, &moved)
+	err := tenantOf(l.db, company).Raw("SELECT audit_append(?0, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)", head.Seq, orEmpty(head.Hash), link.Seq, link.Hash,
+		block.FirstAt, block.LastAt, block.Events, pgdialect.Array(customers), pgdialect.Array(indexed)).Scan(ctx, &moved)
 	if err != nil {
 		return false, translate(err)
 	}
@@ -159,8 +184,32 @@ func (l *AuditLog) appendAfter(ctx context.Context, company domain.CompanyID, he
 		l.forget(company)
 		return false, nil
 	}
-	l.remember(company, link)
+	l.remember(company, link, segment, indexed) // one statement, committed
 	return true, nil
+}
+
+// customerColumn is a block's customers as its column holds them: an array
+// on PostgreSQL, a JSON array on SQLite.
+func customerColumn(db bun.IDB, customers []int64) any {
+	if db.Dialect().Name() == dialect.PG {
+		return pgdialect.Array(customers)
+	}
+	out := []byte{'['}
+	for i, c := range customers {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = strconv.AppendInt(out, c, 10)
+	}
+	return string(append(out, ']'))
+}
+
+// reaches narrows a select of blocks to those whose events reached customer.
+func reaches(db bun.IDB, s *bun.SelectQuery, customer int64) *bun.SelectQuery {
+	if db.Dialect().Name() == dialect.PG {
+		return s.Where("customers @> ARRAY[?::bigint]", customer)
+	}
+	return s.Where("EXISTS (SELECT 1 FROM json_each(customers) WHERE value = ?)", customer)
 }
 
 // seal chains events after link into one block; it answers the block, the
@@ -172,7 +221,7 @@ func seal(company domain.CompanyID, link audit.Link, events []audit.Event) (audi
 	// would spell it: the payloads are canonical JSON already, and
 	// json.Marshal would scan each of them again.
 	out := append(make([]byte, 0, 64*len(events)+len(events)*512), '[')
-	var customers []int64
+	customers := []int64{}
 	for i, e := range events {
 		sealed := audit.Seal(company, link, e.Canonical())
 		link = sealed.Link()
@@ -197,28 +246,69 @@ func seal(company domain.CompanyID, link audit.Link, events []audit.Event) (audi
 func (l *AuditLog) knownHead(company domain.CompanyID) (audit.Link, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	link, ok := l.heads[company]
-	return link, ok
+	if w, ok := l.known[company]; ok {
+		return w.head, true
+	}
+	return audit.Link{}, false
 }
 
-func (l *AuditLog) remember(company domain.CompanyID, link audit.Link) {
+// unindexed answers those of customers that segment's index may not have
+// yet: all but those this process committed itself. Another process's rows
+// are not known here; ON CONFLICT DO NOTHING passes over them.
+func (l *AuditLog) unindexed(company domain.CompanyID, segment int64, customers []int64) []int64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if len(l.heads) >= maxKnownHeads {
-		clear(l.heads)
+	w, ok := l.known[company]
+	if !ok || w.segment != segment {
+		return customers
 	}
-	l.heads[company] = link
+	out := []int64{}
+	for _, c := range customers {
+		if _, ok := w.indexed[c]; !ok {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// remember records company's head after an append of this process, in
+// segment, and customers whose index rows in it are committed.
+func (l *AuditLog) remember(company domain.CompanyID, link audit.Link, segment int64, indexed []int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	w, ok := l.known[company]
+	if !ok {
+		if len(l.known) >= maxKnownHeads {
+			clear(l.known)
+		}
+		w = &written{}
+		l.known[company] = w
+	}
+	if !ok || w.segment != segment {
+		w.segment, w.indexed = segment, map[int64]struct{}{}
+	}
+	w.head = link
+	for _, c := range indexed {
+		if len(w.indexed) == maxKnownIndexed {
+			break
+		}
+		w.indexed[c] = struct{}{}
+	}
 }
 
 func (l *AuditLog) forget(company domain.CompanyID) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	delete(l.heads, company)
+	delete(l.known, company)
 }
 
-// maxKnownHeads bounds the heads a process remembers: past it they are
+// maxKnownHeads bounds the companies a process remembers: past it they are
 // forgotten, and the next append of each locks its head once.
 const maxKnownHeads = 100_000
+
+// maxKnownIndexed bounds the customers a process remembers of one
+// company's segment; those past it are offered to the index again.
+const maxKnownIndexed = 4_096
 
 func orEmpty(b []byte) []byte {
 	if b == nil {
@@ -278,10 +368,10 @@ func (r auditBlockRow) entries() ([]audit.Sealed, error) {
 }
 
 func (l *AuditLog) List(ctx context.Context, company domain.CompanyID, q audit.Query) (audit.Page, error) {
+	db := conn(ctx, l.db)
 	where := func(s *bun.SelectQuery) *bun.SelectQuery {
 		if q.Customer != nil {
-			s = s.Where("first_seq IN (?)", tenantOf(conn(ctx, l.db), company).Select("audit_block_customers").
-				Column("first_seq").Where("customer_id = ?", int64(*q.Customer)))
+			s = reaches(db, s, int64(*q.Customer))
 		}
 		if q.From != nil {
 			s = s.Where("last_at >= ?", q.From.UTC())
@@ -292,7 +382,7 @@ func (l *AuditLog) List(ctx context.Context, company domain.CompanyID, q audit.Q
 		return s
 	}
 	page := audit.Page{Last: q.After}
-	err := l.eachBlock(ctx, company, q.After, where, func(b auditBlockRow) (bool, error) {
+	collect := func(b auditBlockRow) (bool, error) {
 		entries, err := b.entries()
 		if err != nil {
 			return false, err
@@ -309,12 +399,85 @@ func (l *AuditLog) List(ctx context.Context, company domain.CompanyID, q audit.Q
 			page.Last = s.Seq
 		}
 		return true, nil
+	}
+	if q.Customer == nil {
+		return page, l.eachBlock(ctx, company, q.After, where, collect)
+	}
+	// By customer: the blocks of the segments the customer's index names,
+	// a batch of segments a query.
+	err := l.eachSegments(ctx, company, int64(*q.Customer), q.After, func(segments []int64) (bool, error) {
+		more := true
+		inSegments := func(s *bun.SelectQuery) *bun.SelectQuery {
+			return where(s).WhereGroup(" AND ", func(s *bun.SelectQuery) *bun.SelectQuery {
+				for _, segment := range segments {
+					s = s.WhereOr("first_seq >= ? AND first_seq < ?", segment*segmentSize, (segment+1)*segmentSize)
+				}
+				return s
+			})
+		}
+		err := l.eachBlock(ctx, company, q.After, inSegments, func(b auditBlockRow) (bool, error) {
+			var err error
+			more, err = collect(b)
+			return more, err
+		})
+		return more, err
 	})
 	return page, err
 }
 
+// A query by customer reads the blocks of firstSegments segments, then of
+// four times as many each time, up to maxSegments: a customer met in every
+// block fills a page from the first few, a rare one needs many.
+const (
+	firstSegments = 4
+	maxSegments   = 64
+)
+
+// eachSegments hands fn, in order and in growing batches, the
+// segments of company's chain whose events reached customer, from the one
+// holding seq after on; fn answers false to stop.
+func (l *AuditLog) eachSegments(ctx context.Context, company domain.CompanyID, customer, after int64, fn func([]int64) (bool, error)) error {
+	tn := tenantOf(conn(ctx, l.db), company)
+	from := int64(0)
+	if after > 0 {
+		// The block holding seq after may begin in an earlier segment
+		// than after's own, and still hold events after it.
+		var first int64
+		err := translate(tn.SelectModel((*auditBlockRow)(nil)).Column("first_seq").Where("first_seq <= ?", after).
+			OrderExpr("first_seq DESC").Limit(1).Scan(ctx, &first))
+		switch {
+		case err == nil:
+			from = segmentOf(first)
+		case !errors.Is(err, domain.ErrNotFound):
+			return err
+		}
+	}
+	for batch := int64(firstSegments); ; batch = min(4*batch, maxSegments) {
+		var segments []int64
+		if err := tn.Select("audit_customer_segments").Column("segment").Where("customer_id = ?", customer).
+			Where("segment >= ?", from).OrderExpr("segment").Limit(batch).Scan(ctx, &segments); err != nil {
+			return translate(err)
+		}
+		if len(segments) == 0 {
+			return nil
+		}
+		if more, err := fn(segments); err != nil || !more {
+			return err
+		}
+		if int64(len(segments)) < batch {
+			return nil
+		}
+		from = segments[len(segments)-1] + 1
+	}
+}
+
 // matches tells whether an event answers the query's filters.
 func matches(payload []byte, q audit.Query) bool {
+	if q.Customer != nil {
+		if reaches, ok := audit.Reaches(payload, *q.Customer); ok && !reaches {
+			return false
+		}
+	}
 	if q.Customer == nil && q.Agent == "" && q.From == nil && q.To == nil {
 		return true
 	}
@@ -387,7 +550,9 @@ func (l *AuditLog) Sweep(ctx context.Context, company domain.CompanyID, before t
 		Where("first_seq <= ?", last.FirstSeq).Scan(ctx, &n); err != nil {
 		return 0, translate(err)
 	}
-	if _, err := tn.Delete("audit_block_customers").Where("first_seq <= ?", last.FirstSeq).Exec(ctx); err != nil {
+	// A segment's index goes once all its blocks have: the segment of the
+	// last block that goes may hold blocks that stay.
+	if _, err := tn.Delete("audit_customer_segments").Where("segment < ?", segmentOf(last.FirstSeq)).Exec(ctx); err != nil {
 		return 0, translate(err)
 	}
 	if _, err := tn.DeleteModel((*auditBlockRow)(nil)).Where("first_seq <= ?", last.FirstSeq).Exec(ctx); err != nil {

@@ -3,9 +3,11 @@ package sqlstore_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -14,6 +16,7 @@ import (
 
 	"github.com/praxis-health/praxis/adapters/sqlstore"
 	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/domain/audit"
 	"github.com/praxis-health/praxis/ports"
 	"github.com/praxis-health/praxis/ports/porttest"
 	"github.com/praxis-health/praxis/test/testenv"
@@ -166,7 +169,7 @@ func TestAuditLog(t *testing.T) {
 					})
 				},
 				Remove: func(t *testing.T, company domain.CompanyID, seq int64) {
-					for _, table := range []string{"audit_block_customers", "audit_blocks"} {
+					for _, table := range []string{"audit_blocks"} {
 						if _, err := db.NewDelete().TableExpr(table).Where("company_id = ?", uuid.UUID(company)).
 							Where("first_seq = ?", seq).Exec(context.Background()); err != nil {
 							t.Fatal(err)
@@ -175,6 +178,122 @@ func TestAuditLog(t *testing.T) {
 				},
 			}
 		})
+	})
+}
+
+// A customer met once in each of 90 segments (more than a query's growing
+// batches of segments read before their largest) is found whole, in
+// order, in pages of any size.
+func TestAuditFindsACustomerAcrossManySegments(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, db *bun.DB) {
+		ctx, log := context.Background(), sqlstore.NewAuditLog(db)
+		company, anna := auditCompany(t, db)
+		var want []string
+		for range 90 {
+			events := make([]audit.Event, 1024) // one segment a block
+			for i := range events {
+				events[i] = audit.New(time.Now())
+				events[i].Agent, events[i].Action, events[i].Section = audit.Agent{Type: audit.AgentClient, ID: "pc_one"}, audit.ActionRead, "customers"
+			}
+			events[1000].CustomerIDs = []domain.CustomerID{anna}
+			want = append(want, events[1000].ID)
+			if err := log.Append(ctx, company, events); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, limit := range []int{7, 100} {
+			var got []string
+			q := audit.Query{Customer: &anna, Limit: limit}
+			for {
+				page, err := log.List(ctx, company, q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, p := range page.Events {
+					var e audit.Event
+					if err := json.Unmarshal(p, &e); err != nil {
+						t.Fatal(err)
+					}
+					got = append(got, e.ID)
+				}
+				if !page.HasMore {
+					break
+				}
+				q.After = page.Last
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("%d a page: %d events, want %d in order", limit, len(got), len(want))
+			}
+		}
+	})
+}
+
+// auditCompany creates a company and one customer of it.
+func auditCompany(t *testing.T, db *bun.DB) (domain.CompanyID, domain.CustomerID) {
+	t.Helper()
+	ctx, repos := context.Background(), repositoriesOn(db)
+	company, _, err := domain.NewCompany("Praxis", "", domain.PlanPro, 1000, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := repos.Companies.Create(ctx, company); err != nil {
+		t.Fatal(err)
+	}
+	anna, err := domain.NewCustomer(company.ID, 0, "Anna", "Berger", "1980-02-29", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if anna, err = repos.Customers.Create(ctx, anna); err != nil {
+		t.Fatal(err)
+	}
+	return company.ID, anna.ID
+}
+
+// A sweep removes the customer index of every segment whose blocks all
+// went, and keeps that of a segment partly kept: what it names is the
+// retention's too.
+func TestAuditSweepRemovesTheIndexOfSweptSegments(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, db *bun.DB) {
+		ctx, log := context.Background(), sqlstore.NewAuditLog(db)
+		company, anna := auditCompany(t, db)
+		event := func(at time.Time) audit.Event {
+			e := audit.New(at)
+			e.Agent, e.Action, e.Section = audit.Agent{Type: audit.AgentClient, ID: "pc_one"}, audit.ActionRead, "customers"
+			e.CustomerIDs = []domain.CustomerID{anna}
+			return e
+		}
+		// 21 old appends of 100 (seqs 1..2100: the last begins at 2001, in
+		// the second segment), then a recent one (2101..2101).
+		old := time.Now().Add(-4 * 365 * 24 * time.Hour)
+		for range 21 {
+			events := make([]audit.Event, 100)
+			for i := range events {
+				events[i] = event(old)
+			}
+			if err := log.Append(ctx, company, events); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := log.Append(ctx, company, []audit.Event{event(time.Now())}); err != nil {
+			t.Fatal(err)
+		}
+		segments := func() []int64 {
+			var s []int64
+			if err := db.NewSelect().TableExpr("audit_customer_segments").Column("segment").Where("company_id = ?", uuid.UUID(company)).
+				OrderExpr("segment").Scan(ctx, &s); err != nil {
+				t.Fatal(err)
+			}
+			return s
+		}
+		if got := fmt.Sprint(segments()); got != "[0 1 2]" {
+			t.Fatalf("segments before the sweep: %s", got)
+		}
+		if n, err := log.Sweep(ctx, company, time.Now().Add(-3*365*24*time.Hour)); err != nil || n != 2100 {
+			t.Fatalf("sweep: %d, %v", n, err)
+		}
+		if got := fmt.Sprint(segments()); got != "[1 2]" {
+			t.Errorf("segments after the sweep: %s, want [1 2]", got)
+		}
 	})
 }
 

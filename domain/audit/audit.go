@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -98,6 +99,32 @@ func (e Event) Canonical() []byte {
 		panic(err) // strings, numbers and a time: it always marshals
 	}
 	return b
+}
+
+// Reaches tells whether the event spelled by a canonical payload names
+// customer, reading only its customer_ids, which the canonical spelling
+// puts last (a query by customer skips most events of a block unread). ok
+// is false when the payload does not end so; the caller then reads it
+// whole.
+func Reaches(payload []byte, customer domain.CustomerID) (reaches, ok bool) {
+	const key = `"customer_ids":[`
+	at := bytes.LastIndex(payload, []byte(key))
+	if at < 0 || !bytes.HasSuffix(payload, []byte("]}")) {
+		return false, false
+	}
+	list := payload[at+len(key) : len(payload)-2]
+	for len(list) > 0 {
+		n, rest, _ := bytes.Cut(list, []byte{','})
+		id, err := strconv.ParseInt(string(n), 10, 64)
+		if err != nil {
+			return false, false
+		}
+		if domain.CustomerID(id) == customer {
+			return true, true
+		}
+		list = rest
+	}
+	return false, true
 }
 
 // Link is a position in a company's chain: the sequence number of an event

@@ -2,6 +2,7 @@ package audit_test
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -121,6 +122,30 @@ func TestCheckpointCatchesARewrittenChain(t *testing.T) {
 	for _, bad := range []string{"", "3", "x:00", "0:" + strings.Repeat("0", 64), "2:abcd"} {
 		if _, err := audit.ParseLink(bad); err == nil {
 			t.Errorf("ParseLink(%q) accepted", bad)
+		}
+	}
+}
+
+// Reaches answers what reading the whole canonical event answers, even when
+// a string of the event spells the key; a payload not ending in the
+// canonical way is left to the caller (ok false).
+func TestReachesReadsOnlyTheCustomers(t *testing.T) {
+	t.Parallel()
+	for _, customers := range [][]domain.CustomerID{nil, {42}, {9_999_999_999, 1, 42}, {5, 6}} {
+		e := audit.New(time.Now())
+		e.Agent = audit.Agent{Type: audit.AgentClient, ID: "pc_x", Name: `Kalender "customer_ids":[42]}`}
+		e.ObjectID, e.CustomerIDs = `"customer_ids":[42]`, customers
+		payload := e.Canonical()
+		for _, c := range []domain.CustomerID{1, 42, 6, 9_999_999_999} {
+			reaches, ok := audit.Reaches(payload, c)
+			if !ok || reaches != slices.Contains(customers, c) {
+				t.Errorf("customers %v, customer %d: reaches %v, ok %v", customers, c, reaches, ok)
+			}
+		}
+	}
+	for _, payload := range []string{`{"customer_ids":[1,x]}`, `{"customer_ids":[1]} `, `{"id":"a"}`, `{"customer_ids":[1,,2]}`} {
+		if _, ok := audit.Reaches([]byte(payload), 2); ok {
+			t.Errorf("%s: ok, want the caller to read it whole", payload)
 		}
 	}
 }

@@ -44,6 +44,7 @@ func RunAuditLogSuite(t *testing.T, newRepos func(t *testing.T) AuditRepositorie
 		run  func(t *testing.T, r AuditRepositories)
 	}{
 		{"events are answered by customer, agent and time, in pages; another company sees none", auditQueries},
+		{"a customer's events are found among thousands, across appends of a hundred, from two processes", auditLongChain},
 		{"an event cannot name another company's customer", auditForeignCustomer},
 		{"the chain verifies; one changed byte and one deleted event are found", auditTamper},
 		{"16 concurrent appenders make one unbroken chain", auditConcurrent},
@@ -136,6 +137,63 @@ func auditQueries(t *testing.T, r AuditRepositories) {
 		t.Errorf("stored %+v, want %+v with its customers once, sorted", stored, e2)
 	}
 	if n, err := Verify(context.Background(), r.Audit, a.ID); err != nil || n != 3 {
+		t.Errorf("verify: %d events, %v", n, err)
+	}
+}
+
+func auditLongChain(t *testing.T, r AuditRepositories) {
+	ctx := context.Background()
+	a, _ := newCompany(t, r.Repositories, "A", 10)
+	b, _ := newCompany(t, r.Repositories, "B", 10)
+	anna, bert := newCustomer(t, r.Repositories, a.ID, 0).ID, newCustomer(t, r.Repositories, a.ID, 0).ID
+	start := time.Date(2026, 11, 25, 8, 0, 0, 0, time.UTC)
+	// 30 appends of 100 events; every event reaches bert, those of four
+	// appends anna too (the 11th and 12th are seqs 1001..1200). The appends
+	// alternate between two processes; every fifth is inside a transaction.
+	var all, annas []string
+	for block := range 30 {
+		reachesAnna := block == 0 || block == 10 || block == 11 || block == 25
+		events := make([]audit.Event, 100)
+		for i := range events {
+			at := start.Add(time.Duration(block*100+i) * time.Second)
+			if reachesAnna {
+				events[i] = auditEvent(at, "pc_one", bert, anna)
+				annas = append(annas, events[i].ID)
+			} else {
+				events[i] = auditEvent(at, "pc_two", bert)
+			}
+			all = append(all, events[i].ID)
+		}
+		var err error
+		switch {
+		case block%5 == 4:
+			err = r.Tx.InTx(ctx, func(ctx context.Context) error { return r.Audit.Append(ctx, a.ID, events) })
+		case block%2 == 0:
+			err = r.Audit.Append(ctx, a.ID, events)
+		default:
+			err = r.Replica.Append(ctx, a.ID, events)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, limit := range []int{7, 100, 1000} {
+		if got := listIDs(t, r, a.ID, audit.Query{Customer: &anna, Limit: limit}); strings.Join(got, ",") != strings.Join(annas, ",") {
+			t.Errorf("anna's events, %d a page: %d of them, want %d, in order", limit, len(got), len(annas))
+		}
+	}
+	if got := listIDs(t, r, a.ID, audit.Query{Customer: &bert, Limit: 450}); strings.Join(got, ",") != strings.Join(all, ",") {
+		t.Errorf("bert's events: %d of them, want %d, in order", len(got), len(all))
+	}
+	// The 12th append's events in its second half, by time.
+	from, to := start.Add(1150*time.Second), start.Add(1250*time.Second)
+	if got := listIDs(t, r, a.ID, audit.Query{Customer: &anna, From: &from, To: &to, Limit: 10}); strings.Join(got, ",") != strings.Join(annas[250:300], ",") {
+		t.Errorf("anna's events from %v to %v: %d of them, want 50", from, to, len(got))
+	}
+	if got := listIDs(t, r, b.ID, audit.Query{Customer: &anna, Limit: 10}); len(got) != 0 {
+		t.Errorf("company B lists A's customer's events: %d", len(got))
+	}
+	if n, err := Verify(ctx, r.Audit, a.ID); err != nil || n != 3000 {
 		t.Errorf("verify: %d events, %v", n, err)
 	}
 }
