@@ -3,7 +3,6 @@ package sqlstore_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -202,25 +201,7 @@ func TestAuditFindsACustomerAcrossManySegments(t *testing.T) {
 			}
 		}
 		for _, limit := range []int{7, 100} {
-			var got []string
-			q := audit.Query{Customer: &anna, Limit: limit}
-			for {
-				page, err := log.List(ctx, company, q)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, p := range page.Events {
-					var e audit.Event
-					if err := json.Unmarshal(p, &e); err != nil {
-						t.Fatal(err)
-					}
-					got = append(got, e.ID)
-				}
-				if !page.HasMore {
-					break
-				}
-				q.After = page.Last
-			}
+			got := porttest.AuditEventIDs(t, log, company, audit.Query{Customer: &anna, Limit: limit})
 			if !slices.Equal(got, want) {
 				t.Errorf("%d a page: %d events, want %d in order", limit, len(got), len(want))
 			}

@@ -73,11 +73,13 @@ func appendEvents(t *testing.T, r AuditRepositories, company domain.CompanyID, e
 	}
 }
 
-func listIDs(t *testing.T, r AuditRepositories, company domain.CompanyID, q audit.Query) []string {
+// AuditEventIDs pages through log's answer to q and answers the ids of its
+// events in order.
+func AuditEventIDs(t *testing.T, log ports.AuditLog, company domain.CompanyID, q audit.Query) []string {
 	t.Helper()
 	var ids []string
 	for {
-		page, err := r.Audit.List(context.Background(), company, q)
+		page, err := log.List(context.Background(), company, q)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -115,14 +117,14 @@ func auditQueries(t *testing.T, r AuditRepositories) {
 		"agent":           {audit.Query{Agent: "pc_one", Limit: 10}, []string{e1.ID, e3.ID}},
 		"from, to":        {audit.Query{From: new(day.Add(time.Minute)), To: new(day.Add(2 * time.Hour)), Limit: 10}, []string{e2.ID}},
 	} {
-		if got := listIDs(t, r, a.ID, tc.q); strings.Join(got, ",") != strings.Join(tc.want, ",") {
+		if got := AuditEventIDs(t, r.Audit, a.ID, tc.q); strings.Join(got, ",") != strings.Join(tc.want, ",") {
 			t.Errorf("%s: %v, want %v", name, got, tc.want)
 		}
 	}
-	if got := listIDs(t, r, b.ID, audit.Query{Limit: 10}); len(got) != 0 {
+	if got := AuditEventIDs(t, r.Audit, b.ID, audit.Query{Limit: 10}); len(got) != 0 {
 		t.Errorf("company B lists %v", got)
 	}
-	if got := listIDs(t, r, b.ID, audit.Query{Customer: &anna, Limit: 10}); len(got) != 0 {
+	if got := AuditEventIDs(t, r.Audit, b.ID, audit.Query{Customer: &anna, Limit: 10}); len(got) != 0 {
 		t.Errorf("company B lists A's customer's events: %v", got)
 	}
 	page, err := r.Audit.List(context.Background(), a.ID, audit.Query{Customer: &anna, Limit: 10})
@@ -178,19 +180,19 @@ func auditLongChain(t *testing.T, r AuditRepositories) {
 		}
 	}
 	for _, limit := range []int{7, 100, 1000} {
-		if got := listIDs(t, r, a.ID, audit.Query{Customer: &anna, Limit: limit}); strings.Join(got, ",") != strings.Join(annas, ",") {
+		if got := AuditEventIDs(t, r.Audit, a.ID, audit.Query{Customer: &anna, Limit: limit}); strings.Join(got, ",") != strings.Join(annas, ",") {
 			t.Errorf("anna's events, %d a page: %d of them, want %d, in order", limit, len(got), len(annas))
 		}
 	}
-	if got := listIDs(t, r, a.ID, audit.Query{Customer: &bert, Limit: 450}); strings.Join(got, ",") != strings.Join(all, ",") {
+	if got := AuditEventIDs(t, r.Audit, a.ID, audit.Query{Customer: &bert, Limit: 450}); strings.Join(got, ",") != strings.Join(all, ",") {
 		t.Errorf("bert's events: %d of them, want %d, in order", len(got), len(all))
 	}
 	// The 12th append's events in its second half, by time.
 	from, to := start.Add(1150*time.Second), start.Add(1250*time.Second)
-	if got := listIDs(t, r, a.ID, audit.Query{Customer: &anna, From: &from, To: &to, Limit: 10}); strings.Join(got, ",") != strings.Join(annas[250:300], ",") {
+	if got := AuditEventIDs(t, r.Audit, a.ID, audit.Query{Customer: &anna, From: &from, To: &to, Limit: 10}); strings.Join(got, ",") != strings.Join(annas[250:300], ",") {
 		t.Errorf("anna's events from %v to %v: %d of them, want 50", from, to, len(got))
 	}
-	if got := listIDs(t, r, b.ID, audit.Query{Customer: &anna, Limit: 10}); len(got) != 0 {
+	if got := AuditEventIDs(t, r.Audit, b.ID, audit.Query{Customer: &anna, Limit: 10}); len(got) != 0 {
 		t.Errorf("company B lists A's customer's events: %d", len(got))
 	}
 	if n, err := Verify(ctx, r.Audit, a.ID); err != nil || n != 3000 {
@@ -300,7 +302,7 @@ func auditTwoProcesses(t *testing.T, r AuditRepositories) {
 	if n, err := Verify(ctx, r.Audit, a.ID); err != nil || n != 12*10*2 {
 		t.Errorf("verify: %d events, %v; want %d", n, err, 12*10*2)
 	}
-	if got := listIDs(t, r, a.ID, audit.Query{Customer: &anna, Limit: 50}); len(got) != 12*10 {
+	if got := AuditEventIDs(t, r.Audit, a.ID, audit.Query{Customer: &anna, Limit: 50}); len(got) != 12*10 {
 		t.Errorf("events naming the customer: %d, want %d", len(got), 12*10)
 	}
 	// Outside a transaction an event naming another company's customer is
@@ -326,7 +328,7 @@ func auditSweep(t *testing.T, r AuditRepositories) {
 	if err != nil || n != 2 {
 		t.Fatalf("sweep: %d, %v; want 2", n, err)
 	}
-	if got := listIDs(t, r, a.ID, audit.Query{Customer: &anna, Limit: 10}); len(got) != 1 || got[0] != recent.ID {
+	if got := AuditEventIDs(t, r.Audit, a.ID, audit.Query{Customer: &anna, Limit: 10}); len(got) != 1 || got[0] != recent.ID {
 		t.Errorf("after the sweep: %v, want only the recent event", got)
 	}
 	appendEvents(t, r, a.ID, auditEvent(time.Now(), "pc_one"))
