@@ -212,22 +212,9 @@ func TestAuditFindsACustomerAcrossManySegments(t *testing.T) {
 // auditCompany creates a company and one customer of it.
 func auditCompany(t *testing.T, db *bun.DB) (domain.CompanyID, domain.CustomerID) {
 	t.Helper()
-	ctx, repos := context.Background(), repositoriesOn(db)
-	company, _, err := domain.NewCompany("Praxis", "", domain.PlanPro, 1000, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := repos.Companies.Create(ctx, company); err != nil {
-		t.Fatal(err)
-	}
-	anna, err := domain.NewCustomer(company.ID, 0, "Anna", "Berger", "1980-02-29", time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if anna, err = repos.Customers.Create(ctx, anna); err != nil {
-		t.Fatal(err)
-	}
-	return company.ID, anna.ID
+	repos := repositoriesOn(db)
+	company, _ := porttest.NewCompany(t, repos, "Praxis", 1000)
+	return company.ID, porttest.NewCustomer(t, repos, company.ID, 0).ID
 }
 
 // A sweep removes the customer index of every segment whose blocks all

@@ -98,9 +98,9 @@ func AuditEventIDs(t *testing.T, log ports.AuditLog, company domain.CompanyID, q
 }
 
 func auditQueries(t *testing.T, r AuditRepositories) {
-	a, _ := newCompany(t, r.Repositories, "A", 10)
-	b, _ := newCompany(t, r.Repositories, "B", 10)
-	anna, bert := newCustomer(t, r.Repositories, a.ID, 0).ID, newCustomer(t, r.Repositories, a.ID, 0).ID
+	a, _ := NewCompany(t, r.Repositories, "A", 10)
+	b, _ := NewCompany(t, r.Repositories, "B", 10)
+	anna, bert := NewCustomer(t, r.Repositories, a.ID, 0).ID, NewCustomer(t, r.Repositories, a.ID, 0).ID
 	day := time.Date(2026, 11, 24, 8, 0, 0, 0, time.UTC)
 	e1 := auditEvent(day, "pc_one", anna)
 	e2 := auditEvent(day.Add(time.Hour), "pc_two", anna, bert, anna)
@@ -145,9 +145,9 @@ func auditQueries(t *testing.T, r AuditRepositories) {
 
 func auditLongChain(t *testing.T, r AuditRepositories) {
 	ctx := context.Background()
-	a, _ := newCompany(t, r.Repositories, "A", 10)
-	b, _ := newCompany(t, r.Repositories, "B", 10)
-	anna, bert := newCustomer(t, r.Repositories, a.ID, 0).ID, newCustomer(t, r.Repositories, a.ID, 0).ID
+	a, _ := NewCompany(t, r.Repositories, "A", 10)
+	b, _ := NewCompany(t, r.Repositories, "B", 10)
+	anna, bert := NewCustomer(t, r.Repositories, a.ID, 0).ID, NewCustomer(t, r.Repositories, a.ID, 0).ID
 	start := time.Date(2026, 11, 25, 8, 0, 0, 0, time.UTC)
 	// 30 appends of 100 events; every event reaches bert, those of four
 	// appends anna too (the 11th and 12th are seqs 1001..1200). The appends
@@ -201,9 +201,9 @@ func auditLongChain(t *testing.T, r AuditRepositories) {
 }
 
 func auditForeignCustomer(t *testing.T, r AuditRepositories) {
-	a, _ := newCompany(t, r.Repositories, "A", 10)
-	b, _ := newCompany(t, r.Repositories, "B", 10)
-	theirs := newCustomer(t, r.Repositories, b.ID, 0).ID
+	a, _ := NewCompany(t, r.Repositories, "A", 10)
+	b, _ := NewCompany(t, r.Repositories, "B", 10)
+	theirs := NewCustomer(t, r.Repositories, b.ID, 0).ID
 	err := r.Tx.InTx(context.Background(), func(ctx context.Context) error {
 		return r.Audit.Append(ctx, a.ID, []audit.Event{auditEvent(time.Now(), "pc_one", theirs)})
 	})
@@ -225,7 +225,7 @@ func auditTamper(t *testing.T, r AuditRepositories) {
 		{"one changed byte", r.Corrupt, "event 3 was changed"},
 		{"one deleted event", r.Remove, "1 event(s) are missing"},
 	} {
-		c, _ := newCompany(t, r.Repositories, "C", 10)
+		c, _ := NewCompany(t, r.Repositories, "C", 10)
 		for i := range 5 {
 			appendEvents(t, r, c.ID, auditEvent(time.Now().Add(time.Duration(i)*time.Second), "pc_one"))
 		}
@@ -238,7 +238,7 @@ func auditTamper(t *testing.T, r AuditRepositories) {
 		}
 	}
 	// The last event deleted: the head still names it.
-	c, _ := newCompany(t, r.Repositories, "D", 10)
+	c, _ := NewCompany(t, r.Repositories, "D", 10)
 	appendEvents(t, r, c.ID, auditEvent(time.Now(), "pc_one"))
 	appendEvents(t, r, c.ID, auditEvent(time.Now(), "pc_one"))
 	r.Remove(t, c.ID, 2)
@@ -248,8 +248,8 @@ func auditTamper(t *testing.T, r AuditRepositories) {
 }
 
 func auditConcurrent(t *testing.T, r AuditRepositories) {
-	a, _ := newCompany(t, r.Repositories, "A", 10)
-	b, _ := newCompany(t, r.Repositories, "B", 10)
+	a, _ := NewCompany(t, r.Repositories, "A", 10)
+	b, _ := NewCompany(t, r.Repositories, "B", 10)
 	var wg sync.WaitGroup
 	for i := range 16 {
 		company := a.ID
@@ -276,8 +276,8 @@ func auditConcurrent(t *testing.T, r AuditRepositories) {
 
 func auditTwoProcesses(t *testing.T, r AuditRepositories) {
 	ctx := context.Background()
-	a, _ := newCompany(t, r.Repositories, "A", 10)
-	anna := newCustomer(t, r.Repositories, a.ID, 0).ID
+	a, _ := NewCompany(t, r.Repositories, "A", 10)
+	anna := NewCustomer(t, r.Repositories, a.ID, 0).ID
 	var wg sync.WaitGroup
 	for i := range 12 {
 		wg.Go(func() {
@@ -307,7 +307,7 @@ func auditTwoProcesses(t *testing.T, r AuditRepositories) {
 	}
 	// Outside a transaction an event naming another company's customer is
 	// refused whole, like inside one.
-	b, _ := newCompany(t, r.Repositories, "B", 10)
+	b, _ := NewCompany(t, r.Repositories, "B", 10)
 	if err := r.Audit.Append(ctx, b.ID, []audit.Event{auditEvent(time.Now(), "pc_one", anna)}); err == nil {
 		t.Error("an event of B naming A's customer was stored")
 	}
@@ -318,8 +318,8 @@ func auditTwoProcesses(t *testing.T, r AuditRepositories) {
 
 func auditSweep(t *testing.T, r AuditRepositories) {
 	ctx := context.Background()
-	a, _ := newCompany(t, r.Repositories, "A", 10)
-	anna := newCustomer(t, r.Repositories, a.ID, 0).ID
+	a, _ := NewCompany(t, r.Repositories, "A", 10)
+	anna := NewCustomer(t, r.Repositories, a.ID, 0).ID
 	old := time.Now().Add(-4 * 365 * 24 * time.Hour)
 	appendEvents(t, r, a.ID, auditEvent(old, "pc_one", anna), auditEvent(old.Add(time.Hour), "pc_one", anna))
 	recent := auditEvent(time.Now(), "pc_one", anna)

@@ -29,8 +29,8 @@ type recordFixture struct {
 func newRecordFixture(t *testing.T, newRepos func(t *testing.T) RecordRepositories) recordFixture {
 	t.Helper()
 	r := newRepos(t)
-	c, _ := newCompany(t, r.Repositories, "Praxis", 1000)
-	return recordFixture{r: r, company: c.ID, customer: newCustomer(t, r.Repositories, c.ID, 0).ID}
+	c, _ := NewCompany(t, r.Repositories, "Praxis", 1000)
+	return recordFixture{r: r, company: c.ID, customer: NewCustomer(t, r.Repositories, c.ID, 0).ID}
 }
 
 // insert stores kind's example for the fixture's customer in its own transaction.
@@ -137,7 +137,7 @@ func RunRecordStoreSuite(t *testing.T, newRepos func(t *testing.T) RecordReposit
 // everyKindRoundTrips: every kind round-trips its example; another company sees nothing.
 func everyKindRoundTrips(t *testing.T, newRepos func(t *testing.T) RecordRepositories) {
 	f := newRecordFixture(t, newRepos)
-	other, _ := newCompany(t, f.r.Repositories, "Other", 10)
+	other, _ := NewCompany(t, f.r.Repositories, "Other", 10)
 	ctx := context.Background()
 	for _, k := range domain.Kinds() {
 		if k.Shape == domain.ShapeCustomer {
@@ -170,7 +170,7 @@ func everyKindRoundTrips(t *testing.T, newRepos func(t *testing.T) RecordReposit
 // catalogueVersionMoves: a committed write of a catalogue section moves only its company's catalogue version.
 func catalogueVersionMoves(t *testing.T, newRepos func(t *testing.T) RecordRepositories) {
 	f := newRecordFixture(t, newRepos)
-	other, _ := newCompany(t, f.r.Repositories, "Other", 10)
+	other, _ := NewCompany(t, f.r.Repositories, "Other", 10)
 	ctx := context.Background()
 	version := func(id domain.CompanyID) int64 {
 		t.Helper()
@@ -206,8 +206,8 @@ func catalogueVersionMoves(t *testing.T, newRepos func(t *testing.T) RecordRepos
 // schemaRefusesForeignCustomer: the schema refuses a record naming another company's customer.
 func schemaRefusesForeignCustomer(t *testing.T, newRepos func(t *testing.T) RecordRepositories) {
 	f := newRecordFixture(t, newRepos)
-	other, _ := newCompany(t, f.r.Repositories, "Other", 10)
-	otherCustomer := newCustomer(t, f.r.Repositories, other.ID, 0).ID
+	other, _ := NewCompany(t, f.r.Repositories, "Other", 10)
+	otherCustomer := NewCustomer(t, f.r.Repositories, other.ID, 0).ID
 	err := f.r.Tx.InTx(context.Background(), func(ctx context.Context) error {
 		_, err := f.insertIn(ctx, notes, f.company, otherCustomer)
 		return err
@@ -446,7 +446,7 @@ func deletionsAreTombstones(t *testing.T, newRepos func(t *testing.T) RecordRepo
 // customersNumbered: customers: numbered by the store, updated with their svnr unique per company.
 func customersNumbered(t *testing.T, newRepos func(t *testing.T) RecordRepositories) {
 	f := newRecordFixture(t, newRepos)
-	other, _ := newCompany(t, f.r.Repositories, "Other", 10)
+	other, _ := NewCompany(t, f.r.Repositories, "Other", 10)
 	ctx := context.Background()
 	k := domain.CustomersKind()
 	obj, err := k.Decode([]byte(k.Example), suiteRC)

@@ -54,7 +54,7 @@ func RunRepositorySuite(t *testing.T, newRepos func(t *testing.T) Repositories) 
 // companyRoundTrip: company round trip.
 func companyRoundTrip(t *testing.T, r Repositories) {
 	ctx := context.Background()
-	c, secret := newCompany(t, r, "Praxis Dr. Huber", 1000)
+	c, secret := NewCompany(t, r, "Praxis Dr. Huber", 1000)
 	got, err := r.Companies.Get(ctx, c.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -79,8 +79,8 @@ func companyRoundTrip(t *testing.T, r Repositories) {
 // clientsRoundTrip: clients: round trip, revoke, another company.
 func clientsRoundTrip(t *testing.T, r Repositories) {
 	ctx := context.Background()
-	a, _ := newCompany(t, r, "A", 10)
-	b, _ := newCompany(t, r, "B", 10)
+	a, _ := NewCompany(t, r, "A", 10)
+	b, _ := NewCompany(t, r, "B", 10)
 	readOnly, _ := domain.ParseScopes("company:read customers:read")
 	clientA, secretA, err := domain.NewClient(a.ID, "Kalender", readOnly, time.Now())
 	if err != nil {
@@ -136,7 +136,7 @@ func declaredTenants(t *testing.T, r Repositories) {
 	ctx := context.Background()
 	a, _, _ := domain.NewCompany("A", "", domain.PlanBasic, 10, time.Now())
 	a.ExternalRef = "uid-a"
-	b, _ := newCompany(t, r, "B", 10)
+	b, _ := NewCompany(t, r, "B", 10)
 	if err := r.Companies.Create(ctx, a); err != nil {
 		t.Fatal(err)
 	}
@@ -239,8 +239,8 @@ func declaredTenants(t *testing.T, r Repositories) {
 // uploadSecretRotation: upload secret rotation touches one company.
 func uploadSecretRotation(t *testing.T, r Repositories) {
 	ctx := context.Background()
-	a, secretA := newCompany(t, r, "A", 10)
-	b, secretB := newCompany(t, r, "B", 10)
+	a, secretA := NewCompany(t, r, "A", 10)
+	b, secretB := NewCompany(t, r, "B", 10)
 	fresh, _ := domain.NewSecret()
 	if err := r.Companies.SetUploadSecretHash(ctx, a.ID, fresh.Hash()); err != nil {
 		t.Fatal(err)
@@ -261,17 +261,17 @@ func uploadSecretRotation(t *testing.T, r Repositories) {
 // customerIDs: customers: ids, explicit ids, another company.
 func customerIDs(t *testing.T, r Repositories) {
 	ctx := context.Background()
-	a, _ := newCompany(t, r, "A", 10)
-	b, _ := newCompany(t, r, "B", 10)
-	first := newCustomer(t, r, a.ID, 0)
+	a, _ := NewCompany(t, r, "A", 10)
+	b, _ := NewCompany(t, r, "B", 10)
+	first := NewCustomer(t, r, a.ID, 0)
 	if first.ID <= 0 {
 		t.Fatalf("assigned id %d", first.ID)
 	}
-	explicit := newCustomer(t, r, a.ID, 5000)
+	explicit := NewCustomer(t, r, a.ID, 5000)
 	if explicit.ID != 5000 {
 		t.Fatalf("explicit id: got %d", explicit.ID)
 	}
-	next := newCustomer(t, r, b.ID, 0)
+	next := NewCustomer(t, r, b.ID, 0)
 	if next.ID <= 5000 {
 		t.Errorf("next assigned id %d must not reuse ids up to an explicit 5000", next.ID)
 	}
@@ -297,8 +297,8 @@ func customerIDs(t *testing.T, r Repositories) {
 // storageReservation: storage reservation is atomic and bounded by the quota.
 func storageReservation(t *testing.T, r Repositories) {
 	ctx := context.Background()
-	a, _ := newCompany(t, r, "A", 300)
-	b, _ := newCompany(t, r, "B", 300)
+	a, _ := NewCompany(t, r, "A", 300)
+	b, _ := NewCompany(t, r, "B", 300)
 	var ok, refused atomic.Int32
 	var wg sync.WaitGroup
 	for range 12 {
@@ -332,8 +332,8 @@ func storageReservation(t *testing.T, r Repositories) {
 // filesFailedTransaction: files: a failed transaction keeps nothing.
 func filesFailedTransaction(t *testing.T, r Repositories) {
 	ctx := context.Background()
-	a, _ := newCompany(t, r, "A", 1000)
-	cust := newCustomer(t, r, a.ID, 0)
+	a, _ := NewCompany(t, r, "A", 1000)
+	cust := NewCustomer(t, r, a.ID, 0)
 	boom := errors.New("boom")
 	err := r.Tx.InTx(ctx, func(ctx context.Context) error {
 		if err := r.Companies.ReserveStorage(ctx, a.ID, 10); err != nil {
@@ -357,10 +357,10 @@ func filesFailedTransaction(t *testing.T, r Repositories) {
 // filesRoundTrip: files: round trip and another company.
 func filesRoundTrip(t *testing.T, r Repositories) {
 	ctx := context.Background()
-	a, _ := newCompany(t, r, "A", 1000)
-	b, _ := newCompany(t, r, "B", 1000)
-	ca := newCustomer(t, r, a.ID, 0)
-	cb := newCustomer(t, r, b.ID, 0)
+	a, _ := NewCompany(t, r, "A", 1000)
+	b, _ := NewCompany(t, r, "B", 1000)
+	ca := NewCustomer(t, r, a.ID, 0)
+	cb := NewCustomer(t, r, b.ID, 0)
 	f1, f2 := newFile(a.ID, ca.ID, 11), newFile(a.ID, ca.ID, 22)
 	f2.Category, f2.Description = "lab", ptrTo("Blutbild")
 	if err := r.Tx.InTx(ctx, func(ctx context.Context) error { return r.Files.Create(ctx, f1, f2) }); err != nil {
@@ -423,8 +423,8 @@ func filesRoundTrip(t *testing.T, r Repositories) {
 
 // companiesListed: companies are listed for maintenance.
 func companiesListed(t *testing.T, r Repositories) {
-	a, _ := newCompany(t, r, "A", 1)
-	b, _ := newCompany(t, r, "B", 1)
+	a, _ := NewCompany(t, r, "A", 1)
+	b, _ := NewCompany(t, r, "B", 1)
 	ids, err := r.Companies.ListIDs(context.Background())
 	if err != nil || len(ids) != 2 || (ids[0] != a.ID && ids[1] != a.ID) || (ids[0] != b.ID && ids[1] != b.ID) {
 		t.Errorf("ListIDs: %v, %v; want A and B", ids, err)
@@ -437,8 +437,8 @@ func companiesListed(t *testing.T, r Repositories) {
 // client is refused by the schema.
 func deprecatedCallsCounted(t *testing.T, r Repositories) {
 	ctx := context.Background()
-	a, _ := newCompany(t, r, "A", 10)
-	b, _ := newCompany(t, r, "B", 10)
+	a, _ := NewCompany(t, r, "A", 10)
+	b, _ := NewCompany(t, r, "B", 10)
 	clientA, _, _ := domain.NewClient(a.ID, "Abrechnung", nil, time.Now())
 	clientB, _, _ := domain.NewClient(b.ID, "Kalender", nil, time.Now())
 	for _, c := range []domain.Client{clientA, clientB} {
@@ -493,7 +493,9 @@ func deprecatedCallsCounted(t *testing.T, r Repositories) {
 	}
 }
 
-func newCompany(t *testing.T, r Repositories, name string, quota int64) (domain.Company, domain.Secret) {
+// NewCompany stores a new company of the pro plan with quota bytes of
+// storage, and answers it with its upload secret.
+func NewCompany(t *testing.T, r Repositories, name string, quota int64) (domain.Company, domain.Secret) {
 	t.Helper()
 	c, secret, err := domain.NewCompany(name, "", domain.PlanPro, quota, time.Now())
 	if err != nil {
@@ -505,7 +507,9 @@ func newCompany(t *testing.T, r Repositories, name string, quota int64) (domain.
 	return c, secret
 }
 
-func newCustomer(t *testing.T, r Repositories, company domain.CompanyID, id domain.CustomerID) domain.Customer {
+// NewCustomer stores a customer (Anna Berger) of company: with number id,
+// or the next free one for 0.
+func NewCustomer(t *testing.T, r Repositories, company domain.CompanyID, id domain.CustomerID) domain.Customer {
 	t.Helper()
 	c, err := domain.NewCustomer(company, id, "Anna", "Berger", "1980-02-29", time.Now())
 	if err != nil {

@@ -49,8 +49,8 @@ func invite(t *testing.T, r StaffRepositories, company domain.CompanyID, email s
 
 func staffInvites(t *testing.T, r StaffRepositories) {
 	ctx := context.Background()
-	a, _ := newCompany(t, r.Repositories, "A", 10)
-	b, _ := newCompany(t, r.Repositories, "B", 10)
+	a, _ := NewCompany(t, r.Repositories, "A", 10)
+	b, _ := NewCompany(t, r.Repositories, "B", 10)
 	now := time.Now().UTC().Truncate(time.Second)
 
 	token := invite(t, r, a.ID, "Anna@Praxis.example", staff.RoleAdmin, now)
@@ -107,8 +107,8 @@ func staffInvites(t *testing.T, r StaffRepositories) {
 
 func staffMembers(t *testing.T, r StaffRepositories) {
 	ctx := context.Background()
-	a, _ := newCompany(t, r.Repositories, "A", 10)
-	b, _ := newCompany(t, r.Repositories, "B", 10)
+	a, _ := NewCompany(t, r.Repositories, "A", 10)
+	b, _ := NewCompany(t, r.Repositories, "B", 10)
 	now := time.Now().UTC().Truncate(time.Second)
 	admin, err := r.Staff.ClaimInvite(ctx, a.ID, invite(t, r, a.ID, "admin@a.example", staff.RoleAdmin, now).Hash(), now)
 	if err != nil {

@@ -59,8 +59,8 @@ func mustCreate(t *testing.T, r WebhookRepositories, e webhook.Endpoint) webhook
 
 func webhookTenancy(t *testing.T, r WebhookRepositories) {
 	ctx := context.Background()
-	a, _ := newCompany(t, r.Repositories, "A", 10)
-	b, _ := newCompany(t, r.Repositories, "B", 10)
+	a, _ := NewCompany(t, r.Repositories, "A", 10)
+	b, _ := NewCompany(t, r.Repositories, "B", 10)
 	e := mustCreate(t, r, newEndpoint(a.ID))
 	if got, err := r.Endpoints.Get(ctx, a.ID, e.ID); err != nil || got.URL != e.URL || string(got.Secret) != "sealed" || got.EventTypes[0] != "*" {
 		t.Fatalf("get: %+v, %v", got, err)
@@ -97,7 +97,7 @@ func webhookTenancy(t *testing.T, r WebhookRepositories) {
 
 func webhookLeases(t *testing.T, r WebhookRepositories) {
 	ctx := context.Background()
-	a, _ := newCompany(t, r.Repositories, "A", 10)
+	a, _ := NewCompany(t, r.Repositories, "A", 10)
 	e := mustCreate(t, r, newEndpoint(a.ID))
 	now := time.Now()
 	claimed, err := r.Endpoints.Claim(ctx, "one", now, time.Minute, 100)
@@ -167,14 +167,14 @@ func webhookLeases(t *testing.T, r WebhookRepositories) {
 
 func webhookFeed(t *testing.T, r WebhookRepositories) {
 	ctx := context.Background()
-	a, _ := newCompany(t, r.Repositories, "A", 10)
-	b, _ := newCompany(t, r.Repositories, "B", 10)
+	a, _ := NewCompany(t, r.Repositories, "A", 10)
+	b, _ := NewCompany(t, r.Repositories, "B", 10)
 	start, err := r.Feed.Head(ctx, a.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	patient := newCustomer(t, r.Repositories, a.ID, 0)
-	newCustomer(t, r.Repositories, b.ID, 0)
+	patient := NewCustomer(t, r.Repositories, a.ID, 0)
+	NewCustomer(t, r.Repositories, b.ID, 0)
 	notes := domain.KindOf("notes")
 	var ids []string
 	for range 3 {
@@ -258,8 +258,8 @@ func webhookFeed(t *testing.T, r WebhookRepositories) {
 
 func webhookLog(t *testing.T, r WebhookRepositories) {
 	ctx := context.Background()
-	a, _ := newCompany(t, r.Repositories, "A", 10)
-	b, _ := newCompany(t, r.Repositories, "B", 10)
+	a, _ := NewCompany(t, r.Repositories, "A", 10)
+	b, _ := NewCompany(t, r.Repositories, "B", 10)
 	e := mustCreate(t, r, newEndpoint(a.ID))
 	now := time.Now()
 	// Claimed as if hours later, past any lease the other cases hold, for
@@ -305,8 +305,8 @@ func webhookBacklog(t *testing.T, r WebhookRepositories) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, _ := newCompany(t, r.Repositories, "A", 10)
-	b, _ := newCompany(t, r.Repositories, "B", 10)
+	a, _ := NewCompany(t, r.Repositories, "A", 10)
+	b, _ := NewCompany(t, r.Repositories, "B", 10)
 	waiting := newEndpoint(a.ID)
 	waiting.NextAttempt = now.Add(-90 * 24 * time.Hour) // longer than any other case's
 	mustCreate(t, r, waiting)
