@@ -406,7 +406,6 @@ func (l *AuditLog) List(ctx context.Context, company domain.CompanyID, q audit.Q
 	// By customer: the blocks of the segments the customer's index names,
 	// a batch of segments a query.
 	err := l.eachSegments(ctx, company, int64(*q.Customer), q.After, func(segments []int64) (bool, error) {
-		more := true
 		inSegments := func(s *bun.SelectQuery) *bun.SelectQuery {
 			return where(s).WhereGroup(" AND ", func(s *bun.SelectQuery) *bun.SelectQuery {
 				for _, segment := range segments {
@@ -415,12 +414,8 @@ func (l *AuditLog) List(ctx context.Context, company domain.CompanyID, q audit.Q
 				return s
 			})
 		}
-		err := l.eachBlock(ctx, company, q.After, inSegments, func(b auditBlockRow) (bool, error) {
-			var err error
-			more, err = collect(b)
-			return more, err
-		})
-		return more, err
+		err := l.eachBlock(ctx, company, q.After, inSegments, collect)
+		return !page.HasMore, err
 	})
 	return page, err
 }
