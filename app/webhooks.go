@@ -35,8 +35,9 @@ var Webhooks = fx.Module("webhooks",
 		func(cfg Config, tel *telemetry.Telemetry) ports.Deliverer {
 			return observedDeliveries(webhookout.New(net.DefaultResolver, cfg.WebhookAllowPrivate, Version), tel)
 		},
-		func(store ports.WebhookEndpoints, feed ports.ChangeFeed, keys *webhook.Keyring, out ports.Deliverer, cfg Config) ports.Webhooks {
-			return usecase.NewWebhooks(store, feed, keys, out, cfg.WebhookAllowPrivate)
+		func(store ports.WebhookEndpoints, feed ports.ChangeFeed, keys *webhook.Keyring, out ports.Deliverer, cfg Config,
+			ids ports.IdempotencyStore, tx ports.Transactor, audits *usecase.Auditor) ports.Webhooks {
+			return usecase.NewWebhooks(store, feed, keys, out, cfg.WebhookAllowPrivate, ids, tx, audits)
 		},
 		startDispatcher,
 	),

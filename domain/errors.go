@@ -17,6 +17,10 @@ var (
 	ErrMalformedJSON = errors.New("the body is not well-formed JSON")
 	// ErrCompanyDisabled: the company has been disabled and takes no new clients.
 	ErrCompanyDisabled = fmt.Errorf("company is disabled: %w", ErrConflict)
+	// ErrWebhooksDisabled: the installation has no key to seal webhook
+	// secrets with (PRAXIS_WEBHOOK_KEY). A setting the operator left out,
+	// not an outage: retrying does not help (409, no Retry-After).
+	ErrWebhooksDisabled = fmt.Errorf("webhooks are not enabled on this installation: %w", ErrConflict)
 )
 
 // ValidationError is a rejected value of one named field.

@@ -65,6 +65,19 @@ type ListQuery struct {
 	// back because an older transaction may yet commit before them: for a
 	// one-pass read (an export) that no client resumes later.
 	Dump bool
+	// IncludeCustomers answers the customers of the page's records beside
+	// it (include=customer; needs customers:read).
+	IncludeCustomers bool
+}
+
+// MaxBatchIDs is how many objects one read by ids (ids=) may ask for.
+const MaxBatchIDs = 100
+
+// BatchQuery is a read of many objects of one section by id (ids=).
+type BatchQuery struct {
+	IDs              []string
+	IncludeDeleted   bool
+	IncludeCustomers bool
 }
 
 // CalendarFilter keeps the appointments of one user, of one location, or

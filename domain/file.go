@@ -76,8 +76,10 @@ type File struct {
 	GDT *GDTInfo
 	// RelatedFileIDs link the files of one request that a GDT file references (6305).
 	RelatedFileIDs []FileID
-	CreatedAt      time.Time
-	UpdatedAt      time.Time
+	// Version counts the file's changes (1 when stored; files do not change yet).
+	Version   int64
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
 // FileCategories are the categories a file may be filed under; "other" by default.
@@ -96,6 +98,7 @@ type FileView struct {
 	Description    *string  `json:"description"`
 	GDT            *GDTInfo `json:"gdt"`
 	RelatedFileIDs []string `json:"related_file_ids"`
+	Version        int64    `json:"version"`
 	CreatedAt      string   `json:"created_at"`
 	UpdatedAt      string   `json:"updated_at"`
 }
@@ -104,7 +107,7 @@ type FileView struct {
 func (f File) View() FileView {
 	return FileView{ID: f.ID.String(), CustomerID: int64(f.CustomerID), Name: f.Name, ContentType: f.ContentType, Size: f.Size,
 		SHA256: hex.EncodeToString(f.SHA256), Source: f.Source.String(), Category: f.Category, Description: f.Description,
-		GDT: f.GDT, RelatedFileIDs: related(f.RelatedFileIDs),
+		GDT: f.GDT, RelatedFileIDs: related(f.RelatedFileIDs), Version: f.Version,
 		CreatedAt: f.CreatedAt.UTC().Format(time.RFC3339), UpdatedAt: f.UpdatedAt.UTC().Format(time.RFC3339)}
 }
 

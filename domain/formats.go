@@ -44,10 +44,17 @@ func ParseDate(s string) (time.Time, error) {
 // lies in the years every store keeps.
 func ParseDateTime(s string) (time.Time, error) {
 	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil || !Storable(t) || !Storable(t.UTC()) {
+	if err != nil || !Storable(t) || !Storable(t.UTC()) || !offsetInRange(t) {
 		return time.Time{}, errFormat
 	}
 	return t, nil
+}
+
+// offsetInRange holds RFC 3339's offset hours, 00 to 23: Go's parser takes
+// +24:00 too, which no other reader of the date-time would.
+func offsetInRange(t time.Time) bool {
+	_, off := t.Zone()
+	return off > -24*3600 && off < 24*3600
 }
 
 // Storable tells whether t's year is one PostgreSQL and SQLite both store

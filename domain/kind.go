@@ -393,13 +393,15 @@ func singular(section string) string {
 }
 
 // AppendObject appends the answer for one object to b: the id, the payload's
-// fields, then the envelope's times in UTC. payload is a JSON object.
-func AppendObject(b []byte, id string, numericID bool, payload []byte, created, updated time.Time) []byte {
+// fields, then the envelope's version and times in UTC. payload is a JSON object.
+func AppendObject(b []byte, id string, numericID bool, payload []byte, version int64, created, updated time.Time) []byte {
 	b = appendID(append(b, `{"id":`...), id, numericID)
 	if inner := bytes.TrimSpace(payload); len(inner) > 2 {
 		b = append(b, ',')
 		b = append(b, inner[1:len(inner)-1]...)
 	}
+	b = append(b, `,"version":`...)
+	b = strconv.AppendInt(b, version, 10)
 	b = append(b, `,"created_at":"`...)
 	b = created.UTC().AppendFormat(b, time.RFC3339)
 	b = append(b, `","updated_at":"`...)

@@ -75,6 +75,9 @@ func reflectSchemas(t reflect.Type, idSchema map[string]any) (*Schemas, error) {
 	for k, v := range outProps {
 		newProps[k] = v
 	}
+	newProps["version"] = map[string]any{"type": "integer", "minimum": 1,
+		"description": "moves by one with every change of this object; its ETag is the same number in quotes"}
+	all = append(all, "version")
 	for _, f := range []string{"created_at", "updated_at"} {
 		newProps[f] = map[string]any{"type": "string", "format": "date-time"}
 		all = append(all, f)
@@ -206,7 +209,7 @@ func (s *Schemas) decodeInput(body []byte, dst any, withServer bool, tolerate ..
 	schema := s.full
 	if !withServer {
 		schema = s.valid
-		for _, f := range append([]string{"id", "created_at", "updated_at"}, s.server...) {
+		for _, f := range append([]string{"id", "version", "created_at", "updated_at"}, s.server...) {
 			if v, ok := obj[f]; ok && v != nil {
 				errs.Add(f, "is set by the server")
 			}

@@ -47,7 +47,7 @@ func (d *DateTime) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &s); err != nil {
 		return err
 	}
-	t, err := time.Parse(time.RFC3339, s)
+	t, err := ParseDateTime(s)
 	if err != nil {
 		return err
 	}

@@ -13,7 +13,10 @@ type StoredObject struct {
 	ID       string
 	Customer *domain.CustomerID
 	// Payload is the object's fields as answered, a JSON object.
-	Payload   []byte
+	Payload []byte
+	// Version is the object's own count of its changes: 1 when made, one
+	// more with every write and with its deletion.
+	Version   int64
 	Change    int64
 	CreatedAt time.Time
 	UpdatedAt time.Time
@@ -91,26 +94,59 @@ type IdempotencyStore interface {
 // IdempotencyWindow is how long a key answers retries.
 const IdempotencyWindow = 24 * time.Hour
 
-// Response is a write's answer, ready to send.
+// Response is a write's answer, ready to send. Version is the object's
+// version after the write (its ETag), 0 for an answer that names none.
 type Response struct {
 	SavedResponse
 	Replayed bool
+	Version  int64
+}
+
+// Versioned is one object as answered, with its version for the ETag.
+type Versioned struct {
+	Body    []byte
+	Version int64
+}
+
+// Batch is the answer to a read of many objects by id: the found ones as a
+// JSON array in the order asked, and the ids found nowhere in the company.
+type Batch struct {
+	Data     []byte
+	NotFound []string
+	// Customers is the customers of the records in Data, a JSON array, when
+	// they were asked for (include=customer); nil otherwise.
+	Customers []byte
+}
+
+// Write is how a client names its write: the version it read (If-Match)
+// and its Idempotency-Key, either of which may be absent.
+type Write struct {
+	IfMatch domain.Precondition
+	Key     *IdempotencyKey
 }
 
 // Records is the driving port of every generic section of the resource API.
 type Records interface {
+	// List answers a page of the feed; with q.IncludeCustomers, the page's
+	// customers beside it.
 	List(ctx context.Context, grant domain.Grant, kind *domain.Kind, q domain.ListQuery) (RenderedPage, error)
-	Get(ctx context.Context, grant domain.Grant, kind *domain.Kind, id string) ([]byte, error)
+	// Batch answers the objects among ids, in the order asked; tombstones
+	// only with q.IncludeDeleted. Another company's ids are not found.
+	Batch(ctx context.Context, grant domain.Grant, kind *domain.Kind, q domain.BatchQuery) (Batch, error)
+	Get(ctx context.Context, grant domain.Grant, kind *domain.Kind, id string) (Versioned, error)
 	Create(ctx context.Context, grant domain.Grant, kind *domain.Kind, body []byte, key *IdempotencyKey) (Response, error)
-	Patch(ctx context.Context, grant domain.Grant, kind *domain.Kind, id string, patch []byte) ([]byte, error)
+	// Patch applies a merge patch if the object is still at the version
+	// w names (else a *domain.StaleVersion, nothing written).
+	Patch(ctx context.Context, grant domain.Grant, kind *domain.Kind, id string, patch []byte, w Write) (Response, error)
 }
 
 // RenderedPage is a list answer's parts: the objects as one JSON array, the
-// next cursor, and whether more follow.
+// next cursor, and whether more follow; Customers as in Batch.
 type RenderedPage struct {
 	Data       []byte
 	NextCursor string
 	HasMore    bool
+	Customers  []byte
 }
 
 // Calendar reads what appointments block of their users' time: the record
@@ -136,5 +172,5 @@ type Booking interface {
 // Appointments adds the appointments' own step to the generic section.
 type Appointments interface {
 	// Cancel ends a booked or arrived appointment: its slot is free at once.
-	Cancel(ctx context.Context, grant domain.Grant, id string, body []byte) ([]byte, error)
+	Cancel(ctx context.Context, grant domain.Grant, id string, body []byte, w Write) (Response, error)
 }

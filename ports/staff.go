@@ -96,7 +96,9 @@ type Settings interface {
 	Webhooks(ctx context.Context, m staff.Member) ([]webhook.Endpoint, error)
 	CreateWebhook(ctx context.Context, m staff.Member, url string, types []string) (webhook.Endpoint, webhook.Secret, error)
 	WebhookDeliveries(ctx context.Context, m staff.Member, id uuid.UUID) (webhook.Endpoint, []webhook.Attempt, error)
-	ReplayWebhook(ctx context.Context, m staff.Member, id uuid.UUID, since time.Time) error
-	DeleteWebhook(ctx context.Context, m staff.Member, id uuid.UUID) error
+	// ReplayWebhook and DeleteWebhook act only on the version the page
+	// showed (a *domain.StaleVersion otherwise).
+	ReplayWebhook(ctx context.Context, m staff.Member, id uuid.UUID, version int64, since time.Time) error
+	DeleteWebhook(ctx context.Context, m staff.Member, id uuid.UUID, version int64) error
 	PingWebhook(ctx context.Context, m staff.Member, id uuid.UUID) (webhook.Attempt, error)
 }

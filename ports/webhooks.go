@@ -105,10 +105,14 @@ type Webhooks interface {
 	Create(ctx context.Context, grant domain.Grant, in WebhookInput) (webhook.Endpoint, webhook.Secret, error)
 	Get(ctx context.Context, grant domain.Grant, id uuid.UUID) (webhook.Endpoint, error)
 	List(ctx context.Context, grant domain.Grant) ([]webhook.Endpoint, error)
-	Update(ctx context.Context, grant domain.Grant, id uuid.UUID, in WebhookInput) (webhook.Endpoint, error)
-	Delete(ctx context.Context, grant domain.Grant, id uuid.UUID) error
+	// Update and Delete refuse with a *domain.StaleVersion when the
+	// endpoint is no longer at the version w names; w's Idempotency-Key
+	// replays the first answer of a retry.
+	Update(ctx context.Context, grant domain.Grant, id uuid.UUID, in WebhookInput, w Write) (Response, error)
+	Delete(ctx context.Context, grant domain.Grant, id uuid.UUID, w Write) (Response, error)
 	RotateSecret(ctx context.Context, grant domain.Grant, id uuid.UUID, overlap time.Duration) (webhook.Endpoint, webhook.Secret, error)
-	Replay(ctx context.Context, grant domain.Grant, id uuid.UUID, from ReplayFrom) (webhook.Endpoint, error)
+	// Replay moves the endpoint back, if it is still at the version ifMatch names.
+	Replay(ctx context.Context, grant domain.Grant, id uuid.UUID, from ReplayFrom, ifMatch domain.Precondition) (webhook.Endpoint, error)
 	Deliveries(ctx context.Context, grant domain.Grant, id uuid.UUID, before uuid.UUID, limit int) ([]webhook.Attempt, bool, error)
 	// Ping sends the endpoint one signed test event now and answers the attempt.
 	Ping(ctx context.Context, grant domain.Grant, id uuid.UUID) (webhook.Attempt, error)

@@ -219,13 +219,17 @@ func TestWebhookEndpoints(t *testing.T) {
 		// Without the operator's allowance, loopback is refused at registration.
 		if b.name == "postgres" {
 			// A shared database without PRAXIS_WEBHOOK_KEY has nothing to seal
-			// secrets with: no endpoint is made, and the answer says try later.
+			// secrets with: no endpoint is made, and the answer says what it is
+			// (a setting the operator left out), not an outage to retry.
 			keyless := startServer(t, b)
 			kc := keyless.newCompany(t, 1<<20)
 			r := keyless.request(t, http.MethodPost, endpointsPath, "application/json", `{"url":"https://integrator.example/hook","event_types":["*"]}`,
 				"Authorization: Bearer "+keyless.tokenFor(t, keyless.newClient(t, kc, everyScope())))
-			if r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") == "" {
+			if r.status != http.StatusConflict || r.header.Get("Retry-After") != "" || !strings.Contains(string(r.body), `"webhooks-disabled"`) {
 				t.Errorf("register without a key: %d (Retry-After %q) %s", r.status, r.header.Get("Retry-After"), r.body)
+			}
+			if r := keyless.request(t, http.MethodGet, "/readyz", "", ""); r.status != http.StatusOK {
+				t.Errorf("readyz without a webhook key: %d %s", r.status, r.body)
 			}
 		}
 		key, _ := webhook.NewKey()

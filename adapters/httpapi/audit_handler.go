@@ -47,5 +47,5 @@ func (h *AuditEvents) list(c *fiber.Ctx) error {
 		}
 		data = append(data, e...)
 	}
-	return writePage(c, append(data, ']'), domain.Cursor{Change: page.Last, ID: "audit"}.Encode(), page.HasMore)
+	return writePage(c, append(data, ']'), domain.Cursor{Change: page.Last, ID: "audit"}.Encode(), page.HasMore, nil)
 }

@@ -59,7 +59,7 @@ func (h *BookingSection) offered(section string) fiber.Handler {
 		if err != nil {
 			return err
 		}
-		return writePage(c, page.Data, page.NextCursor, page.HasMore)
+		return writePage(c, page.Data, page.NextCursor, page.HasMore, nil)
 	}
 }
 
@@ -123,9 +123,13 @@ func (h *BookingSection) cancel(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	out, err := h.appointments.Cancel(c.UserContext(), grantOf(c), c.Params("id"), body)
+	w, err := writeOf(c, body)
 	if err != nil {
 		return err
 	}
-	return sendJSON(c, fiber.StatusOK, out)
+	resp, err := h.appointments.Cancel(c.UserContext(), grantOf(c), c.Params("id"), body, w)
+	if err != nil {
+		return err
+	}
+	return sendWritten(c, resp)
 }

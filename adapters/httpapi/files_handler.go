@@ -53,7 +53,7 @@ func (h *FilesSection) list(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return writePage(c, data, page.Next.Encode(), page.HasMore)
+	return writePage(c, data, page.Next.Encode(), page.HasMore, nil)
 }
 
 func (h *FilesSection) get(c *fiber.Ctx) error {
@@ -61,6 +61,10 @@ func (h *FilesSection) get(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	if done, err := notModified(c, f.Version); done || err != nil {
+		return err
+	}
+	c.Set(fiber.HeaderETag, domain.ETag(f.Version))
 	return c.JSON(f.View())
 }
 

@@ -14,8 +14,9 @@ const maxIdempotencyKey = 255
 
 var errIdempotencyKeyTooLong = domain.FieldErrors{{Field: "Idempotency-Key", Message: "must have at most 255 characters"}}.Err()
 
-// idempotencyKey reads the Idempotency-Key header of a POST and fingerprints
-// the request (method, path, body), so a reused key with another request is told apart.
+// idempotencyKey reads the Idempotency-Key header of a POST, PATCH or DELETE
+// and fingerprints the request (method, path, If-Match, body), so a reused
+// key with another request is told apart.
 func idempotencyKey(c *fiber.Ctx, body []byte) (*ports.IdempotencyKey, error) {
 	key := c.Get("Idempotency-Key")
 	if key == "" {
@@ -26,6 +27,7 @@ func idempotencyKey(c *fiber.Ctx, body []byte) (*ports.IdempotencyKey, error) {
 	}
 	h := sha256.New()
 	h.Write([]byte(c.Method() + " " + c.Path() + "\n"))
+	ifMatchFingerprint(c, h)
 	h.Write(body)
 	return &ports.IdempotencyKey{Key: key, Fingerprint: h.Sum(nil)}, nil
 }

@@ -75,6 +75,10 @@ func buildOpenAPI(releases []release.Release) ([]byte, error) {
 		scopes[string(s)] = strings.ToUpper(access[:1]) + access[1:] + " " + strings.ReplaceAll(section, "-", " ")
 	}
 	components["parameters"] = listParameters()
+	components["headers"].(object)["ETag"] = object{"description": "the object's version as a strong entity tag: its version in quotes (\"3\"); " +
+		"send it back in If-Match to write only that version, in If-None-Match to be told 304 while it is current",
+		"schema": object{"type": "string", "example": `"3"`}}
+	customersItem := object{"anyOf": []any{ref("schemas", domain.CustomersKind().Name), ref("schemas", "Tombstone")}}
 	for _, k := range domain.Kinds() {
 		name := k.Name
 		schemas[name] = k.Schemas().Output
@@ -83,14 +87,26 @@ func buildOpenAPI(releases []release.Release) ([]byte, error) {
 			return nil, err
 		}
 		schemas[name+"Input"] = input
-		schemas[name+"List"] = object{
-			"type": "object", "required": []any{"data", "next_cursor", "has_more"}, "additionalProperties": false,
-			"properties": object{
-				"data":        object{"type": "array", "items": object{"anyOf": []any{ref("schemas", name), ref("schemas", "Tombstone")}}},
-				"next_cursor": object{"type": "string", "description": "opaque; pass it as ?cursor= for the next page, or later to resume the sync"},
-				"has_more":    object{"type": "boolean"},
-			},
+		items := object{"type": "array", "items": object{"anyOf": []any{ref("schemas", name), ref("schemas", "Tombstone")}}}
+		list := object{
+			"data":        items,
+			"next_cursor": object{"type": "string", "description": "opaque; pass it as ?cursor= for the next page, or later to resume the sync"},
+			"has_more":    object{"type": "boolean"},
 		}
+		batch := object{
+			"data": items,
+			"not_found": object{"type": "array", "items": object{"type": "string"},
+				"description": "the ids asked for that name no object of this company (another company's ids among them, never told apart)"},
+		}
+		if k.HasCustomer() {
+			customers := object{"type": "array", "items": customersItem,
+				"description": "with include=customer: each customer the records name, once"}
+			list["customers"], batch["customers"] = customers, customers
+		}
+		schemas[name+"List"] = object{"type": "object", "required": []any{"data", "next_cursor", "has_more"}, "additionalProperties": false,
+			"properties": list}
+		schemas[name+"Batch"] = object{"type": "object", "required": []any{"data", "not_found"}, "additionalProperties": false,
+			"properties": batch}
 		paths[resourcePrefix+"/"+k.Slug] = kindPaths(k, name)
 		paths[resourcePrefix+"/"+k.Slug+"/{id}"] = kindItemPaths(k, name)
 	}
@@ -196,7 +212,7 @@ func addBooking(paths, schemas object) error {
 	schemas["BookingInput"] = input
 	book := operation("book", "Book a free slot; a new customer is created in the same transaction", domain.WriteScope("booking"), object{
 		"201": object{"description": "the appointment (status booked, source online_booking)", "content": jsonContent(ref("schemas", "Appointment")),
-			"headers": object{"Location": object{"schema": object{"type": "string"}}, "Idempotent-Replayed": object{"schema": object{"type": "string", "enum": []any{"true"}}}}},
+			"headers": etagHeaders(object{"Location": object{"schema": object{"type": "string"}}, "Idempotent-Replayed": object{"schema": object{"type": "string", "enum": []any{"true"}}}})},
 		"409": problemResponse("slot-unavailable: the start is not, or no longer, a free slot"),
 		"413": problemResponse("the body is over 1 MiB"),
 		"415": problemResponse("the body is not application/json"),
@@ -215,6 +231,7 @@ func addBooking(paths, schemas object) error {
 		"415": problemResponse("the body is not application/json"),
 		"422": problemResponse("invalid fields, every one listed in errors[]"),
 	})
+	conditionalWrite(cancel)
 	cancel["requestBody"] = object{"required": true, "content": jsonContent(ref("schemas", "CancellationInput"))}
 	paths[resourcePrefix+"/appointments/{id}/cancel"] = object{"parameters": []any{ref("parameters", "id")}, "post": cancel}
 	return nil
@@ -235,7 +252,39 @@ func listParameters() object {
 			"description": "a retry with the same key answers the first response (Idempotent-Replayed: true); the same key with another body is 422",
 			"schema":      object{"type": "string", "maxLength": 255}},
 		"id": object{"name": "id", "in": "path", "required": true, "schema": object{"type": "string"}},
+		"IfMatch": object{"name": "If-Match", "in": "header", "required": false,
+			"description": "the ETag of the version this write was made from: when the object has changed since, nothing is written " +
+				"and the answer is 412 naming the current version. Without it the write applies to whatever is current, " +
+				"which is unsafe between several writers",
+			"schema": object{"type": "string", "example": `"3"`}},
+		"IfNoneMatch": object{"name": "If-None-Match", "in": "header", "required": false,
+			"description": "the ETag of the copy the client holds: 304 without a body while it is current",
+			"schema": object{"type": "string", "example": `"3"`}},
+		"ids": q("ids", "read these objects by id instead of a page: 1 to 100 comma-separated ids of the section's form. "+
+			"Stands alone (with include_deleted and include only); answers data in the order asked and not_found", object{"type": "string"}),
+		"include": q("include", "customer: the customers the records name, once each, beside them (needs customers:read)",
+			object{"type": "string", "enum": []any{"customer"}}),
 	}
+}
+
+// etagHeaders are the headers of an answer of one object.
+func etagHeaders(extra object) object {
+	h := object{"ETag": ref("headers", "ETag")}
+	maps.Copy(h, extra)
+	return h
+}
+
+// conditionalWrite adds what a write of one existing object takes and may
+// answer besides: If-Match and Idempotency-Key, 412 and a replay's header.
+func conditionalWrite(op object) {
+	op["parameters"] = []any{ref("parameters", "IfMatch"), ref("parameters", "IdempotencyKey")}
+	responses := op["responses"].(object)
+	responses["412"] = problemResponse("version-mismatch: the object has changed since the version If-Match names; " +
+		"current_version and the ETag name the current one. Nothing was written")
+	responses["422"].(object)["description"] = responses["422"].(object)["description"].(string) +
+		"; or a malformed If-Match, or a reused Idempotency-Key"
+	ok := responses["200"].(object)
+	ok["headers"] = etagHeaders(object{"Idempotent-Replayed": object{"schema": object{"type": "string", "enum": []any{"true"}}}})
 }
 
 func jsonContent(schema object) object {
@@ -278,15 +327,20 @@ func kindPaths(k *domain.Kind, name string) object {
 			object{"name": "from", "in": "query", "required": false, "description": "only those starting on this local date or later", "schema": date},
 			object{"name": "to", "in": "query", "required": false, "description": "only those starting on this local date or earlier", "schema": date})
 	}
-	list := operation("list"+name, "List "+strings.ReplaceAll(k.Slug, "-", " ")+" in sync order", domain.ReadScope(k.Slug), object{
-		"200": object{"description": "one page of the feed", "content": jsonContent(ref("schemas", name+"List"))},
-		"422": problemResponse("a query parameter is invalid"),
+	params = append(params, ref("parameters", "ids"))
+	if k.HasCustomer() {
+		params = append(params, ref("parameters", "include"))
+	}
+	list := operation("list"+name, "List "+strings.ReplaceAll(k.Slug, "-", " ")+" in sync order, or read up to 100 by id", domain.ReadScope(k.Slug), object{
+		"200": object{"description": "one page of the feed; with ids=, the objects asked for and the ids not found",
+			"content": jsonContent(object{"anyOf": []any{ref("schemas", name+"List"), ref("schemas", name+"Batch")}})},
+		"422": problemResponse("a query parameter is invalid: among them more than 100 ids, an id of another form, or ids with a page's parameters"),
 	})
 	list["parameters"] = params
 	create := operation("create"+name, "Create one of "+strings.ReplaceAll(k.Slug, "-", " "), domain.WriteScope(k.Slug), object{
 		"201": object{"description": "created; a replay of an Idempotency-Key answers the first response again",
 			"content": jsonContent(ref("schemas", name)),
-			"headers": object{"Location": object{"schema": object{"type": "string"}}, "Idempotent-Replayed": object{"schema": object{"type": "string", "enum": []any{"true"}}}}},
+			"headers": etagHeaders(object{"Location": object{"schema": object{"type": "string"}}, "Idempotent-Replayed": object{"schema": object{"type": "string", "enum": []any{"true"}}}})},
 		"409": problemResponse("conflicts with an existing object"),
 		"413": problemResponse("the body is over 1 MiB"),
 		"415": problemResponse("the body is not application/json"),
@@ -301,13 +355,14 @@ func kindPaths(k *domain.Kind, name string) object {
 }
 
 func kindItemPaths(k *domain.Kind, name string) object {
-	out := object{
-		"parameters": []any{ref("parameters", "id")},
-		"get": operation("get"+name, "One of "+strings.ReplaceAll(k.Slug, "-", " "), domain.ReadScope(k.Slug), object{
-			"200": object{"description": "the object", "content": jsonContent(ref("schemas", name))},
-			"404": problemResponse("no such object in this company"),
-		}),
-	}
+	get := operation("get"+name, "One of "+strings.ReplaceAll(k.Slug, "-", " "), domain.ReadScope(k.Slug), object{
+		"200": object{"description": "the object", "content": jsonContent(ref("schemas", name)), "headers": etagHeaders(nil)},
+		"304": object{"description": "If-None-Match names the current version: the client's copy is current", "headers": etagHeaders(nil)},
+		"404": problemResponse("no such object in this company"),
+		"422": problemResponse("a malformed If-None-Match"),
+	})
+	get["parameters"] = []any{ref("parameters", "IfNoneMatch")}
+	out := object{"parameters": []any{ref("parameters", "id")}, "get": get}
 	if k.Patch {
 		patch := operation("patch"+name, "Change one of "+strings.ReplaceAll(k.Slug, "-", " ")+" (JSON merge patch, validated whole)",
 			domain.WriteScope(k.Slug), object{
@@ -318,6 +373,7 @@ func kindItemPaths(k *domain.Kind, name string) object {
 				"415": problemResponse("the body is not JSON"),
 				"422": problemResponse("the result is invalid, or an immutable field would change"),
 			})
+		conditionalWrite(patch)
 		patch["requestBody"] = object{"required": true, "content": object{
 			"application/merge-patch+json": object{"schema": object{"type": "object"}},
 			"application/json":             object{"schema": object{"type": "object"}},

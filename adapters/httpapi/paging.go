@@ -8,6 +8,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/ports"
 )
 
 // listParams are the query parameters every list takes; calendarParams
@@ -20,24 +21,30 @@ var (
 // listQuery reads ?limit ?cursor ?updated_since ?include_deleted ?customer_id,
 // reporting every bad parameter at once (422, field = the parameter).
 func listQuery(c *fiber.Ctx, withCustomer bool) (domain.ListQuery, error) {
-	return readListQuery(c, withCustomer, false)
+	return readListQuery(c, withCustomer, false, nil)
 }
 
 // kindListQuery is listQuery for a kind of the table, with the calendar
-// filters ?user_id ?location_id ?from ?to where the kind has them.
+// filters ?user_id ?location_id ?from ?to where the kind has them, and
+// ?include=customer where its records name a customer.
 func kindListQuery(c *fiber.Ctx, k *domain.Kind) (domain.ListQuery, error) {
-	return readListQuery(c, k.HasCustomer(), k.Calendar)
+	var extra []string
+	if k.HasCustomer() {
+		extra = append(extra, "include")
+	}
+	if k.Calendar {
+		extra = append(extra, calendarParams...)
+	}
+	return readListQuery(c, k.HasCustomer(), k.Calendar, extra)
 }
 
-func readListQuery(c *fiber.Ctx, withCustomer, withCalendar bool) (domain.ListQuery, error) {
+func readListQuery(c *fiber.Ctx, withCustomer, withCalendar bool, extra []string) (domain.ListQuery, error) {
 	var errs domain.FieldErrors
 	known := listParams
 	if !withCustomer {
 		known = slices.DeleteFunc(slices.Clone(known), func(p string) bool { return p == "customer_id" })
 	}
-	if withCalendar {
-		known = append(slices.Clip(known), calendarParams...)
-	}
+	known = append(slices.Clip(known), extra...)
 	onlyParams(c, known, &errs)
 	q := domain.ListQuery{Limit: limitParam(c, &errs)}
 	if v := c.Query("cursor"); v != "" {
@@ -70,15 +77,17 @@ func readListQuery(c *fiber.Ctx, withCustomer, withCalendar bool) (domain.ListQu
 	return q, errs.Err()
 }
 
-// writePage answers a list: {"data":[…],"next_cursor":…,"has_more":…}. The
-// objects come as one JSON array, already rendered: nothing is encoded again.
-func writePage(c *fiber.Ctx, data []byte, next string, more bool) error {
-	b := make([]byte, 0, len(data)+64+len(next))
+// writePage answers a list: {"data":[…],"next_cursor":…,"has_more":…},
+// with "customers":[…] when they were asked for. The objects come as JSON
+// arrays, already rendered: nothing is encoded again.
+func writePage(c *fiber.Ctx, data []byte, next string, more bool, customers []byte) error {
+	b := make([]byte, 0, len(data)+len(customers)+80+len(next))
 	b = append(append(b, `{"data":`...), data...)
 	b = append(b, `,"next_cursor":`...)
 	b = strconv.AppendQuote(b, next)
 	b = append(b, `,"has_more":`...)
 	b = strconv.AppendBool(b, more)
+	b = appendCustomers(b, customers)
 	b = append(b, '}')
 	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
 	return c.Send(b)
@@ -161,4 +170,85 @@ func dateParam(c *fiber.Ctx, name string, errs *domain.FieldErrors) *domain.Date
 	}
 	d := domain.Date(v)
 	return &d
+}
+
+// appendCustomers adds a page's "customers" member, when they were asked for.
+func appendCustomers(b, customers []byte) []byte {
+	if customers == nil {
+		return b
+	}
+	return append(append(b, `,"customers":`...), customers...)
+}
+
+// writeBatch answers ?ids=: {"data":[…],"not_found":[…]}, and "customers".
+func writeBatch(c *fiber.Ctx, batch ports.Batch) error {
+	b := make([]byte, 0, len(batch.Data)+len(batch.Customers)+64+40*len(batch.NotFound))
+	b = append(append(b, `{"data":`...), batch.Data...)
+	b = append(b, `,"not_found":[`...)
+	for i, id := range batch.NotFound {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendQuote(b, id)
+	}
+	b = append(b, ']')
+	b = appendCustomers(b, batch.Customers)
+	b = append(b, '}')
+	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
+	return c.Send(b)
+}
+
+// includeParam reads ?include: "customer" answers the records' customers
+// beside them, which needs the scope customers:read (403 otherwise, as any
+// missing scope).
+func includeParam(c *fiber.Ctx) (bool, error) {
+	switch c.Query("include") {
+	case "":
+		return false, nil
+	case "customer":
+		scope := domain.ReadScope("customers")
+		if !grantOf(c).Scopes.Contains(scope) {
+			return false, bearerError(c, fiber.StatusForbidden, "insufficient_scope", "include=customer needs the scope "+string(scope), scope)
+		}
+		return true, nil
+	}
+	return false, domain.FieldErrors{{Field: "include", Message: "must be customer"}}.Err()
+}
+
+// batchParams are what may come with ?ids=: it stands alone, a read by id
+// is no page of the feed.
+var batchParams = []string{"ids", "include_deleted", "include"}
+
+// batchQuery reads ?ids= (1 to 100 ids of the kind's form) with
+// ?include_deleted and ?include; any other parameter is 422.
+func batchQuery(c *fiber.Ctx, k *domain.Kind) (domain.BatchQuery, error) {
+	var errs domain.FieldErrors
+	args := c.Request().URI().QueryArgs()
+	args.VisitAll(func(key, _ []byte) {
+		name := string(key)
+		switch {
+		case !slices.Contains(batchParams, name):
+			errs.Add(name, "cannot be combined with ids (a read by id is not a page of the feed)")
+		case len(args.PeekMulti(name)) > 1:
+			errs.Add(name, "is given more than once")
+		}
+	})
+	var q domain.BatchQuery
+	switch c.Query("include_deleted") {
+	case "", "false":
+	case "true":
+		q.IncludeDeleted = true
+	default:
+		errs.Add("include_deleted", "must be true or false")
+	}
+	ids, err := domain.ParseIDs(c.Query("ids"), k.NumericIDs())
+	if fe, ok := domain.AsFieldErrors(err); ok {
+		errs = append(errs, fe...)
+	}
+	q.IDs = ids
+	if len(errs) > 0 {
+		return q, errs.Err()
+	}
+	q.IncludeCustomers, err = includeParam(c)
+	return q, err
 }

@@ -53,6 +53,10 @@ func ErrorHandler(c *fiber.Ctx, err error) error {
 		return uploadError(c, status, detail)
 	}
 	p := problemFor(err)
+	var stale *domain.StaleVersion
+	if errors.As(err, &stale) {
+		staleVersion(c, &p, stale)
+	}
 	if sc := trace.SpanContextFromContext(c.UserContext()); p.Status >= 500 && sc.HasTraceID() {
 		p.TraceID = sc.TraceID().String()
 	}
@@ -87,6 +91,8 @@ type problemDoc struct {
 	Errors []domain.FieldError `json:"errors,omitempty"`
 	// TraceID names the request's trace on a 5xx, for the operator's logs.
 	TraceID string `json:"trace_id,omitempty"`
+	// CurrentVersion is the object's version on a 412 (its ETag too).
+	CurrentVersion int64 `json:"current_version,omitempty"`
 }
 
 // problems is the one table from domain errors to answers, matched in order.
@@ -107,6 +113,10 @@ var problems = []struct {
 	{domain.ErrSlotUnavailable, fiber.StatusConflict, "slot-unavailable", "this start is not, or no longer, a free slot"},
 	{domain.ErrInvalidTransition, fiber.StatusConflict, "invalid-transition",
 		"the appointment's status does not allow this change (see the appointments' status table)"},
+	{domain.ErrVersionMismatch, fiber.StatusPreconditionFailed, "version-mismatch",
+		"the object has changed since the version If-Match names"},
+	{domain.ErrWebhooksDisabled, fiber.StatusConflict, "webhooks-disabled",
+		"webhooks are not enabled on this installation: its operator has set no PRAXIS_WEBHOOK_KEY"},
 	{domain.ErrConflict, fiber.StatusConflict, "conflict", "the request conflicts with an existing object"},
 }
 

@@ -31,16 +31,36 @@ func (h *Records) Register(r fiber.Router) {
 
 func (h *Records) list(k *domain.Kind) fiber.Handler {
 	return func(c *fiber.Ctx) error {
+		if c.Request().URI().QueryArgs().Has("ids") {
+			return h.batch(c, k)
+		}
 		q, err := kindListQuery(c, k)
 		if err != nil {
+			return err
+		}
+		if q.IncludeCustomers, err = includeParam(c); err != nil {
 			return err
 		}
 		page, err := h.records.List(c.UserContext(), grantOf(c), k, q)
 		if err != nil {
 			return err
 		}
-		return writePage(c, page.Data, page.NextCursor, page.HasMore)
+		return writePage(c, page.Data, page.NextCursor, page.HasMore, page.Customers)
 	}
+}
+
+// batch answers ?ids=: the objects asked for, in the order asked, and the
+// ids not found in the company ({"data":[…],"not_found":[…]}).
+func (h *Records) batch(c *fiber.Ctx, k *domain.Kind) error {
+	q, err := batchQuery(c, k)
+	if err != nil {
+		return err
+	}
+	b, err := h.records.Batch(c.UserContext(), grantOf(c), k, q)
+	if err != nil {
+		return err
+	}
+	return writeBatch(c, b)
 }
 
 func (h *Records) get(k *domain.Kind) fiber.Handler {
@@ -49,7 +69,10 @@ func (h *Records) get(k *domain.Kind) fiber.Handler {
 		if err != nil {
 			return err
 		}
-		return sendJSON(c, fiber.StatusOK, obj)
+		if done, err := notModified(c, obj.Version); done || err != nil {
+			return err
+		}
+		return sendVersioned(c, fiber.StatusOK, obj.Body, obj.Version)
 	}
 }
 
@@ -71,13 +94,10 @@ func (h *Records) create(k *domain.Kind) fiber.Handler {
 	}
 }
 
-// sendCreated answers a POST: 201 with Location, or the replay of an Idempotency-Key's first answer.
+// sendCreated answers a POST: 201 with Location and ETag, or the replay of an Idempotency-Key's first answer.
 func sendCreated(c *fiber.Ctx, resp ports.Response) error {
-	if resp.Replayed {
-		c.Set("Idempotent-Replayed", "true")
-	}
 	c.Set(fiber.HeaderLocation, resourcePrefix+"/"+resp.Location)
-	return sendJSON(c, resp.Status, resp.Body)
+	return sendWritten(c, resp)
 }
 
 func (h *Records) patch(k *domain.Kind) fiber.Handler {
@@ -86,11 +106,15 @@ func (h *Records) patch(k *domain.Kind) fiber.Handler {
 		if err != nil {
 			return err
 		}
-		obj, err := h.records.Patch(c.UserContext(), grantOf(c), k, c.Params("id"), body)
+		w, err := writeOf(c, body)
 		if err != nil {
 			return err
 		}
-		return sendJSON(c, fiber.StatusOK, obj)
+		resp, err := h.records.Patch(c.UserContext(), grantOf(c), k, c.Params("id"), body, w)
+		if err != nil {
+			return err
+		}
+		return sendWritten(c, resp)
 	}
 }
 

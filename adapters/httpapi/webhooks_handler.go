@@ -35,51 +35,14 @@ func (h *WebhookEndpoints) Register(r fiber.Router) {
 	r.Get("/webhook-endpoints/:id/deliveries", read, h.deliveries)
 }
 
-// endpointView is an endpoint as the API answers it; Secret only when it is new.
-type endpointView struct {
-	ID                      string     `json:"id"`
-	URL                     string     `json:"url"`
-	Description             string     `json:"description"`
-	EventTypes              []string   `json:"event_types"`
-	Enabled                 bool       `json:"enabled"`
-	Status                  string     `json:"status"`
-	DisabledReason          *string    `json:"disabled_reason"`
-	Cursor                  string     `json:"cursor"`
-	Failures                int        `json:"failures"`
-	FailingSince            *time.Time `json:"failing_since"`
-	NextAttemptAt           *time.Time `json:"next_attempt_at"`
-	PreviousSecretExpiresAt *time.Time `json:"previous_secret_expires_at"`
-	Secret                  string     `json:"secret,omitempty"`
-	CreatedAt               time.Time  `json:"created_at"`
-	UpdatedAt               time.Time  `json:"updated_at"`
-}
-
-func viewOf(e webhook.Endpoint, secret webhook.Secret, now time.Time) endpointView {
-	v := endpointView{
-		ID: e.ID.String(), URL: e.URL, Description: e.Description, EventTypes: e.EventTypes, Enabled: e.Enabled,
-		Status: string(e.Status()), Cursor: domain.Cursor{Change: e.Position.Change, ID: e.Position.ID}.Encode(),
-		Failures: e.Failures, FailingSince: e.FailingSince, Secret: string(secret), CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt,
-	}
-	if e.DisabledReason != "" {
-		v.DisabledReason = &e.DisabledReason
-	}
-	if e.Failures > 0 && e.Enabled {
-		v.NextAttemptAt = &e.NextAttempt
-	}
-	if len(e.Previous) > 0 && e.PreviousUntil != nil && now.Before(*e.PreviousUntil) {
-		v.PreviousSecretExpiresAt = e.PreviousUntil
-	}
-	return v
-}
-
 func (h *WebhookEndpoints) list(c *fiber.Ctx) error {
 	endpoints, err := h.webhooks.List(c.UserContext(), grantOf(c))
 	if err != nil {
 		return err
 	}
-	out := make([]endpointView, len(endpoints))
+	out := make([]webhook.View, len(endpoints))
 	for i, e := range endpoints {
-		out[i] = viewOf(e, "", time.Now())
+		out[i] = webhook.ViewOf(e, "", time.Now())
 	}
 	return c.JSON(fiber.Map{"data": out})
 }
@@ -115,11 +78,7 @@ func decodeStrict(body []byte, v any) error {
 	return domain.FieldErrors{{Field: "", Message: err.Error()}}.Err()
 }
 
-func (h *WebhookEndpoints) input(c *fiber.Ctx) (ports.WebhookInput, error) {
-	body, err := jsonBody(c)
-	if err != nil {
-		return ports.WebhookInput{}, err
-	}
+func (h *WebhookEndpoints) input(body []byte) (ports.WebhookInput, error) {
 	var in endpointInput
 	if err := decodeStrict(body, &in); err != nil {
 		return ports.WebhookInput{}, err
@@ -128,7 +87,11 @@ func (h *WebhookEndpoints) input(c *fiber.Ctx) (ports.WebhookInput, error) {
 }
 
 func (h *WebhookEndpoints) create(c *fiber.Ctx) error {
-	in, err := h.input(c)
+	body, err := jsonBody(c)
+	if err != nil {
+		return err
+	}
+	in, err := h.input(body)
 	if err != nil {
 		return err
 	}
@@ -137,7 +100,7 @@ func (h *WebhookEndpoints) create(c *fiber.Ctx) error {
 		return err
 	}
 	c.Location(resourcePrefix + "/webhook-endpoints/" + e.ID.String())
-	return c.Status(fiber.StatusCreated).JSON(viewOf(e, secret, time.Now()))
+	return c.Status(fiber.StatusCreated).JSON(webhook.ViewOf(e, secret, time.Now()))
 }
 
 // endpointID reads :id; anything but an endpoint's id is not found.
@@ -157,7 +120,11 @@ func (h *WebhookEndpoints) get(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(viewOf(e, "", time.Now()))
+	if done, err := notModified(c, e.Version); done || err != nil {
+		return err
+	}
+	c.Set(fiber.HeaderETag, domain.ETag(e.Version))
+	return c.JSON(webhook.ViewOf(e, "", time.Now()))
 }
 
 func (h *WebhookEndpoints) update(c *fiber.Ctx) error {
@@ -165,15 +132,23 @@ func (h *WebhookEndpoints) update(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	in, err := h.input(c)
+	body, err := jsonBody(c)
 	if err != nil {
 		return err
 	}
-	e, err := h.webhooks.Update(c.UserContext(), grantOf(c), id, in)
+	in, err := h.input(body)
 	if err != nil {
 		return err
 	}
-	return c.JSON(viewOf(e, "", time.Now()))
+	w, err := writeOf(c, body)
+	if err != nil {
+		return err
+	}
+	resp, err := h.webhooks.Update(c.UserContext(), grantOf(c), id, in, w)
+	if err != nil {
+		return err
+	}
+	return sendWritten(c, resp)
 }
 
 func (h *WebhookEndpoints) delete(c *fiber.Ctx) error {
@@ -181,10 +156,15 @@ func (h *WebhookEndpoints) delete(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if err := h.webhooks.Delete(c.UserContext(), grantOf(c), id); err != nil {
+	w, err := writeOf(c, nil)
+	if err != nil {
 		return err
 	}
-	return c.SendStatus(fiber.StatusNoContent)
+	resp, err := h.webhooks.Delete(c.UserContext(), grantOf(c), id, w)
+	if err != nil {
+		return err
+	}
+	return sendWritten(c, resp)
 }
 
 func (h *WebhookEndpoints) rotate(c *fiber.Ctx) error {
@@ -215,7 +195,7 @@ func (h *WebhookEndpoints) rotate(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(viewOf(e, secret, time.Now()))
+	return c.JSON(webhook.ViewOf(e, secret, time.Now()))
 }
 
 func (h *WebhookEndpoints) replay(c *fiber.Ctx) error {
@@ -251,11 +231,16 @@ func (h *WebhookEndpoints) replay(c *fiber.Ctx) error {
 		}
 		from.Since = &t
 	}
-	e, err := h.webhooks.Replay(c.UserContext(), grantOf(c), id, from)
+	cond, err := domain.ParsePrecondition("If-Match", c.Get(fiber.HeaderIfMatch), false)
 	if err != nil {
 		return err
 	}
-	return c.Status(fiber.StatusAccepted).JSON(viewOf(e, "", time.Now()))
+	e, err := h.webhooks.Replay(c.UserContext(), grantOf(c), id, from, cond)
+	if err != nil {
+		return err
+	}
+	c.Set(fiber.HeaderETag, domain.ETag(e.Version))
+	return c.Status(fiber.StatusAccepted).JSON(webhook.ViewOf(e, "", time.Now()))
 }
 
 // attemptView is one entry of the delivery log.
@@ -316,5 +301,5 @@ func (h *WebhookEndpoints) deliveries(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return writePage(c, data, next, more)
+	return writePage(c, data, next, more, nil)
 }

@@ -5,8 +5,10 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -501,10 +503,18 @@ func (l *AuditLog) Chain(ctx context.Context, company domain.CompanyID) (audit.L
 	return audit.Link{Seq: head.FloorSeq, Hash: nilIfEmpty(head.FloorHash)}, audit.Link{Seq: head.Seq, Hash: nilIfEmpty(head.Hash)}, nil
 }
 
+// Walk hands fn each event with what the index says of it (audit.Index):
+// its block's time range, and the customers a query by customer finds the
+// block under — those of the block's column that its segment's rows name.
 func (l *AuditLog) Walk(ctx context.Context, company domain.CompanyID, upTo int64, fn func(audit.Sealed) error) error {
+	index := segmentIndex{log: l, company: company}
 	return l.eachBlock(ctx, company, -1, func(q *bun.SelectQuery) *bun.SelectQuery { return q.Where("first_seq <= ?", upTo) },
 		func(b auditBlockRow) (bool, error) {
 			entries, err := b.entries()
+			if err != nil {
+				return false, err
+			}
+			idx, err := index.of(ctx, b)
 			if err != nil {
 				return false, err
 			}
@@ -512,12 +522,108 @@ func (l *AuditLog) Walk(ctx context.Context, company domain.CompanyID, upTo int6
 				if s.Seq > upTo {
 					return false, nil
 				}
+				s.Index = idx
 				if err := fn(s); err != nil {
 					return false, err
 				}
 			}
 			return true, nil
 		})
+}
+
+// segmentIndex reads the customer index of a walk's blocks, a window of
+// segments at a time: each block's customers column and its segments' rows.
+type segmentIndex struct {
+	log       *AuditLog
+	company   domain.CompanyID
+	from      int64 // the window's first segment
+	until     int64 // past its last
+	loaded    bool
+	segments  map[int64]map[domain.CustomerID]bool
+	customers map[int64]blockCustomers // by the block's first seq
+}
+
+// segmentWindow is how many segments one read of the index spans.
+const segmentWindow = 64
+
+// of is what the index says of block b: its times, and the customers of
+// its column that its segment's rows name.
+func (x *segmentIndex) of(ctx context.Context, b auditBlockRow) (*audit.Index, error) {
+	segment := segmentOf(b.FirstSeq)
+	if !x.loaded || segment < x.from || segment >= x.until {
+		if err := x.load(ctx, segment); err != nil {
+			return nil, err
+		}
+	}
+	idx := &audit.Index{From: b.FirstAt, To: b.LastAt, Customers: map[domain.CustomerID]bool{}}
+	for _, c := range x.customers[b.FirstSeq] {
+		if x.segments[segment][domain.CustomerID(c)] {
+			idx.Customers[domain.CustomerID(c)] = true
+		}
+	}
+	return idx, nil
+}
+
+func (x *segmentIndex) load(ctx context.Context, segment int64) error {
+	x.from, x.until, x.loaded = segment, segment+segmentWindow, true
+	tn := tenantOf(conn(ctx, x.log.db), x.company)
+	var rows []auditSegmentRow
+	if err := tn.SelectModel(&rows).Where("segment >= ?", x.from).Where("segment < ?", x.until).Scan(ctx); err != nil {
+		return translate(err)
+	}
+	x.segments = map[int64]map[domain.CustomerID]bool{}
+	for _, r := range rows {
+		if x.segments[r.Segment] == nil {
+			x.segments[r.Segment] = map[domain.CustomerID]bool{}
+		}
+		x.segments[r.Segment][domain.CustomerID(r.CustomerID)] = true
+	}
+	var blocks []struct {
+		FirstSeq  int64          `bun:"first_seq"`
+		Customers blockCustomers `bun:"customers"`
+	}
+	if err := tn.SelectModel((*auditBlockRow)(nil)).ColumnExpr("first_seq, CAST(customers AS TEXT) AS customers").
+		Where("first_seq >= ?", x.from*segmentSize).Where("first_seq < ?", x.until*segmentSize).Scan(ctx, &blocks); err != nil {
+		return translate(err)
+	}
+	x.customers = make(map[int64]blockCustomers, len(blocks))
+	for _, b := range blocks {
+		x.customers[b.FirstSeq] = b.Customers
+	}
+	return nil
+}
+
+// blockCustomers reads a block's customers column: an array on PostgreSQL
+// ({1,2}), a JSON array on SQLite ([1,2]). Blocks are written with
+// customerColumn; this side only reads.
+type blockCustomers []int64
+
+func (c *blockCustomers) Scan(src any) error {
+	var text string
+	switch s := src.(type) {
+	case nil:
+		*c = nil
+		return nil
+	case string:
+		text = s
+	case []byte:
+		text = string(s)
+	default:
+		return errors.New("audit block customers: an unexpected column type")
+	}
+	text = strings.Trim(strings.TrimSpace(text), "{}[]")
+	*c = (*c)[:0]
+	for _, f := range strings.Split(text, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		n, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			return fmt.Errorf("audit block customers: %w", err)
+		}
+		*c = append(*c, n)
+	}
+	return nil
 }
 
 // Sweep deletes the leading blocks whose events are all older than before

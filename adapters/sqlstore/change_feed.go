@@ -51,6 +51,7 @@ type feedRow struct {
 	Section    string     `bun:"section"`
 	ID         string     `bun:"id"`
 	CustomerID *int64     `bun:"customer_id"`
+	Version    int64      `bun:"version"`
 	Status     *string    `bun:"status"`
 	CreatedAt  time.Time  `bun:"created_at"`
 	UpdatedAt  time.Time  `bun:"updated_at"`
@@ -78,7 +79,7 @@ func (f *ChangeFeed) After(ctx context.Context, company domain.CompanyID, p webh
 		q := tenantOf(db, company).Select(t.name).
 			ColumnExpr(t.name+".change, "+section+" AS section, "+id+" AS id").
 			ColumnExpr(t.customer+" AS customer_id, "+t.status(d)+" AS status").
-			ColumnExpr(t.name+".created_at, "+t.name+".updated_at, "+t.name+".deleted_at").
+			ColumnExpr(t.name+".version, "+t.name+".created_at, "+t.name+".updated_at, "+t.name+".deleted_at").
 			Where(t.name+".change >= ?", p.Change).
 			Where("NOT ("+t.name+".change = ? AND ("+section+", "+id+") <= (?, ?))", p.Change, p.Section, p.ID)
 		q = settledChanges(q).OrderExpr(t.name + ".change, section, id").Limit(int64(limit))
@@ -90,8 +91,8 @@ func (f *ChangeFeed) After(ctx context.Context, company domain.CompanyID, p webh
 	out := make([]webhook.Change, len(all))
 	for i, r := range all {
 		c := webhook.Change{
-			Position: webhook.Position{Change: r.Change, Section: r.Section, ID: r.ID},
-			Deleted:  r.DeletedAt != nil, Created: r.DeletedAt == nil && r.CreatedAt.Equal(r.UpdatedAt),
+			Position: webhook.Position{Change: r.Change, Section: r.Section, ID: r.ID}, Version: r.Version,
+			Deleted: r.DeletedAt != nil, Created: r.DeletedAt == nil && r.CreatedAt.Equal(r.UpdatedAt),
 			Cancelled: r.Status != nil && *r.Status == string(domain.StatusCancelled), At: r.UpdatedAt.UTC(),
 		}
 		if r.CustomerID != nil {

@@ -27,6 +27,7 @@ type fileRow struct {
 	Source      string     `bun:"source"`
 	Category    string     `bun:"category"`
 	Description *string    `bun:"description"`
+	Version     int64      `bun:"version"`
 	Change      int64      `bun:"change"`
 	GDT         *string    `bun:"gdt"`
 	Related     string     `bun:"related_file_ids"`
@@ -55,7 +56,7 @@ func (r fileRow) toDomain() (domain.File, error) {
 		GDT: info, RelatedFileIDs: related,
 		ID: domain.FileID(r.ID), CompanyID: domain.CompanyID(r.CompanyID), CustomerID: domain.CustomerID(r.CustomerID),
 		Name: r.Name, ContentType: r.ContentType, Size: r.Size, SHA256: r.SHA256, StorageKey: r.StorageKey,
-		Source: src, Category: r.Category, Description: r.Description, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
+		Source: src, Category: r.Category, Description: r.Description, Version: r.Version, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
 	}, nil
 }
 
@@ -101,7 +102,7 @@ func (r *FileRepository) Create(ctx context.Context, files ...domain.File) error
 			GDT: info, Related: string(related),
 			ID: uuid.UUID(f.ID), CompanyID: uuid.UUID(f.CompanyID), CustomerID: int64(f.CustomerID),
 			Name: f.Name, ContentType: f.ContentType, Size: f.Size, SHA256: f.SHA256, StorageKey: f.StorageKey,
-			Source: f.Source.String(), Category: category, Description: f.Description, Change: change,
+			Source: f.Source.String(), Category: category, Description: f.Description, Version: 1, Change: change,
 			CreatedAt: f.CreatedAt, UpdatedAt: f.UpdatedAt,
 		}
 	}

@@ -35,6 +35,7 @@ type objectRow struct {
 	ID         string     `bun:"id"`
 	CustomerID *int64     `bun:"customer_id"`
 	Payload    []byte     `bun:"payload"`
+	Version    int64      `bun:"version"`
 	Change     int64      `bun:"change"`
 	CreatedAt  time.Time  `bun:"created_at"`
 	UpdatedAt  time.Time  `bun:"updated_at"`
@@ -42,7 +43,7 @@ type objectRow struct {
 }
 
 func (r objectRow) toPort() ports.StoredObject {
-	o := ports.StoredObject{ID: r.ID, Payload: r.Payload, Change: r.Change, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
+	o := ports.StoredObject{ID: r.ID, Payload: r.Payload, Version: r.Version, Change: r.Change, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
 	if r.CustomerID != nil {
 		c := domain.CustomerID(*r.CustomerID)
 		o.Customer = &c
@@ -62,9 +63,9 @@ type table struct {
 // table for the customers' shape, the records table (by slug) for the rest.
 func tableOf(k *domain.Kind) table {
 	if k.NumericIDs() {
-		return table{name: "customers", columns: "CAST(id AS TEXT) AS id, NULL AS customer_id, payload, change, created_at, updated_at, deleted_at"}
+		return table{name: "customers", columns: "CAST(id AS TEXT) AS id, NULL AS customer_id, payload, version, change, created_at, updated_at, deleted_at"}
 	}
-	return table{name: "records", columns: "CAST(id AS TEXT) AS id, customer_id, payload, change, created_at, updated_at, deleted_at", kind: k.Slug}
+	return table{name: "records", columns: "CAST(id AS TEXT) AS id, customer_id, payload, version, change, created_at, updated_at, deleted_at", kind: k.Slug}
 }
 
 // where is a query narrowed to t's kind, for the records table.
@@ -125,7 +126,7 @@ func (s *RecordStore) Insert(ctx context.Context, company domain.CompanyID, kind
 	if err := s.written(ctx, db, company, kind, obj.ID, obj.Payload); err != nil {
 		return ports.StoredObject{}, err
 	}
-	obj.Change, obj.CreatedAt, obj.UpdatedAt = change, now, now
+	obj.Version, obj.Change, obj.CreatedAt, obj.UpdatedAt = 1, change, now, now
 	return obj, nil
 }
 
@@ -179,7 +180,7 @@ func (s *RecordStore) Update(ctx context.Context, company domain.CompanyID, kind
 		return ports.StoredObject{}, err
 	}
 	q := ofKind(t, tenantOf(db, company).Update(t.name)).Set("payload = ?", string(payload)).Set("change = ?", change).
-		Set("updated_at = ?", at.UTC()).Where("id = ?", arg).Where("deleted_at IS NULL")
+		Set("version = version + 1").Set("updated_at = ?", at.UTC()).Where("id = ?", arg).Where("deleted_at IS NULL")
 	if t.kind == "" {
 		q = q.Set("svnr = ?", svnrOf(payload))
 	}
@@ -203,8 +204,8 @@ func (s *RecordStore) Delete(ctx context.Context, company domain.CompanyID, kind
 	if err != nil {
 		return err
 	}
-	q := ofKind(t, tenantOf(db, company).Update(t.name)).Set("change = ?", change).Set("updated_at = ?", at.UTC()).
-		Set("deleted_at = ?", at.UTC()).Where("id = ?", arg).Where("deleted_at IS NULL")
+	q := ofKind(t, tenantOf(db, company).Update(t.name)).Set("change = ?", change).Set("version = version + 1").
+		Set("updated_at = ?", at.UTC()).Set("deleted_at = ?", at.UTC()).Where("id = ?", arg).Where("deleted_at IS NULL")
 	if err := affectedOne(q.Exec(ctx)); err != nil {
 		return err
 	}
@@ -354,6 +355,7 @@ type recordRow struct {
 	Kind       string     `bun:"kind"`
 	CustomerID *int64     `bun:"customer_id"`
 	Payload    string     `bun:"payload"`
+	Version    int64      `bun:"version"`
 	Change     int64      `bun:"change"`
 	CreatedAt  time.Time  `bun:"created_at"`
 	UpdatedAt  time.Time  `bun:"updated_at"`
@@ -367,6 +369,7 @@ type customerRow struct {
 	CompanyID uuid.UUID  `bun:"company_id"`
 	Payload   string     `bun:"payload"`
 	SVNR      *string    `bun:"svnr"`
+	Version   int64      `bun:"version"`
 	Change    int64      `bun:"change"`
 	CreatedAt time.Time  `bun:"created_at"`
 	UpdatedAt time.Time  `bun:"updated_at"`
@@ -403,7 +406,7 @@ func (s *RecordStore) Put(ctx context.Context, company domain.CompanyID, kind *d
 			id, _ := strconv.ParseInt(o.ID, 10, 64)
 			top = max(top, id)
 			rows[i] = customerRow{ID: id, CompanyID: uuid.UUID(company), Payload: string(o.Payload), SVNR: svnrOf(o.Payload),
-				Change: change, CreatedAt: at, UpdatedAt: at}
+				Version: 1, Change: change, CreatedAt: at, UpdatedAt: at}
 		}
 		if _, err := db.NewInsert().Model(&rows).Exec(ctx); err != nil {
 			return translate(err)
@@ -422,7 +425,7 @@ func (s *RecordStore) Put(ctx context.Context, company domain.CompanyID, kind *d
 			customer = ptr(int64(*o.Customer))
 		}
 		rows[i] = recordRow{ID: uuid.MustParse(o.ID), CompanyID: uuid.UUID(company), Kind: kind.Slug, CustomerID: customer,
-			Payload: string(o.Payload), Change: change, CreatedAt: at, UpdatedAt: at}
+			Payload: string(o.Payload), Version: 1, Change: change, CreatedAt: at, UpdatedAt: at}
 	}
 	if _, err = db.NewInsert().Model(&rows).Exec(ctx); err != nil {
 		return translate(err)
@@ -445,7 +448,7 @@ func (s *RecordStore) replace(ctx context.Context, db bun.IDB, company domain.Co
 	t := tableOf(kind)
 	arg, _ := t.idArg(o.ID)
 	q := ofKind(t, tenantOf(db, company).Update(t.name)).Set("payload = ?", string(o.Payload)).Set("change = ?", change).
-		Set("updated_at = ?", at).Set("deleted_at = NULL").Where("id = ?", arg)
+		Set("version = version + 1").Set("updated_at = ?", at).Set("deleted_at = NULL").Where("id = ?", arg)
 	if t.kind == "" {
 		q = q.Set("svnr = ?", svnrOf(o.Payload))
 	} else {

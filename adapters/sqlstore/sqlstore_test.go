@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -261,6 +262,68 @@ func TestAuditSweepRemovesTheIndexOfSweptSegments(t *testing.T) {
 		}
 		if got := fmt.Sprint(segments()); got != "[1 2]" {
 			t.Errorf("segments after the sweep: %s, want [1 2]", got)
+		}
+	})
+}
+
+// Verification holds the index beside the chain: a block's times moved a
+// year back, or a customer's segment row removed, hide events from
+// queries while the chain itself is intact — verify names the event.
+func TestAuditVerifyHoldsTheIndex(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, db *bun.DB) {
+		ctx, log := context.Background(), sqlstore.NewAuditLog(db)
+		company, anna := auditCompany(t, db)
+		for range 3 {
+			events := make([]audit.Event, 2)
+			for i := range events {
+				events[i] = audit.New(time.Now())
+				events[i].Agent, events[i].Action, events[i].Section = audit.Agent{Type: audit.AgentClient, ID: "pc_one"}, audit.ActionRead, "customers"
+				events[i].CustomerIDs = []domain.CustomerID{anna}
+			}
+			if err := log.Append(ctx, company, events); err != nil {
+				t.Fatal(err)
+			}
+		}
+		verify := func() error {
+			from, head, err := log.Chain(ctx, company)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n, err := audit.Verify(company, from, head, func(fn func(audit.Sealed) error) error { return log.Walk(ctx, company, head.Seq, fn) })
+			if err == nil && n != 6 {
+				t.Fatalf("verified %d events, want 6", n)
+			}
+			return err
+		}
+		if err := verify(); err != nil {
+			t.Fatalf("an untouched trail: %v", err)
+		}
+		var first, last time.Time
+		if err := db.NewSelect().TableExpr("audit_blocks").Column("first_at", "last_at").Where("company_id = ?", uuid.UUID(company)).
+			Where("first_seq = ?", 3).Scan(ctx, &first, &last); err != nil {
+			t.Fatal(err)
+		}
+		setTimes := func(from, to time.Time) {
+			t.Helper()
+			if _, err := db.NewUpdate().TableExpr("audit_blocks").Set("first_at = ?", from.UTC()).Set("last_at = ?", to.UTC()).
+				Where("company_id = ?", uuid.UUID(company)).Where("first_seq = ?", 3).Exec(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		setTimes(first.AddDate(-1, 0, 0), last.AddDate(-1, 0, 0))
+		if err := verify(); err == nil || !strings.Contains(err.Error(), "event 3 is indexed under the times") {
+			t.Errorf("a block's times moved a year back: %v", err)
+		}
+		setTimes(first, last)
+		if err := verify(); err != nil {
+			t.Fatalf("the times put back: %v", err)
+		}
+		if _, err := db.NewDelete().TableExpr("audit_customer_segments").Where("company_id = ?", uuid.UUID(company)).
+			Where("customer_id = ?", int64(anna)).Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := verify(); err == nil || !strings.Contains(err.Error(), "event 1 is not indexed under one of the customers") {
+			t.Errorf("the customer's index rows removed: %v", err)
 		}
 	})
 }

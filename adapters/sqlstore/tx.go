@@ -39,6 +39,19 @@ func (t *Transactor) InTx(ctx context.Context, fn func(ctx context.Context) erro
 	}))
 }
 
+// inTx runs fn in the transaction of ctx if there is one, else in a
+// transaction of its own: a store's multi-statement write joins the
+// caller's transaction (SQLite has one connection: a second transaction
+// beside the caller's would wait for it forever).
+func inTx(ctx context.Context, db *bun.DB, fn func(ctx context.Context, tx bun.IDB) error) error {
+	if tx, ok := ctx.Value(txKey{}).(bun.Tx); ok {
+		return fn(ctx, tx)
+	}
+	return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		return fn(context.WithValue(ctx, txKey{}, tx), tx)
+	})
+}
+
 // conn is the transaction of ctx if there is one, else the database: every
 // repository method works inside and outside a transaction.
 func conn(ctx context.Context, db *bun.DB) bun.IDB {

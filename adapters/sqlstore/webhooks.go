@@ -121,7 +121,7 @@ func (s *WebhookEndpoints) List(ctx context.Context, company domain.CompanyID) (
 
 func (s *WebhookEndpoints) Change(ctx context.Context, company domain.CompanyID, id uuid.UUID, fn func(*webhook.Endpoint) error) (webhook.Endpoint, error) {
 	var out webhook.Endpoint
-	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err := inTx(ctx, s.db, func(ctx context.Context, tx bun.IDB) error {
 		var row endpointRow
 		q := tenantOf(tx, company).SelectModel(&row).Where("id = ?", id)
 		if tx.Dialect().Name() == dialect.PG {
@@ -150,7 +150,7 @@ func (s *WebhookEndpoints) Change(ctx context.Context, company domain.CompanyID,
 }
 
 func (s *WebhookEndpoints) Delete(ctx context.Context, company domain.CompanyID, id uuid.UUID) error {
-	return translate(s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	return translate(inTx(ctx, s.db, func(ctx context.Context, tx bun.IDB) error {
 		if _, err := tenantOf(tx, company).Delete("webhook_deliveries").Where("endpoint_id = ?", id).Exec(ctx); err != nil {
 			return err
 		}

@@ -427,7 +427,7 @@ func (s *Site) webhooksView(c *fiber.Ctx, id uuid.UUID, secret string, ping *web
 	data := map[string]any{}
 	endpoints, err := s.settings.Webhooks(ctx(c), m)
 	switch {
-	case errors.Is(err, domain.ErrUnavailable) || errors.Is(err, domain.ErrNotFound):
+	case errors.Is(err, domain.ErrWebhooksDisabled) || errors.Is(err, domain.ErrNotFound):
 		data["Off"] = true // no key: the use case answers 503, the page says why
 	case err != nil:
 		return s.fail(c, err)
@@ -503,12 +503,41 @@ func (s *Site) replayWebhook(c *fiber.Ctx) error {
 	if err != nil {
 		return &domain.ValidationError{Field: "since", Message: "since must be a date and time"}
 	}
-	if err := s.settings.ReplayWebhook(ctx(c), memberOf(c), id, since); err != nil {
+	version, err := shownVersion(form)
+	if err != nil {
+		return err
+	}
+	if err := s.settings.ReplayWebhook(ctx(c), memberOf(c), id, version, since); err != nil {
 		return err
 	}
 	return c.Redirect("/settings/webhooks/"+id.String(), fiber.StatusSeeOther)
 }
 
 func (s *Site) deleteWebhook(c *fiber.Ctx) error {
-	return s.onObject(c, s.settings.DeleteWebhook, "/settings/webhooks")
+	id, err := memberParam(c)
+	if err != nil {
+		return err
+	}
+	form, err := readForm(c)
+	if err != nil {
+		return err
+	}
+	version, err := shownVersion(form)
+	if err != nil {
+		return err
+	}
+	if err := s.settings.DeleteWebhook(ctx(c), memberOf(c), id, version); err != nil {
+		return err
+	}
+	return c.Redirect("/settings/webhooks", fiber.StatusSeeOther)
+}
+
+// shownVersion is the version of the object the form was shown with: a
+// change acts on that version only, so a second tab's stale form is refused.
+func shownVersion(form url.Values) (int64, error) {
+	v, err := strconv.ParseInt(form.Get("version"), 10, 64)
+	if err != nil || v < 1 {
+		return 0, &domain.ValidationError{Field: "version", Message: "the form names no version: reload the page"}
+	}
+	return v, nil
 }

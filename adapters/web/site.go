@@ -409,6 +409,8 @@ func statusOf(err error) int {
 		return http.StatusNotFound
 	case errors.Is(err, domain.ErrConflict):
 		return http.StatusConflict
+	case errors.Is(err, domain.ErrVersionMismatch):
+		return http.StatusPreconditionFailed
 	case errors.Is(err, errSignedOut):
 		return http.StatusUnauthorized
 	case errors.Is(err, errTooMany):
@@ -439,6 +441,8 @@ func reasonOf(err error) string {
 		return "not found"
 	case http.StatusConflict:
 		return "conflict"
+	case http.StatusPreconditionFailed:
+		return "stale version"
 	}
 	return "error"
 }

@@ -377,9 +377,9 @@ func auditCmd() *cobra.Command {
 				dst  **time.Time
 			}{{from, &fromT}, {to, &toT}} {
 				if p.flag != "" {
-					t, err := time.Parse(time.RFC3339, p.flag)
+					t, err := domain.ParseDateTime(p.flag)
 					if err != nil {
-						return fmt.Errorf("--from/--to: %w", err)
+						return fmt.Errorf("--from/--to: %q is not an RFC 3339 date-time with an offset, from year 0001 to 9999", p.flag)
 					}
 					*p.dst = &t
 				}

@@ -228,31 +228,31 @@ func (b *Booking) Book(ctx context.Context, grant domain.Grant, body []byte, key
 		return ports.Response{}, err
 	}
 	booking := domain.Booking(req)
-	return b.once(ctx, grant, key, rc.Now, func(ctx context.Context) (ports.SavedResponse, error) {
+	return b.once(ctx, grant, key, rc.Now, func(ctx context.Context) (ports.Response, error) {
 		if err := b.checkRefs(ctx, grant.CompanyID, req); err != nil {
-			return ports.SavedResponse{}, err
+			return ports.Response{}, err
 		}
 		offer, err := b.freeSlot(ctx, company, booking, rc)
 		if err != nil {
-			return ports.SavedResponse{}, err
+			return ports.Response{}, err
 		}
 		customer, err := b.customerOf(ctx, grant.CompanyID, booking, rc)
 		if err != nil {
-			return ports.SavedResponse{}, err
+			return ports.Response{}, err
 		}
 		obj, err := booking.Appointment(customer, offer, rc)
 		if err != nil {
-			return ports.SavedResponse{}, err
+			return ports.Response{}, err
 		}
 		appointments := domain.AppointmentsKind()
 		stored, err := b.store.Insert(ctx, grant.CompanyID, appointments,
 			ports.StoredObject{ID: appointments.NewID(), Customer: &customer, Payload: obj.JSON, CreatedAt: rc.Now})
 		if err != nil {
-			return ports.SavedResponse{}, err
+			return ports.Response{}, err
 		}
 		audit.Touch(ctx, customer)
 		audit.Created(ctx, stored.ID)
-		return ports.SavedResponse{Status: http.StatusCreated, Location: appointments.Slug + "/" + stored.ID, Body: render(appointments, stored)}, nil
+		return answer(http.StatusCreated, appointments.Slug+"/"+stored.ID, appointments, stored), nil
 	})
 }
 

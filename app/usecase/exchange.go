@@ -103,6 +103,9 @@ type importLine struct {
 	ID      json.RawMessage `json:"id"`
 	Data    json.RawMessage `json:"data"`
 	Deleted bool            `json:"deleted"`
+	// Version is what an export says of the object: information only, the
+	// import neither checks nor keeps it (the store counts its own).
+	Version json.RawMessage `json:"version"`
 }
 
 // declared is what the file says of one object, for references between its lines.
@@ -606,7 +609,7 @@ func (e *Exchange) Export(ctx context.Context, company domain.CompanyID, section
 				return err
 			}
 			for _, o := range page.Items {
-				if _, err := fmt.Fprintf(out, `{"section":%q,"id":%s,"data":%s}`+"\n", k.Slug, k.AppendID(nil, o.ID), o.Payload); err != nil {
+				if _, err := fmt.Fprintf(out, `{"section":%q,"id":%s,"version":%d,"data":%s}`+"\n", k.Slug, k.AppendID(nil, o.ID), o.Version, o.Payload); err != nil {
 					return err
 				}
 			}
@@ -654,7 +657,7 @@ func (e *Exchange) exportFiles(ctx context.Context, company domain.CompanyID, ou
 			if err != nil {
 				return err
 			}
-			if _, err := fmt.Fprintf(out, `{"section":"files","id":%q,"data":%s}`+"\n", f.ID.String(), data); err != nil {
+			if _, err := fmt.Fprintf(out, `{"section":"files","id":%q,"version":%d,"data":%s}`+"\n", f.ID.String(), f.Version, data); err != nil {
 				return err
 			}
 		}

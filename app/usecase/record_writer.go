@@ -13,54 +13,17 @@ import (
 )
 
 // recordWriter is what the use cases that write records share: the store,
-// the Idempotency-Keys, the transaction and the company's rules. Records
+// the writes with their Idempotency-Keys, and the company's rules. Records
 // and Booking each hold one; neither reaches into the other.
 type recordWriter struct {
+	writeOnce
 	store     ports.RecordStore
-	keys      ports.IdempotencyStore
-	tx        ports.Transactor
 	companies ports.CompanyRepository
-	audits    *Auditor
 	now       func() time.Time
 }
 
 func newRecordWriter(store ports.RecordStore, keys ports.IdempotencyStore, tx ports.Transactor, companies ports.CompanyRepository, audits *Auditor) recordWriter {
-	return recordWriter{store: store, keys: keys, tx: tx, companies: companies, audits: audits, now: time.Now}
-}
-
-// once runs a create in one transaction with its Idempotency-Key, if one
-// came: the key is claimed first (a retry replays the first answer, a
-// concurrent twin waits here for the first one's commit), then write runs,
-// then its answer is saved under the key. Records and bookings both create
-// this way.
-func (w *recordWriter) once(ctx context.Context, grant domain.Grant, key *ports.IdempotencyKey, now time.Time,
-	write func(ctx context.Context) (ports.SavedResponse, error)) (ports.Response, error) {
-	var resp ports.Response
-	err := w.tx.InTx(ctx, func(ctx context.Context) error {
-		if key != nil {
-			saved, err := w.keys.Claim(ctx, grant.CompanyID, grant.ClientID, *key, now)
-			if err != nil {
-				return err
-			}
-			if saved != nil {
-				resp = ports.Response{SavedResponse: *saved, Replayed: true}
-				return nil
-			}
-		}
-		saved, err := write(ctx)
-		if err != nil {
-			return err
-		}
-		resp.SavedResponse = saved
-		if err := w.audits.inTx(ctx, grant.CompanyID, saved.Status); err != nil {
-			return err
-		}
-		if key != nil {
-			return w.keys.Save(ctx, grant.CompanyID, grant.ClientID, *key, saved)
-		}
-		return nil
-	})
-	return resp, err
+	return recordWriter{writeOnce: writeOnce{keys: keys, tx: tx, audits: audits}, store: store, companies: companies, now: time.Now}
 }
 
 // checkRefs looks every referenced object up in the company, one query per
@@ -154,5 +117,5 @@ func appendRendered(b []byte, kind *domain.Kind, o ports.StoredObject) []byte {
 	if o.DeletedAt != nil {
 		return domain.AppendTombstone(b, o.ID, kind.NumericIDs(), *o.DeletedAt)
 	}
-	return domain.AppendObject(b, o.ID, kind.NumericIDs(), o.Payload, o.CreatedAt, o.UpdatedAt)
+	return domain.AppendObject(b, o.ID, kind.NumericIDs(), o.Payload, o.Version, o.CreatedAt, o.UpdatedAt)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strconv"
 
 	"github.com/praxis-health/praxis/domain"
 	"github.com/praxis-health/praxis/domain/audit"
@@ -33,6 +34,9 @@ func (r *Records) List(ctx context.Context, grant domain.Grant, kind *domain.Kin
 		}
 		q.Calendar.Instants(rc.Zone)
 	}
+	if err := r.includable(kind, q.IncludeCustomers); err != nil {
+		return ports.RenderedPage{}, err
+	}
 	page, err := r.store.List(ctx, grant.CompanyID, kind, q)
 	if err != nil {
 		return ports.RenderedPage{}, err
@@ -49,17 +53,100 @@ func (r *Records) List(ctx context.Context, grant domain.Grant, kind *domain.Kin
 		data = appendRendered(data, kind, o)
 		touch(ctx, kind, o)
 	}
-	return ports.RenderedPage{Data: append(data, ']'), NextCursor: page.Next.Encode(), HasMore: page.HasMore}, nil
+	out := ports.RenderedPage{Data: append(data, ']'), NextCursor: page.Next.Encode(), HasMore: page.HasMore}
+	if q.IncludeCustomers {
+		if out.Customers, err = r.customersOf(ctx, grant, kind, page.Items); err != nil {
+			return ports.RenderedPage{}, err
+		}
+	}
+	return out, nil
 }
 
-// Get answers one live object of the company; anything else is domain.ErrNotFound.
-func (r *Records) Get(ctx context.Context, grant domain.Grant, kind *domain.Kind, id string) ([]byte, error) {
-	o, err := r.store.Get(ctx, grant.CompanyID, kind, id, false)
+// Batch answers the objects among q.IDs in the order asked: one query, in
+// the company only, so another company's id is not found like a missing one.
+func (r *Records) Batch(ctx context.Context, grant domain.Grant, kind *domain.Kind, q domain.BatchQuery) (ports.Batch, error) {
+	if err := r.includable(kind, q.IncludeCustomers); err != nil {
+		return ports.Batch{}, err
+	}
+	found, err := r.store.Existing(ctx, grant.CompanyID, kind, q.IDs)
+	if err != nil {
+		return ports.Batch{}, err
+	}
+	out := ports.Batch{NotFound: []string{}}
+	items := make([]ports.StoredObject, 0, len(found))
+	data := []byte{'['}
+	for _, id := range q.IDs {
+		o, ok := found[id]
+		if !ok || (o.DeletedAt != nil && !q.IncludeDeleted) {
+			out.NotFound = append(out.NotFound, id)
+			continue
+		}
+		if len(items) > 0 {
+			data = append(data, ',')
+		}
+		data = appendRendered(data, kind, o)
+		touch(ctx, kind, o)
+		items = append(items, o)
+	}
+	out.Data = append(data, ']')
+	if q.IncludeCustomers {
+		if out.Customers, err = r.customersOf(ctx, grant, kind, items); err != nil {
+			return ports.Batch{}, err
+		}
+	}
+	return out, nil
+}
+
+// includable checks include=customer: only a section whose records name a
+// customer offers it. (The door checks the client's customers:read.)
+func (r *Records) includable(kind *domain.Kind, include bool) error {
+	if include && !kind.HasCustomer() {
+		return domain.FieldErrors{{Field: "include", Message: "customer is offered only where records belong to a customer"}}.Err()
+	}
+	return nil
+}
+
+// customersOf renders, once each, the customers the records name: live
+// ones, and those deleted since as tombstones.
+func (r *Records) customersOf(ctx context.Context, grant domain.Grant, kind *domain.Kind, items []ports.StoredObject) ([]byte, error) {
+	customers := domain.CustomersKind()
+	var ids []string
+	seen := map[domain.CustomerID]bool{}
+	for _, o := range items {
+		if o.Customer != nil && !seen[*o.Customer] {
+			seen[*o.Customer] = true
+			ids = append(ids, strconv.FormatInt(int64(*o.Customer), 10))
+		}
+	}
+	found, err := r.store.Existing(ctx, grant.CompanyID, customers, ids)
 	if err != nil {
 		return nil, err
 	}
+	data := []byte{'['}
+	n := 0
+	for _, id := range ids {
+		o, ok := found[id]
+		if !ok {
+			continue
+		}
+		if n > 0 {
+			data = append(data, ',')
+		}
+		data = appendRendered(data, customers, o)
+		touch(ctx, customers, o)
+		n++
+	}
+	return append(data, ']'), nil
+}
+
+// Get answers one live object of the company; anything else is domain.ErrNotFound.
+func (r *Records) Get(ctx context.Context, grant domain.Grant, kind *domain.Kind, id string) (ports.Versioned, error) {
+	o, err := r.store.Get(ctx, grant.CompanyID, kind, id, false)
+	if err != nil {
+		return ports.Versioned{}, err
+	}
 	touch(ctx, kind, o)
-	return render(kind, o), nil
+	return ports.Versioned{Body: render(kind, o), Version: o.Version}, nil
 }
 
 // Create validates body, checks its references in the company and stores it,
@@ -73,95 +160,96 @@ func (r *Records) Create(ctx context.Context, grant domain.Grant, kind *domain.K
 	if err != nil {
 		return ports.Response{}, err
 	}
-	return r.once(ctx, grant, key, rc.Now, func(ctx context.Context) (ports.SavedResponse, error) {
+	return r.once(ctx, grant, key, rc.Now, func(ctx context.Context) (ports.Response, error) {
 		obj, err := kind.Decode(body, rc)
 		if err != nil {
-			return ports.SavedResponse{}, err
+			return ports.Response{}, err
 		}
 		if err := r.checkRefs(ctx, grant.CompanyID, obj); err != nil {
-			return ports.SavedResponse{}, err
+			return ports.Response{}, err
 		}
 		if err := r.fillEnd(ctx, grant.CompanyID, &obj); err != nil {
-			return ports.SavedResponse{}, err
+			return ports.Response{}, err
 		}
 		stored, err := r.store.Insert(ctx, grant.CompanyID, kind,
 			ports.StoredObject{ID: kind.NewID(), Customer: obj.Customer, Payload: obj.JSON, CreatedAt: rc.Now})
 		if err != nil {
-			return ports.SavedResponse{}, err
+			return ports.Response{}, err
 		}
 		if err := applyEffects(ctx, r.store, grant.CompanyID, obj.Effects(stored.ID), rc.Now); err != nil {
-			return ports.SavedResponse{}, err
+			return ports.Response{}, err
 		}
 		touch(ctx, kind, stored)
 		audit.Created(ctx, stored.ID)
-		return ports.SavedResponse{Status: http.StatusCreated, Location: kind.Slug + "/" + stored.ID, Body: render(kind, stored)}, nil
+		return answer(http.StatusCreated, kind.Slug+"/"+stored.ID, kind, stored), nil
 	})
 }
 
-// Patch applies a JSON merge patch and validates the result whole.
-func (r *Records) Patch(ctx context.Context, grant domain.Grant, kind *domain.Kind, id string, patch []byte) ([]byte, error) {
+// answer is a write's answer with the object as it now stands.
+func answer(status int, location string, kind *domain.Kind, o ports.StoredObject) ports.Response {
+	return ports.Response{SavedResponse: ports.SavedResponse{Status: status, Location: location, Body: render(kind, o)}, Version: o.Version}
+}
+
+// Patch applies a JSON merge patch and validates the result whole, if the
+// object is still at the version the client read (If-Match).
+func (r *Records) Patch(ctx context.Context, grant domain.Grant, kind *domain.Kind, id string, patch []byte, w ports.Write) (ports.Response, error) {
 	if !kind.Patch {
-		return nil, errors.New("no PATCH on " + kind.Slug) // the router offers none
+		return ports.Response{}, errors.New("no PATCH on " + kind.Slug) // the router offers none
 	}
-	rc, err := r.ruleContext(ctx, grant.CompanyID)
-	if err != nil {
-		return nil, err
-	}
-	var out []byte
-	err = r.tx.InTx(ctx, func(ctx context.Context) error {
-		current, err := r.store.Get(ctx, grant.CompanyID, kind, id, true)
-		if err != nil {
-			return err
-		}
+	return r.change(ctx, grant, kind, id, w, func(current ports.StoredObject, rc domain.RuleContext) ([]byte, error) {
 		obj, err := kind.Merge(current.Payload, patch, rc)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if err := r.checkRefs(ctx, grant.CompanyID, obj); err != nil {
-			return err
+			return nil, err
 		}
 		if err := r.fillEnd(ctx, grant.CompanyID, &obj); err != nil {
-			return err
+			return nil, err
 		}
-		updated, err := r.store.Update(ctx, grant.CompanyID, kind, id, obj.JSON, rc.Now)
-		if err != nil {
-			return err
-		}
-		out = render(kind, updated)
-		touch(ctx, kind, updated)
-		return r.audits.inTx(ctx, grant.CompanyID, http.StatusOK)
+		return obj.JSON, nil
 	})
-	return out, err
 }
 
 // Cancel ends a booked or arrived appointment; the slot is free at once.
-func (r *Records) Cancel(ctx context.Context, grant domain.Grant, id string, body []byte) ([]byte, error) {
-	rc, err := r.ruleContext(ctx, grant.CompanyID)
-	if err != nil {
-		return nil, err
-	}
-	kind := domain.AppointmentsKind()
-	var out []byte
-	err = r.tx.InTx(ctx, func(ctx context.Context) error {
-		current, err := r.store.Get(ctx, grant.CompanyID, kind, id, true)
-		if err != nil {
-			return err
-		}
+func (r *Records) Cancel(ctx context.Context, grant domain.Grant, id string, body []byte, w ports.Write) (ports.Response, error) {
+	return r.change(ctx, grant, domain.AppointmentsKind(), id, w, func(current ports.StoredObject, rc domain.RuleContext) ([]byte, error) {
 		reasons, err := domain.CancellationKind.Decode(body, rc)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		payload, err := domain.Cancel(current.Payload, reasons, rc)
+		return domain.Cancel(current.Payload, reasons, rc)
+	})
+}
+
+// change is every write to one existing object: in one transaction with
+// its Idempotency-Key, the object read for update (404 when it is not the
+// company's), its version held against If-Match (412, nothing written),
+// then the new payload stored and answered.
+func (r *Records) change(ctx context.Context, grant domain.Grant, kind *domain.Kind, id string, w ports.Write,
+	next func(current ports.StoredObject, rc domain.RuleContext) ([]byte, error)) (ports.Response, error) {
+	rc, err := r.ruleContext(ctx, grant.CompanyID)
+	if err != nil {
+		return ports.Response{}, err
+	}
+	return r.once(ctx, grant, w.Key, rc.Now, func(ctx context.Context) (ports.Response, error) {
+		current, err := r.store.Get(ctx, grant.CompanyID, kind, id, true)
 		if err != nil {
-			return err
+			return ports.Response{}, err
+		}
+		touch(ctx, kind, current)
+		if err := w.IfMatch.CheckVersion(current.Version); err != nil {
+			return ports.Response{}, err
+		}
+		payload, err := next(current, rc)
+		if err != nil {
+			return ports.Response{}, err
 		}
 		updated, err := r.store.Update(ctx, grant.CompanyID, kind, id, payload, rc.Now)
 		if err != nil {
-			return err
+			return ports.Response{}, err
 		}
-		out = render(kind, updated)
 		touch(ctx, kind, updated)
-		return r.audits.inTx(ctx, grant.CompanyID, http.StatusOK)
+		return answer(http.StatusOK, kind.Slug+"/"+updated.ID, kind, updated), nil
 	})
-	return out, err
 }

@@ -141,8 +141,8 @@ func TestHealthNotificationEndsItsIllnessNotification(t *testing.T) {
 	}
 	ended, err := env.Records.Get(context.Background(), f.grant, domain.KindOf("illness-notifications"), illness["id"].(string))
 	var got map[string]any
-	if err != nil || json.Unmarshal(ended, &got) != nil || got["ended_by_id"] != h["id"] || got["updated_at"] == illness["updated_at"] && got["ended_by_id"] == nil {
-		t.Fatalf("the illness notification after the health notification: %s %v", ended, err)
+	if err != nil || json.Unmarshal(ended.Body, &got) != nil || got["ended_by_id"] != h["id"] || got["updated_at"] == illness["updated_at"] && got["ended_by_id"] == nil {
+		t.Fatalf("the illness notification after the health notification: %s %v", ended.Body, err)
 	}
 	if _, err := f.create(t, health, fit); !hasField(err, "illness_notification_id") {
 		t.Errorf("ending an ended notification again: %v", err)

@@ -320,8 +320,9 @@ func (s *Settings) WebhookDeliveries(ctx context.Context, m staff.Member, id uui
 	return e, attempts, err
 }
 
-// ReplayWebhook sends the endpoint the changes since a time again.
-func (s *Settings) ReplayWebhook(ctx context.Context, m staff.Member, id uuid.UUID, since time.Time) error {
+// ReplayWebhook sends the endpoint the changes since a time again, if the
+// endpoint is still at the version the page showed.
+func (s *Settings) ReplayWebhook(ctx context.Context, m staff.Member, id uuid.UUID, version int64, since time.Time) error {
 	if err := mayChange(m); err != nil {
 		return err
 	}
@@ -329,12 +330,13 @@ func (s *Settings) ReplayWebhook(ctx context.Context, m staff.Member, id uuid.UU
 	if err != nil {
 		return err
 	}
-	_, err = hooks.Replay(ctx, grantOf(m), id, ports.ReplayFrom{Since: &since})
+	_, err = hooks.Replay(ctx, grantOf(m), id, ports.ReplayFrom{Since: &since}, shown(version))
 	return err
 }
 
-// DeleteWebhook removes the company's endpoint.
-func (s *Settings) DeleteWebhook(ctx context.Context, m staff.Member, id uuid.UUID) error {
+// DeleteWebhook removes the company's endpoint, if it is still at the
+// version the page showed.
+func (s *Settings) DeleteWebhook(ctx context.Context, m staff.Member, id uuid.UUID, version int64) error {
 	if err := mayChange(m); err != nil {
 		return err
 	}
@@ -342,7 +344,14 @@ func (s *Settings) DeleteWebhook(ctx context.Context, m staff.Member, id uuid.UU
 	if err != nil {
 		return err
 	}
-	return hooks.Delete(ctx, grantOf(m), id)
+	_, err = hooks.Delete(ctx, grantOf(m), id, ports.Write{IfMatch: shown(version)})
+	return err
+}
+
+// shown is the condition of a form that showed an object at version: a
+// second tab's stale form is refused, not applied.
+func shown(version int64) domain.Precondition {
+	return domain.Precondition{Versions: []int64{version}}
 }
 
 // PingWebhook sends the company's endpoint a signed test event now.

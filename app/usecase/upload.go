@@ -356,7 +356,7 @@ func (up *upload) take(part ports.Part) (empty bool, err error) {
 		ID: id, CompanyID: up.target.Company.ID, CustomerID: up.target.Customer,
 		Name: name, ContentType: contentType, Size: size, SHA256: hash.Sum(nil),
 		StorageKey: id.String(), Source: up.source, Category: up.target.Category, Description: up.target.Description,
-		GDT: info, CreatedAt: now, UpdatedAt: now,
+		GDT: info, Version: 1, CreatedAt: now, UpdatedAt: now,
 	})
 	return false, nil
 }

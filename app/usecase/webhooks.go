@@ -2,8 +2,10 @@ package usecase
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"time"
 
@@ -18,6 +20,7 @@ import (
 // registration with a secret shown once, changes, rotation, replay and
 // the delivery log. The Dispatcher delivers.
 type Webhooks struct {
+	writes       writeOnce
 	store        ports.WebhookEndpoints
 	feed         ports.ChangeFeed
 	keys         *webhook.Keyring
@@ -30,19 +33,20 @@ var _ ports.Webhooks = (*Webhooks)(nil)
 
 // NewWebhooks manages the endpoints of store; keys seals their secrets;
 // allowPrivate lets endpoints name plain http and this network (tests).
-func NewWebhooks(store ports.WebhookEndpoints, feed ports.ChangeFeed, keys *webhook.Keyring, out ports.Deliverer, allowPrivate bool) *Webhooks {
-	return &Webhooks{store: store, feed: feed, keys: keys, out: out, allowPrivate: allowPrivate, now: time.Now}
+// Changes and removals run in tx with their Idempotency-Keys (ids) and
+// their audit events.
+func NewWebhooks(store ports.WebhookEndpoints, feed ports.ChangeFeed, keys *webhook.Keyring, out ports.Deliverer, allowPrivate bool,
+	ids ports.IdempotencyStore, tx ports.Transactor, audits *Auditor) *Webhooks {
+	return &Webhooks{writes: writeOnce{keys: ids, tx: tx, audits: audits}, store: store, feed: feed, keys: keys, out: out,
+		allowPrivate: allowPrivate, now: time.Now}
 }
-
-// errNoWebhookKey: a shared database without PRAXIS_WEBHOOK_KEY has nothing to seal secrets with.
-var errNoWebhookKey = errors.New("webhooks need PRAXIS_WEBHOOK_KEY on this server")
 
 // Create registers an endpoint. Its delivery starts at the feed's end: it
 // is told of the changes after its registration. The secret is answered
 // here once and kept only sealed.
 func (w *Webhooks) Create(ctx context.Context, grant domain.Grant, in ports.WebhookInput) (webhook.Endpoint, webhook.Secret, error) {
 	if w.keys == nil {
-		return webhook.Endpoint{}, "", domain.Unavailable(errNoWebhookKey)
+		return webhook.Endpoint{}, "", domain.ErrWebhooksDisabled
 	}
 	now := w.now().UTC().Truncate(time.Microsecond)
 	e := webhook.Endpoint{ID: uuid.Must(uuid.NewV7()), Company: grant.CompanyID, Enabled: true, NextAttempt: now,
@@ -133,22 +137,55 @@ func (w *Webhooks) List(ctx context.Context, grant domain.Grant) ([]webhook.Endp
 	return w.store.List(ctx, grant.CompanyID)
 }
 
-func (w *Webhooks) Update(ctx context.Context, grant domain.Grant, id uuid.UUID, in ports.WebhookInput) (webhook.Endpoint, error) {
-	return w.store.Change(ctx, grant.CompanyID, id, func(e *webhook.Endpoint) error {
-		e.UpdatedAt = w.now().UTC()
-		return w.apply(grant, e, in)
+// Update changes the fields in gives, if the endpoint is still at the
+// version wr names.
+func (w *Webhooks) Update(ctx context.Context, grant domain.Grant, id uuid.UUID, in ports.WebhookInput, wr ports.Write) (ports.Response, error) {
+	now := w.now().UTC()
+	return w.writes.once(ctx, grant, wr.Key, now, func(ctx context.Context) (ports.Response, error) {
+		e, err := w.store.Change(ctx, grant.CompanyID, id, func(e *webhook.Endpoint) error {
+			if err := wr.IfMatch.CheckVersion(e.Version); err != nil {
+				return err
+			}
+			e.UpdatedAt = now
+			return w.apply(grant, e, in)
+		})
+		if err != nil {
+			return ports.Response{}, err
+		}
+		return endpointAnswer(http.StatusOK, e, "", now)
 	})
 }
 
-func (w *Webhooks) Delete(ctx context.Context, grant domain.Grant, id uuid.UUID) error {
-	return w.store.Delete(ctx, grant.CompanyID, id)
+// endpointAnswer is a write's answer with the endpoint as it now stands.
+func endpointAnswer(status int, e webhook.Endpoint, secret webhook.Secret, now time.Time) (ports.Response, error) {
+	body, err := json.Marshal(webhook.ViewOf(e, secret, now))
+	if err != nil {
+		return ports.Response{}, err
+	}
+	return ports.Response{SavedResponse: ports.SavedResponse{Status: status, Location: "webhook-endpoints/" + e.ID.String(), Body: body},
+		Version: e.Version}, nil
+}
+
+// Delete removes the endpoint and its delivery log, if it is still at the
+// version wr names. The answer is 204, replayed to a retry of its key.
+func (w *Webhooks) Delete(ctx context.Context, grant domain.Grant, id uuid.UUID, wr ports.Write) (ports.Response, error) {
+	return w.writes.once(ctx, grant, wr.Key, w.now().UTC(), func(ctx context.Context) (ports.Response, error) {
+		_, err := w.store.Change(ctx, grant.CompanyID, id, func(e *webhook.Endpoint) error { return wr.IfMatch.CheckVersion(e.Version) })
+		if err != nil {
+			return ports.Response{}, err
+		}
+		if err := w.store.Delete(ctx, grant.CompanyID, id); err != nil {
+			return ports.Response{}, err
+		}
+		return ports.Response{SavedResponse: ports.SavedResponse{Status: http.StatusNoContent}}, nil
+	})
 }
 
 // RotateSecret makes a new secret; the one it replaces goes on signing
 // beside it for overlap, so that receivers can switch without a gap.
 func (w *Webhooks) RotateSecret(ctx context.Context, grant domain.Grant, id uuid.UUID, overlap time.Duration) (webhook.Endpoint, webhook.Secret, error) {
 	if w.keys == nil {
-		return webhook.Endpoint{}, "", domain.Unavailable(errNoWebhookKey)
+		return webhook.Endpoint{}, "", domain.ErrWebhooksDisabled
 	}
 	secret, err := webhook.NewSecret()
 	if err != nil {
@@ -173,7 +210,7 @@ func (w *Webhooks) RotateSecret(ctx context.Context, grant domain.Grant, id uuid
 // Replay moves the endpoint's position back: every change from the cursor's
 // change on, or written at or after the time, is delivered again, in order,
 // each with the webhook-id it had.
-func (w *Webhooks) Replay(ctx context.Context, grant domain.Grant, id uuid.UUID, from ports.ReplayFrom) (webhook.Endpoint, error) {
+func (w *Webhooks) Replay(ctx context.Context, grant domain.Grant, id uuid.UUID, from ports.ReplayFrom, ifMatch domain.Precondition) (webhook.Endpoint, error) {
 	var p webhook.Position
 	switch {
 	case from.Cursor != nil:
@@ -185,6 +222,9 @@ func (w *Webhooks) Replay(ctx context.Context, grant domain.Grant, id uuid.UUID,
 		}
 	}
 	return w.store.Change(ctx, grant.CompanyID, id, func(e *webhook.Endpoint) error {
+		if err := ifMatch.CheckVersion(e.Version); err != nil {
+			return err
+		}
 		now := w.now().UTC()
 		e.Position, e.Failures, e.FailingSince, e.NextAttempt, e.UpdatedAt = p, 0, nil, now, now
 		return nil
@@ -206,7 +246,7 @@ const TestEventType = "webhook.test"
 // and answers the attempt; it is not retried and moves nothing.
 func (w *Webhooks) Ping(ctx context.Context, grant domain.Grant, id uuid.UUID) (webhook.Attempt, error) {
 	if w.keys == nil {
-		return webhook.Attempt{}, domain.Unavailable(errNoWebhookKey)
+		return webhook.Attempt{}, domain.ErrWebhooksDisabled
 	}
 	e, err := w.store.Get(ctx, grant.CompanyID, id)
 	if err != nil {

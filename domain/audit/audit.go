@@ -160,6 +160,41 @@ type Sealed struct {
 	Payload  []byte // Canonical()
 	PrevHash []byte
 	Hash     []byte
+	// Index is what the store's index says of the event, where queries
+	// find it; nil where a store keeps none beside the events.
+	Index *Index
+}
+
+// Index is where a store's queries find an event: by time within [From,
+// To], and by each customer in Customers. An index that disagrees with
+// the event hides it from a query, whatever the chain says.
+type Index struct {
+	From, To  time.Time
+	Customers map[domain.CustomerID]bool
+}
+
+// indexed checks that the index finds s where its content says it is.
+func (s Sealed) indexed() error {
+	if s.Index == nil {
+		return nil
+	}
+	var e struct {
+		Time        time.Time           `json:"time"`
+		CustomerIDs []domain.CustomerID `json:"customer_ids"`
+	}
+	if err := json.Unmarshal(s.Payload, &e); err != nil {
+		return fmt.Errorf("event %d does not read: %w", s.Seq, err)
+	}
+	if e.Time.Before(s.Index.From) || e.Time.After(s.Index.To) {
+		return fmt.Errorf("event %d is indexed under the times %s to %s, not under its own time %s: a query by time does not find it",
+			s.Seq, s.Index.From.UTC().Format(time.RFC3339), s.Index.To.UTC().Format(time.RFC3339), e.Time.UTC().Format(time.RFC3339))
+	}
+	for _, c := range e.CustomerIDs {
+		if !s.Index.Customers[c] {
+			return fmt.Errorf("event %d is not indexed under one of the customers it names: a query by that customer does not find it", s.Seq)
+		}
+	}
+	return nil
 }
 
 // Seal puts the canonical payload after prev in company's chain: the hash
@@ -244,6 +279,9 @@ func Verify(company domain.CompanyID, from, head Link, walk func(fn func(Sealed)
 	if err := walk(func(s Sealed) error {
 		if broken == nil {
 			broken = v.Next(s)
+		}
+		if broken == nil {
+			broken = s.indexed()
 		}
 		if h, ok := want[s.Seq]; broken == nil && ok && !bytes.Equal(h, s.Hash) {
 			broken = fmt.Errorf("event %d is not the one checkpoint %s recorded: the chain was sealed again from there or before", s.Seq, Link{Seq: s.Seq, Hash: h})

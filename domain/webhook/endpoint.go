@@ -114,7 +114,8 @@ func (p Position) Less(q Position) bool {
 type Change struct {
 	Position
 	CustomerID *domain.CustomerID
-	Created    bool // unchanged since it was created
+	Version    int64 // the object's version after the change
+	Created    bool  // unchanged since it was created
 	Deleted    bool
 	Cancelled  bool // an appointment whose status is cancelled
 	At         time.Time
@@ -147,7 +148,7 @@ func (c Change) MessageID(endpoint uuid.UUID) string {
 // section's sync feed resumes just past it.
 func (c Change) Body() ([]byte, error) {
 	return Body(c.Type(), c.At, Data{
-		Section: c.Section, ID: c.ID, CustomerID: c.CustomerID,
+		Section: c.Section, ID: c.ID, CustomerID: c.CustomerID, Version: c.Version,
 		Cursor: domain.Cursor{Change: c.Change, ID: c.ID}.Encode(),
 	})
 }

@@ -132,6 +132,9 @@ type Data struct {
 	ID         string             `json:"id"`
 	CustomerID *domain.CustomerID `json:"customer_id,omitempty"`
 	Cursor     string             `json:"cursor"`
+	// Version is the object's version after the change (0, left out, for
+	// the test event, which names no object's change).
+	Version int64 `json:"version,omitempty"`
 }
 
 // MaxBody bounds an event's body: thin by design.

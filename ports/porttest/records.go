@@ -124,6 +124,7 @@ func RunRecordStoreSuite(t *testing.T, newRepos func(t *testing.T) RecordReposit
 		{"concurrent writers: a follower receives every write exactly once", concurrentWritersExactlyOnce, true},
 		{"deletions are tombstones; updated_since filters", deletionsAreTombstones, false},
 		{"customers: numbered by the store, updated with their svnr unique per company", customersNumbered, false},
+		{"every write moves its object's own version by one, and no other company's object", versionsCount, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if !c.serial {
@@ -493,6 +494,88 @@ func customersNumbered(t *testing.T, newRepos func(t *testing.T) RecordRepositor
 	found, err := f.r.Records.Lookup(ctx, f.company, "customers", []string{first.ID, fmt.Sprint(f.customer), "99999"})
 	if err != nil || len(found) != 2 {
 		t.Errorf("lookup: %v %v", found, err)
+	}
+}
+
+// versionsCount: every write moves its object's own version by one — an
+// insert is 1, an update, a deletion and a replacement one more each — and
+// never another object's, another company's included; Existing and the
+// feed answer the version; an unchanged object keeps it.
+func versionsCount(t *testing.T, newRepos func(t *testing.T) RecordRepositories) {
+	f := newRecordFixture(t, newRepos)
+	other, _ := NewCompany(t, f.r.Repositories, "Other", 10)
+	otherCustomer := NewCustomer(t, f.r.Repositories, other.ID, 0).ID
+	ctx := context.Background()
+	write := func(fn func(ctx context.Context) error) {
+		t.Helper()
+		if err := f.r.Tx.InTx(ctx, fn); err != nil {
+			t.Fatal(err)
+		}
+	}
+	note := f.insert(t, ctx, notes)
+	bystander := f.insert(t, ctx, notes)
+	foreign, err := f.insertIn(ctx, notes, other.ID, otherCustomer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if note.Version != 1 || foreign.Version != 1 {
+		t.Fatalf("versions when made: %d, %d; want 1", note.Version, foreign.Version)
+	}
+	for want := int64(2); want <= 4; want++ {
+		var got ports.StoredObject
+		write(func(ctx context.Context) (err error) {
+			got, err = f.r.Records.Update(ctx, f.company, notes, note.ID, note.Payload, time.Now())
+			return err
+		})
+		if got.Version != want {
+			t.Fatalf("update %d: version %d", want-1, got.Version)
+		}
+	}
+	// Another company's update of the same id finds nothing and moves nothing.
+	err = f.r.Tx.InTx(ctx, func(ctx context.Context) error {
+		_, err := f.r.Records.Update(ctx, other.ID, notes, note.ID, note.Payload, time.Now())
+		return err
+	})
+	if !errors.Is(err, domain.ErrNotFound) {
+		t.Errorf("another company's update: %v", err)
+	}
+	write(func(ctx context.Context) error { return f.r.Records.Delete(ctx, f.company, notes, note.ID, time.Now()) })
+	existing, err := f.r.Records.Existing(ctx, f.company, notes, []string{note.ID, bystander.ID, foreign.ID})
+	if err != nil || len(existing) != 2 {
+		t.Fatalf("existing: %v %v", existing, err)
+	}
+	if got := existing[note.ID]; got.Version != 5 || got.DeletedAt == nil {
+		t.Errorf("after the deletion: version %d, deleted %v; want 5, deleted", got.Version, got.DeletedAt)
+	}
+	if got := existing[bystander.ID]; got.Version != 1 {
+		t.Errorf("an object beside them: version %d, want 1", got.Version)
+	}
+	// An import's replacement makes it live again, one more.
+	write(func(ctx context.Context) error {
+		return f.r.Records.Put(ctx, f.company, notes, []ports.StoredObject{{ID: note.ID, Customer: &f.customer, Payload: note.Payload}}, existing, time.Now())
+	})
+	got, err := f.r.Records.Get(ctx, f.company, notes, note.ID, false)
+	if err != nil || got.Version != 6 {
+		t.Errorf("after a replacement: version %d %v, want 6", got.Version, err)
+	}
+	if theirs, err := f.r.Records.Get(ctx, other.ID, notes, foreign.ID, false); err != nil || theirs.Version != 1 {
+		t.Errorf("the other company's note: version %d %v, want 1", theirs.Version, err)
+	}
+	list, _ := followUntil(t, f.r.Records, f.company, notes, domain.ListQuery{Limit: 10, Customer: &f.customer}, 2)
+	for _, o := range list {
+		if want := map[string]int64{note.ID: 6, bystander.ID: 1}[o.ID]; o.Version != want {
+			t.Errorf("the feed answers %s at version %d, want %d", o.ID, o.Version, want)
+		}
+	}
+	// Customers count in their own table alike.
+	customers := domain.CustomersKind()
+	var c ports.StoredObject
+	write(func(ctx context.Context) (err error) {
+		c, err = f.r.Records.Update(ctx, f.company, customers, fmt.Sprint(f.customer), []byte(`{"first_name":"V","last_name":"W"}`), time.Now())
+		return err
+	})
+	if c.Version != 2 {
+		t.Errorf("a customer after one update: version %d, want 2", c.Version)
 	}
 }
 
