@@ -41,6 +41,9 @@ func (h *Records) list(k *domain.Kind) fiber.Handler {
 		if q.IncludeCustomers, err = includeParam(c); err != nil {
 			return err
 		}
+		if q.IncludeCustomers && !customersReadable(c) {
+			return nil
+		}
 		page, err := h.records.List(c.UserContext(), grantOf(c), k, q)
 		if err != nil {
 			return err
@@ -55,6 +58,9 @@ func (h *Records) batch(c *fiber.Ctx, k *domain.Kind) error {
 	q, err := batchQuery(c, k)
 	if err != nil {
 		return err
+	}
+	if q.IncludeCustomers && !customersReadable(c) {
+		return nil
 	}
 	b, err := h.records.Batch(c.UserContext(), grantOf(c), k, q)
 	if err != nil {

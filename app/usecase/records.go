@@ -196,7 +196,7 @@ func (r *Records) Patch(ctx context.Context, grant domain.Grant, kind *domain.Ki
 	if !kind.Patch {
 		return ports.Response{}, errors.New("no PATCH on " + kind.Slug) // the router offers none
 	}
-	return r.change(ctx, grant, kind, id, w, func(current ports.StoredObject, rc domain.RuleContext) ([]byte, error) {
+	return r.change(ctx, grant, kind, id, w, func(ctx context.Context, current ports.StoredObject, rc domain.RuleContext) ([]byte, error) {
 		obj, err := kind.Merge(current.Payload, patch, rc)
 		if err != nil {
 			return nil, err
@@ -213,7 +213,7 @@ func (r *Records) Patch(ctx context.Context, grant domain.Grant, kind *domain.Ki
 
 // Cancel ends a booked or arrived appointment; the slot is free at once.
 func (r *Records) Cancel(ctx context.Context, grant domain.Grant, id string, body []byte, w ports.Write) (ports.Response, error) {
-	return r.change(ctx, grant, domain.AppointmentsKind(), id, w, func(current ports.StoredObject, rc domain.RuleContext) ([]byte, error) {
+	return r.change(ctx, grant, domain.AppointmentsKind(), id, w, func(_ context.Context, current ports.StoredObject, rc domain.RuleContext) ([]byte, error) {
 		reasons, err := domain.CancellationKind.Decode(body, rc)
 		if err != nil {
 			return nil, err
@@ -225,9 +225,10 @@ func (r *Records) Cancel(ctx context.Context, grant domain.Grant, id string, bod
 // change is every write to one existing object: in one transaction with
 // its Idempotency-Key, the object read for update (404 when it is not the
 // company's), its version held against If-Match (412, nothing written),
-// then the new payload stored and answered.
+// then the new payload (next, which reads through the transaction's ctx)
+// stored and answered.
 func (r *Records) change(ctx context.Context, grant domain.Grant, kind *domain.Kind, id string, w ports.Write,
-	next func(current ports.StoredObject, rc domain.RuleContext) ([]byte, error)) (ports.Response, error) {
+	next func(ctx context.Context, current ports.StoredObject, rc domain.RuleContext) ([]byte, error)) (ports.Response, error) {
 	rc, err := r.ruleContext(ctx, grant.CompanyID)
 	if err != nil {
 		return ports.Response{}, err
@@ -241,7 +242,7 @@ func (r *Records) change(ctx context.Context, grant domain.Grant, kind *domain.K
 		if err := w.IfMatch.CheckVersion(current.Version); err != nil {
 			return ports.Response{}, err
 		}
-		payload, err := next(current, rc)
+		payload, err := next(ctx, current, rc)
 		if err != nil {
 			return ports.Response{}, err
 		}

@@ -46,7 +46,11 @@ func (w *writeOnce) once(ctx context.Context, grant domain.Grant, key *ports.Ide
 			return err
 		}
 		if key != nil {
-			return w.keys.Save(ctx, grant.CompanyID, grant.ClientID, *key, written.SavedResponse)
+			saved := written.SavedResponse
+			if saved.Body == nil {
+				saved.Body = []byte{} // an answer without a body (204) is saved as one
+			}
+			return w.keys.Save(ctx, grant.CompanyID, grant.ClientID, *key, saved)
 		}
 		return nil
 	})
