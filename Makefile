@@ -78,7 +78,7 @@ lint:
 	$(GO) test -count=1 -run 'TestContractChangesAreDeclared|TestReleaseFilesAreCurrent' ./api/
 
 ## bench: Go benchmarks, then the load programs against the built binary (figures printed):
-## uploads on the embedded defaults; OAuth, booking slots, the million-row sync and
+## uploads on the embedded defaults; OAuth, booking slots, the million-row sync, reads by id (ids=) and
 ## import/export, the audit trail's cost (its own build, -tags auditbench), webhook latency and
 ## in-order throughput, and one vs three replicas with a rolling restart, on PostgreSQL + Redis.
 ## Exits non-zero if a target is missed.
@@ -89,11 +89,12 @@ bench: build
 	$(GO) run ./test/bench/oauth -binary $(BIN) -hydra "$$hydra"; oauth=$$?; \
 	$(GO) run ./test/bench/booking -binary $(BIN); booking=$$?; \
 	$(GO) run ./test/bench/records -binary $(BIN); records=$$?; \
+	$(GO) run ./test/bench/batch -binary $(BIN); batch=$$?; \
 	$(GO) run ./test/bench/exchange -binary $(BIN); exchange=$$?; \
 	$(GO) run ./test/bench/audit; audit=$$?; \
 	$(GO) run ./test/bench/webhooks -binary $(BIN); webhooks=$$?; \
 	$(GO) run ./test/bench/replicas -binary $(BIN); replicas=$$?; \
-	exit $$((upload | oauth | booking | records | exchange | audit | webhooks | replicas))
+	exit $$((upload | oauth | booking | records | batch | exchange | audit | webhooks | replicas))
 
 ## fuzz: run each fuzz target for FUZZTIME (their seed corpora run in `make test`), then the
 ## bad-input suite with 20,000 random requests more per backend (the seed is logged)

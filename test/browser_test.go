@@ -423,6 +423,23 @@ func TestSettingsInABrowser(t *testing.T) {
 		b.html()
 		b.screenshot("webhooks-en")
 
+		// A stale form (a second tab that showed the endpoint before it
+		// changed) is refused with a clear message, not applied.
+		b.open("/settings/webhooks")
+		hooks := "Authorization: Bearer " + s.tokenFor(t, s.newClient(t, c, everyScope()))
+		if r := s.request(t, http.MethodPatch, "/api/oauth/v2/resource/webhook-endpoints/"+endpoint, "application/json",
+			`{"description":"changed in another tab"}`, hooks); r.status != http.StatusOK {
+			t.Fatalf("change the endpoint meanwhile: %d %s", r.status, r.body)
+		}
+		b.submit(`form[action="/settings/webhooks/` + endpoint + `/delete"] button`)
+		if got := b.text(`p[role="alert"]`); !strings.Contains(got, "Someone changed this in the meantime") {
+			t.Errorf("a stale delete form: %q", got)
+		}
+		b.screenshot("webhooks-stale-en")
+		if r := s.request(t, http.MethodGet, "/api/oauth/v2/resource/webhook-endpoints/"+endpoint, "", "", hooks); r.status != http.StatusOK {
+			t.Errorf("the stale form deleted the endpoint: %d", r.status)
+		}
+
 		// A viewer is invited in the page, and may look but not change.
 		b.open("/settings/staff")
 		b.do(chromedp.SendKeys(chromedp.CSS("#invite-email"), "ben@praxis.example"))

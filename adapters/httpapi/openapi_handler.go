@@ -87,26 +87,21 @@ func buildOpenAPI(releases []release.Release) ([]byte, error) {
 			return nil, err
 		}
 		schemas[name+"Input"] = input
-		items := object{"type": "array", "items": object{"anyOf": []any{ref("schemas", name), ref("schemas", "Tombstone")}}}
 		list := object{
-			"data":        items,
-			"next_cursor": object{"type": "string", "description": "opaque; pass it as ?cursor= for the next page, or later to resume the sync"},
-			"has_more":    object{"type": "boolean"},
-		}
-		batch := object{
-			"data": items,
+			"data": object{"type": "array", "items": object{"anyOf": []any{ref("schemas", name), ref("schemas", "Tombstone")}}},
+			"next_cursor": object{"type": "string", "description": "opaque; pass it as ?cursor= for the next page, or later to resume the sync. " +
+				"Empty on a read by id (ids=), which is no page of the feed"},
+			"has_more": object{"type": "boolean", "description": "false on a read by id (ids=)"},
 			"not_found": object{"type": "array", "items": object{"type": "string"},
-				"description": "the ids asked for that name no object of this company (another company's ids among them, never told apart)"},
+				"description": "only on a read by id (ids=): the ids asked for that name no object of this company " +
+					"(another company's ids among them, never told apart)"},
 		}
 		if k.HasCustomer() {
-			customers := object{"type": "array", "items": customersItem,
-				"description": "with include=customer: each customer the records name, once"}
-			list["customers"], batch["customers"] = customers, customers
+			list["customers"] = object{"type": "array", "items": customersItem,
+				"description": "only with include=customer: each customer the records name, once"}
 		}
 		schemas[name+"List"] = object{"type": "object", "required": []any{"data", "next_cursor", "has_more"}, "additionalProperties": false,
 			"properties": list}
-		schemas[name+"Batch"] = object{"type": "object", "required": []any{"data", "not_found"}, "additionalProperties": false,
-			"properties": batch}
 		paths[resourcePrefix+"/"+k.Slug] = kindPaths(k, name)
 		paths[resourcePrefix+"/"+k.Slug+"/{id}"] = kindItemPaths(k, name)
 	}
@@ -259,7 +254,7 @@ func listParameters() object {
 			"schema": object{"type": "string", "example": `"3"`}},
 		"IfNoneMatch": object{"name": "If-None-Match", "in": "header", "required": false,
 			"description": "the ETag of the copy the client holds: 304 without a body while it is current",
-			"schema": object{"type": "string", "example": `"3"`}},
+			"schema":      object{"type": "string", "example": `"3"`}},
 		"ids": q("ids", "read these objects by id instead of a page: 1 to 100 comma-separated ids of the section's form. "+
 			"Stands alone (with include_deleted and include only); answers data in the order asked and not_found", object{"type": "string"}),
 		"include": q("include", "customer: the customers the records name, once each, beside them (needs customers:read)",
@@ -332,8 +327,8 @@ func kindPaths(k *domain.Kind, name string) object {
 		params = append(params, ref("parameters", "include"))
 	}
 	list := operation("list"+name, "List "+strings.ReplaceAll(k.Slug, "-", " ")+" in sync order, or read up to 100 by id", domain.ReadScope(k.Slug), object{
-		"200": object{"description": "one page of the feed; with ids=, the objects asked for and the ids not found",
-			"content": jsonContent(object{"anyOf": []any{ref("schemas", name+"List"), ref("schemas", name+"Batch")}})},
+		"200": object{"description": "one page of the feed; with ids=, the objects asked for in the order asked and the ids not found",
+			"content": jsonContent(ref("schemas", name+"List"))},
 		"422": problemResponse("a query parameter is invalid: among them more than 100 ids, an id of another form, or ids with a page's parameters"),
 	})
 	list["parameters"] = params

@@ -180,11 +180,12 @@ func appendCustomers(b, customers []byte) []byte {
 	return append(append(b, `,"customers":`...), customers...)
 }
 
-// writeBatch answers ?ids=: {"data":[…],"not_found":[…]}, and "customers".
+// writeBatch answers ?ids= in a list's shape, which is no page of the feed:
+// {"data":[…],"next_cursor":"","has_more":false,"not_found":[…]}, and "customers".
 func writeBatch(c *fiber.Ctx, batch ports.Batch) error {
-	b := make([]byte, 0, len(batch.Data)+len(batch.Customers)+64+40*len(batch.NotFound))
+	b := make([]byte, 0, len(batch.Data)+len(batch.Customers)+96+40*len(batch.NotFound))
 	b = append(append(b, `{"data":`...), batch.Data...)
-	b = append(b, `,"not_found":[`...)
+	b = append(b, `,"next_cursor":"","has_more":false,"not_found":[`...)
 	for i, id := range batch.NotFound {
 		if i > 0 {
 			b = append(b, ',')
