@@ -33,7 +33,14 @@ var badBodies = []string{``, `null`, `[]`, `"text"`, `{`, `{"a":1}{`, "\xff\xfe"
 var badParams = []string{"limit=0", "limit=-1", "limit=501", "limit=abc", "limit=1e2", "limit=1&limit=2", "cursor=xyz", "cursor=" + url.QueryEscape("eyJ2IjoxLCJjIjotMX0"),
 	"cursor=" + strings.Repeat("A", 5000), "updated_since=0000-01-01T00:00:00Z", "updated_since=yesterday", "updated_since=10000-01-01T00:00:00Z",
 	"include_deleted=yes", "customer_id=0", "customer_id=-5", "customer_id=99999999999", "customer_id=1.0", "user_id=NOT-A-UUID",
-	"from=0000-01-01", "to=2026-13-01", "from=2026-03-01&to=2025-03-01", "nope=1", "%ff=1", "limit=%00"}
+	"from=0000-01-01", "to=2026-13-01", "from=2026-03-01&to=2025-03-01", "nope=1", "%ff=1", "limit=%00",
+	"updated_since=2026-01-01T00:00:00%2B24:00", "ids=", "ids=,", "ids=abc", "ids=0", "ids=" + strings.Repeat("1,", 101) + "1",
+	"ids=" + url.QueryEscape("019BC0E2-1280-781F-A8E2-5D940ED90475"), "ids=1&limit=5", "ids=1&cursor=x", "include=customer&ids=%00",
+	"include=everything", "include="}
+
+// badConditions are If-Match and If-None-Match values no answer's ETag is.
+var badConditions = []string{`3`, `"x"`, `""`, `"0"`, `"-1"`, `W/"1"`, `W/x`, `"1`, `"1" "2"`, `*,"1"`, `"99999999999999999999"`,
+	strings.Repeat(`"1",`, 30) + `"1"`}
 
 // badIDs stand in a path's {id}.
 var badIDs = []string{"0", "-1", "99999999999", "1.0", "abc", strings.Repeat("9", 500), "019BC0E2-1280-781F-A8E2-5D940ED90475", "%00", "%ff", "..%2f..%2fetc"}
@@ -55,10 +62,10 @@ func TestBadInputNeverAnswers5xx(t *testing.T) {
 		doc := documentOf(t, s).doc
 		created := map[string]int{}
 		requests := 0
-		send := func(method, path, contentType, body string) reply {
+		send := func(method, path, contentType, body string, headers ...string) reply {
 			t.Helper()
 			requests++
-			r := s.request(t, method, path, contentType, body, auth)
+			r := s.request(t, method, path, contentType, body, append(headers, auth)...)
 			if r.status >= 500 {
 				t.Errorf("%s %s (%.80q): %d %s", method, path, body, r.status, r.body)
 			}
@@ -90,6 +97,14 @@ func TestBadInputNeverAnswers5xx(t *testing.T) {
 						id = domain.NewObjectID()
 					}
 					concrete = strings.Replace(path, "{id}", id, 1)
+				}
+				// Conditions: a GET of one object reads If-None-Match, a write If-Match.
+				for _, v := range badConditions[:len(badConditions)*boolToInt(strings.Contains(path, "{id}"))] {
+					header := "If-Match: " + v
+					if method == http.MethodGet {
+						header = "If-None-Match: " + v
+					}
+					send(method, concrete, "application/json", `{}`, header)
 				}
 				switch method {
 				case http.MethodGet:

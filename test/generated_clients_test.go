@@ -25,7 +25,7 @@ func TestGeneratedClients(t *testing.T) {
 		t.Helper()
 		c := s.newCompany(t, 1<<20)
 		customer := s.newCustomer(t, c)
-		cl := s.newClient(t, c, "customers:read notes:read notes:write files:read files:write")
+		cl := s.newClient(t, c, "customers:read customers:write notes:read notes:write files:read files:write")
 		cmd := exec.Command(name, args...)
 		cmd.Env = append(os.Environ(), "PRAXIS_URL="+s.url, "CLIENT_ID="+cl.ID, "CLIENT_SECRET="+cl.Secret,
 			fmt.Sprintf("CUSTOMER_ID=%d", customer))

@@ -48,6 +48,7 @@ type receivedEvent struct {
 		ID         string `json:"id"`
 		CustomerID *int64 `json:"customer_id"`
 		Cursor     string `json:"cursor"`
+		Version    int64  `json:"version"`
 	}
 }
 
@@ -281,7 +282,8 @@ func TestWebhookEndpoints(t *testing.T) {
 		waitFor(t, 10*time.Second, "the note's event", func() bool { return len(rcv.received()) == 1 })
 		waitFor(t, 10*time.Second, "the note's event at the second endpoint", func() bool { return len(second.received()) == 1 })
 		got := rcv.received()[0]
-		if got.Type != "notes.created" || got.Data.Section != "notes" || got.Data.ID != note || got.Data.CustomerID == nil || *got.Data.CustomerID != patient {
+		if got.Type != "notes.created" || got.Data.Section != "notes" || got.Data.ID != note || got.Data.CustomerID == nil || *got.Data.CustomerID != patient ||
+			got.Data.Version != 1 {
 			t.Fatalf("event: %+v", got)
 		}
 		if raw := string(rcv.raw[0].body); strings.Contains(raw, "Kontrolle") || strings.Contains(raw, "Berger") {
@@ -315,7 +317,7 @@ func TestWebhookEndpoints(t *testing.T) {
 		if sigs := strings.Fields(last.header.Get("webhook-signature")); len(sigs) != 2 {
 			t.Errorf("signatures during the overlap: %q", sigs)
 		}
-		if ev := rcv.received()[1]; ev.Type != "customers.updated" || ev.Data.ID != fmt.Sprint(patient) {
+		if ev := rcv.received()[1]; ev.Type != "customers.updated" || ev.Data.ID != fmt.Sprint(patient) || ev.Data.Version < 2 {
 			t.Errorf("event: %+v", ev)
 		}
 		// Replay from the first event's cursor: both events come again, in

@@ -46,7 +46,7 @@ func readListQuery(c *fiber.Ctx, withCustomer, withCalendar bool, extra []string
 	}
 	known = append(slices.Clip(known), extra...)
 	onlyParams(c, known, &errs)
-	q := domain.ListQuery{Limit: limitParam(c, &errs)}
+	q := domain.ListQuery{Limit: limitParam(c, &errs), IncludeDeleted: boolParam(c, "include_deleted", &errs)}
 	if v := c.Query("cursor"); v != "" {
 		cur, err := domain.ParseCursor(v)
 		if err != nil {
@@ -55,13 +55,6 @@ func readListQuery(c *fiber.Ctx, withCustomer, withCalendar bool, extra []string
 		q.After = &cur
 	}
 	q.UpdatedSince = instantParam(c, "updated_since", &errs)
-	switch c.Query("include_deleted") {
-	case "", "false":
-	case "true":
-		q.IncludeDeleted = true
-	default:
-		errs.Add("include_deleted", "must be true or false")
-	}
 	if withCustomer {
 		q.Customer = customerParam(c, &errs)
 	}
@@ -95,16 +88,33 @@ func writePage(c *fiber.Ctx, data []byte, next string, more bool, customers []by
 
 // onlyParams refuses a query parameter that is not among known, or one given twice.
 func onlyParams(c *fiber.Ctx, known []string, errs *domain.FieldErrors) {
+	knownParams(c, known, "is not a parameter of this list", errs)
+}
+
+// knownParams refuses a parameter not among known with unknown, and one given twice.
+func knownParams(c *fiber.Ctx, known []string, unknown string, errs *domain.FieldErrors) {
 	args := c.Request().URI().QueryArgs()
 	args.VisitAll(func(k, _ []byte) {
 		name := string(k)
 		switch {
 		case !slices.Contains(known, name):
-			errs.Add(name, "is not a parameter of this list")
+			errs.Add(name, unknown)
 		case len(args.PeekMulti(name)) > 1 && name != "":
 			errs.Add(name, "is given more than once")
 		}
 	})
+}
+
+// boolParam reads an optional true or false.
+func boolParam(c *fiber.Ctx, name string, errs *domain.FieldErrors) bool {
+	switch c.Query(name) {
+	case "", "false":
+		return false
+	case "true":
+		return true
+	}
+	errs.Add(name, "must be true or false")
+	return false
 }
 
 // customerParam reads ?customer_id, a customer number.
@@ -231,24 +241,8 @@ var batchParams = []string{"ids", "include_deleted", "include"}
 // ?include_deleted and ?include; any other parameter is 422.
 func batchQuery(c *fiber.Ctx, k *domain.Kind) (domain.BatchQuery, error) {
 	var errs domain.FieldErrors
-	args := c.Request().URI().QueryArgs()
-	args.VisitAll(func(key, _ []byte) {
-		name := string(key)
-		switch {
-		case !slices.Contains(batchParams, name):
-			errs.Add(name, "cannot be combined with ids (a read by id is not a page of the feed)")
-		case len(args.PeekMulti(name)) > 1:
-			errs.Add(name, "is given more than once")
-		}
-	})
-	var q domain.BatchQuery
-	switch c.Query("include_deleted") {
-	case "", "false":
-	case "true":
-		q.IncludeDeleted = true
-	default:
-		errs.Add("include_deleted", "must be true or false")
-	}
+	knownParams(c, batchParams, "cannot be combined with ids (a read by id is not a page of the feed)", &errs)
+	q := domain.BatchQuery{IncludeDeleted: boolParam(c, "include_deleted", &errs)}
 	ids, err := domain.ParseIDs(c.Query("ids"), k.NumericIDs())
 	if fe, ok := domain.AsFieldErrors(err); ok {
 		errs = append(errs, fe...)

@@ -78,20 +78,22 @@ func decodeStrict(body []byte, v any) error {
 	return domain.FieldErrors{{Field: "", Message: err.Error()}}.Err()
 }
 
-func (h *WebhookEndpoints) input(body []byte) (ports.WebhookInput, error) {
+// input reads a create's or a PATCH's body, answered too (a PATCH's
+// Idempotency-Key fingerprints it).
+func (h *WebhookEndpoints) input(c *fiber.Ctx) (ports.WebhookInput, []byte, error) {
+	body, err := jsonBody(c)
+	if err != nil {
+		return ports.WebhookInput{}, nil, err
+	}
 	var in endpointInput
 	if err := decodeStrict(body, &in); err != nil {
-		return ports.WebhookInput{}, err
+		return ports.WebhookInput{}, nil, err
 	}
-	return ports.WebhookInput(in), nil
+	return ports.WebhookInput(in), body, nil
 }
 
 func (h *WebhookEndpoints) create(c *fiber.Ctx) error {
-	body, err := jsonBody(c)
-	if err != nil {
-		return err
-	}
-	in, err := h.input(body)
+	in, _, err := h.input(c)
 	if err != nil {
 		return err
 	}
@@ -132,11 +134,7 @@ func (h *WebhookEndpoints) update(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	body, err := jsonBody(c)
-	if err != nil {
-		return err
-	}
-	in, err := h.input(body)
+	in, body, err := h.input(c)
 	if err != nil {
 		return err
 	}

@@ -217,8 +217,18 @@ func reaches(db bun.IDB, s *bun.SelectQuery, customer int64) *bun.SelectQuery {
 // seal chains events after link into one block; it answers the block, the
 // distinct customers its events name, and the block's last link.
 func seal(company domain.CompanyID, link audit.Link, events []audit.Event) (auditBlockRow, []int64, audit.Link) {
+	// first_at and last_at bound every event's time (a batch need not be
+	// in time order): a query by time finds the block by them.
 	block := auditBlockRow{CompanyID: uuid.UUID(company), FirstSeq: link.Seq + 1, PrevHash: orEmpty(link.Hash),
-		FirstAt: events[0].Time.UTC(), LastAt: events[len(events)-1].Time.UTC()}
+		FirstAt: events[0].Time.UTC(), LastAt: events[0].Time.UTC()}
+	for _, e := range events[1:] {
+		if e.Time.Before(block.FirstAt) {
+			block.FirstAt = e.Time.UTC()
+		}
+		if e.Time.After(block.LastAt) {
+			block.LastAt = e.Time.UTC()
+		}
+	}
 	// The block is written out by hand, as json.Marshal of []blockEntry
 	// would spell it: the payloads are canonical JSON already, and
 	// json.Marshal would scan each of them again.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
 
 	"github.com/praxis-health/praxis/adapters/sqlstore"
 	"github.com/praxis-health/praxis/domain"
@@ -324,6 +326,68 @@ func TestAuditVerifyHoldsTheIndex(t *testing.T) {
 		}
 		if err := verify(); err == nil || !strings.Contains(err.Error(), "event 1 is not indexed under one of the customers") {
 			t.Errorf("the customer's index rows removed: %v", err)
+		}
+	})
+}
+
+// A group commit's events need not be in time order: the block's times
+// bound them all, so a query by time finds each; a block sealed before
+// (its first and last event's times) is mended by the migration, which
+// verify then passes.
+func TestAuditBlockTimesBoundTheirEvents(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, db *bun.DB) {
+		ctx, log := context.Background(), sqlstore.NewAuditLog(db)
+		company, anna := auditCompany(t, db)
+		base := time.Now().UTC().Truncate(time.Millisecond)
+		events := make([]audit.Event, 3)
+		for i, at := range []time.Time{base.Add(time.Second), base, base.Add(500 * time.Millisecond)} {
+			events[i] = audit.New(at)
+			events[i].Agent, events[i].Action, events[i].Section = audit.Agent{Type: audit.AgentClient, ID: "pc_one"}, audit.ActionRead, "customers"
+			events[i].CustomerIDs = []domain.CustomerID{anna}
+		}
+		if err := log.Append(ctx, company, events); err != nil {
+			t.Fatal(err)
+		}
+		verify := func() error {
+			from, head, err := log.Chain(ctx, company)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = audit.Verify(company, from, head, func(fn func(audit.Sealed) error) error { return log.Walk(ctx, company, head.Seq, fn) })
+			return err
+		}
+		if err := verify(); err != nil {
+			t.Fatalf("events out of time order in one block: %v", err)
+		}
+		early := base.Add(-time.Millisecond)
+		until := base.Add(time.Millisecond)
+		if got := porttest.AuditEventIDs(t, log, company, audit.Query{From: &early, To: &until, Limit: 10}); len(got) != 1 || got[0] != events[1].ID {
+			t.Errorf("the earliest event by its time: %v", got)
+		}
+		// As blocks were sealed before: the first and the last event's times.
+		if _, err := db.NewUpdate().TableExpr("audit_blocks").Set("first_at = ?", events[0].Time).Set("last_at = ?", events[2].Time).
+			Where("company_id = ?", uuid.UUID(company)).Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := verify(); err == nil {
+			t.Fatal("verify passes a block whose times hide an event")
+		}
+		dir := "sqlite"
+		if db.Dialect().Name() == dialect.PG {
+			dir = "postgres"
+		}
+		mend, err := os.ReadFile(filepath.Join("migrations", dir, "20261126000200_audit_block_times.tx.up.sql"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.ExecContext(ctx, string(mend)); err != nil {
+			t.Fatalf("the migration's repair: %v", err)
+		}
+		if err := verify(); err != nil {
+			t.Errorf("after the migration's repair: %v", err)
+		}
+		if got := porttest.AuditEventIDs(t, log, company, audit.Query{From: &early, To: &until, Limit: 10}); len(got) != 1 {
+			t.Errorf("the earliest event by its time after the repair: %v", got)
 		}
 	})
 }

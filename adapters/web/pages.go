@@ -491,21 +491,13 @@ func (s *Site) pingWebhook(c *fiber.Ctx) error {
 }
 
 func (s *Site) replayWebhook(c *fiber.Ctx) error {
-	id, err := memberParam(c)
-	if err != nil {
-		return err
-	}
-	form, err := readForm(c)
+	id, form, version, err := versionedForm(c)
 	if err != nil {
 		return err
 	}
 	since, err := time.ParseInLocation("2006-01-02T15:04", form.Get("since"), time.UTC)
 	if err != nil {
 		return &domain.ValidationError{Field: "since", Message: "since must be a date and time"}
-	}
-	version, err := shownVersion(form)
-	if err != nil {
-		return err
 	}
 	if err := s.settings.ReplayWebhook(ctx(c), memberOf(c), id, version, since); err != nil {
 		return err
@@ -514,15 +506,7 @@ func (s *Site) replayWebhook(c *fiber.Ctx) error {
 }
 
 func (s *Site) deleteWebhook(c *fiber.Ctx) error {
-	id, err := memberParam(c)
-	if err != nil {
-		return err
-	}
-	form, err := readForm(c)
-	if err != nil {
-		return err
-	}
-	version, err := shownVersion(form)
+	id, _, version, err := versionedForm(c)
 	if err != nil {
 		return err
 	}
@@ -532,12 +516,21 @@ func (s *Site) deleteWebhook(c *fiber.Ctx) error {
 	return c.Redirect("/settings/webhooks", fiber.StatusSeeOther)
 }
 
-// shownVersion is the version of the object the form was shown with: a
-// change acts on that version only, so a second tab's stale form is refused.
-func shownVersion(form url.Values) (int64, error) {
+// versionedForm reads a form that changes the object :id, with the
+// version of the object it was shown with: a change acts on that version
+// only, so a second tab's stale form is refused.
+func versionedForm(c *fiber.Ctx) (uuid.UUID, url.Values, int64, error) {
+	id, err := memberParam(c)
+	if err != nil {
+		return uuid.Nil, nil, 0, err
+	}
+	form, err := readForm(c)
+	if err != nil {
+		return uuid.Nil, nil, 0, err
+	}
 	v, err := strconv.ParseInt(form.Get("version"), 10, 64)
 	if err != nil || v < 1 {
-		return 0, &domain.ValidationError{Field: "version", Message: "the form names no version: reload the page"}
+		return uuid.Nil, nil, 0, &domain.ValidationError{Field: "version", Message: "the form names no version: reload the page"}
 	}
-	return v, nil
+	return id, form, v, nil
 }

@@ -46,11 +46,8 @@ func run(binary, pgURL, redisURL string, rounds, samples int, minRatio float64) 
 	if err != nil {
 		return err
 	}
-	var client struct {
-		ID     string `json:"client_id"`
-		Secret string `json:"client_secret"`
-	}
-	if err := srv.Admin(&client, "admin", "client", "create", "--company", company.ID, "--scopes", "customers:read customers:write", "--json"); err != nil {
+	client, err := srv.NewClient(company.ID, "customers:read customers:write")
+	if err != nil {
 		return err
 	}
 	httpc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}

@@ -108,6 +108,19 @@ type Company struct {
 	Secret string `json:"upload_secret"`
 }
 
+// Client is what `admin client create --json` prints.
+type Client struct {
+	ID     string `json:"client_id"`
+	Secret string `json:"client_secret"`
+}
+
+// NewClient creates an OAuth client of company with the space-separated scopes.
+func (s *Server) NewClient(company, scopes string) (Client, error) {
+	var c Client
+	err := s.Admin(&c, "admin", "client", "create", "--company", company, "--scopes", scopes, "--json")
+	return c, err
+}
+
 // NewCompany creates a company with the given storage quota.
 func (s *Server) NewCompany(quota int64) (Company, error) {
 	var c Company

@@ -71,18 +71,12 @@ func run(binary, pgURL, redisURL string, concurrency int, phase time.Duration, r
 	if err != nil {
 		return err
 	}
-	var client struct {
-		ID     string `json:"client_id"`
-		Secret string `json:"client_secret"`
-	}
-	if err := srv.Admin(&client, "admin", "client", "create", "--company", company.ID, "--scopes", "company:read", "--json"); err != nil {
+	client, err := srv.NewClient(company.ID, "company:read")
+	if err != nil {
 		return err
 	}
-	var narrow struct {
-		ID     string `json:"client_id"`
-		Secret string `json:"client_secret"`
-	}
-	if err := srv.Admin(&narrow, "admin", "client", "create", "--company", company.ID, "--scopes", "customers:read", "--json"); err != nil {
+	narrow, err := srv.NewClient(company.ID, "customers:read")
+	if err != nil {
 		return err
 	}
 	httpc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: concurrency, MaxConnsPerHost: concurrency}}

@@ -14,6 +14,7 @@ import (
 	"os"
 	"reflect"
 	"strconv"
+	"strings"
 )
 
 func main() {
@@ -98,7 +99,12 @@ func run(ctx context.Context, base, clientID, clientSecret, customerParam string
 	if len(resumed) != 1 || resumed[0].Id != later.JSON201.Id {
 		return fmt.Errorf("resume: %d notes, want only the later one", len(resumed))
 	}
-	// 6. A file up and down again.
+	// 6. A patient changed with the version read (If-Match), a stale
+	// version refused (412), a current copy not sent again (304).
+	if err := conditional(ctx, api, customerParam); err != nil {
+		return err
+	}
+	// 7. A file up and down again.
 	pdf := []byte("%PDF-1.4\n% first sync\n" + string(bytes.Repeat([]byte("x"), 4000)))
 	var form bytes.Buffer
 	w := multipart.NewWriter(&form)
@@ -113,6 +119,39 @@ func run(ctx context.Context, base, clientID, clientSecret, customerParam string
 	down, err := api.DownloadFileWithResponse(ctx, up.JSON201.Data[0].Id.String(), &DownloadFileParams{})
 	if err != nil || down.StatusCode() != http.StatusOK || !bytes.Equal(down.Body, pdf) {
 		return fmt.Errorf("download: %v, %d, %d bytes", err, down.StatusCode(), len(down.Body))
+	}
+	return nil
+}
+
+// conditional changes the patient with the version it read, then holds
+// that version against If-Match again (412) and the new one against
+// If-None-Match (304).
+func conditional(ctx context.Context, api *ClientWithResponses, id string) error {
+	read, err := api.GetCustomerWithResponse(ctx, id, &GetCustomerParams{})
+	if err != nil || read.JSON200 == nil {
+		return fmt.Errorf("read a patient: %v %s", err, body(read))
+	}
+	etag := IfMatch(read.HTTPResponse.Header.Get("ETag"))
+	if string(etag) != fmt.Sprintf("%q", fmt.Sprint(read.JSON200.Version)) {
+		return fmt.Errorf("read a patient: ETag %s for version %d", etag, read.JSON200.Version)
+	}
+	key := IdempotencyKey("first-sync-patch-1")
+	patch := func(phone string, key *IdempotencyKey) (*PatchCustomerResponse, error) {
+		return api.PatchCustomerWithBodyWithResponse(ctx, id, &PatchCustomerParams{IfMatch: &etag, IdempotencyKey: key},
+			"application/merge-patch+json", strings.NewReader(`{"phone":"`+phone+`"}`))
+	}
+	changed, err := patch("+4315551234", &key)
+	if err != nil || changed.JSON200 == nil || changed.JSON200.Version != read.JSON200.Version+1 {
+		return fmt.Errorf("conditional patch: %v %s", err, body(changed))
+	}
+	stale, err := patch("+4315559999", nil)
+	if err != nil || stale.StatusCode() != http.StatusPreconditionFailed {
+		return fmt.Errorf("stale patch: %v %s", err, body(stale))
+	}
+	current := IfNoneMatch(changed.HTTPResponse.Header.Get("ETag"))
+	same, err := api.GetCustomerWithResponse(ctx, id, &GetCustomerParams{IfNoneMatch: &current})
+	if err != nil || same.StatusCode() != http.StatusNotModified {
+		return fmt.Errorf("conditional read: %v %d", err, same.StatusCode())
 	}
 	return nil
 }

@@ -67,7 +67,31 @@ if (!later.data) fail("create a later note", later.error);
 const [resumed] = await pageNotes(kept);
 if (resumed.length !== 1 || resumed[0] !== later.data.id) fail("resume", resumed);
 
-// 6. A file up and down again.
+// 6. A patient changed with the version read (If-Match), a stale version
+// refused (412), a current copy not sent again (304), notes read by id.
+const path = { id: String(customer) };
+const read = await api.GET("/api/oauth/v2/resource/customers/{id}", { params: { path } });
+const etag = read.response.headers.get("ETag");
+if (!read.data || etag !== `"${read.data.version}"`) fail("read a patient with its version", read.error);
+const patched = await api.PATCH("/api/oauth/v2/resource/customers/{id}", {
+  params: { path, header: { "If-Match": etag, "Idempotency-Key": "first-sync-patch-ts" } },
+  body: { phone: "+4315551234" } as never, // a merge patch: any of the patient's fields
+});
+if (!patched.data || patched.data.version !== read.data.version + 1) fail("conditional patch", patched.error);
+const stale = await api.PATCH("/api/oauth/v2/resource/customers/{id}", {
+  params: { path, header: { "If-Match": etag } },
+  body: { phone: "+4315559999" } as never,
+});
+const problem = stale.error as { type?: string; current_version?: number } | undefined;
+if (stale.response.status !== 412 || problem?.type !== "version-mismatch" || problem.current_version !== patched.data.version) fail("stale patch", stale.error);
+const same = await api.GET("/api/oauth/v2/resource/customers/{id}", {
+  params: { path, header: { "If-None-Match": patched.response.headers.get("ETag") ?? "" } },
+});
+if (same.response.status !== 304) fail("conditional read", same.response.status);
+const byID = await api.GET("/api/oauth/v2/resource/notes", { params: { query: { ids: `${first.data.id},${later.data.id}` } } });
+if (!byID.data || byID.data.data.length !== 2 || byID.data.not_found?.length !== 0) fail("notes by id", byID.error);
+
+// 7. A file up and down again.
 const pdf = "%PDF-1.4\n% first sync\n" + "x".repeat(4000);
 const form = new FormData();
 form.append("customer_id", String(customer));
