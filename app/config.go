@@ -64,7 +64,7 @@ type Config struct {
 	// Webhooks (docs/contract.md §12). The key seals the endpoints' signing
 	// secrets: 32 bytes in base64, the same on every replica. Without it the
 	// embedded mode keeps one in a file beside its database; a shared
-	// database without it has no webhooks (their routes answer 503).
+	// database without it has no webhooks (registering one answers 409 webhooks-disabled).
 	WebhookKey string `env:"PRAXIS_WEBHOOK_KEY"`
 	// WebhookAllowPrivate lets endpoints be plain http and inside this
 	// network (loopback, private, link-local): for tests and private networks.
