@@ -152,13 +152,14 @@ func (w *Webhooks) Update(ctx context.Context, grant domain.Grant, id uuid.UUID,
 		if err != nil {
 			return ports.Response{}, err
 		}
-		return endpointAnswer(http.StatusOK, e, "", now)
+		return endpointAnswer(http.StatusOK, e, now)
 	})
 }
 
-// endpointAnswer is a write's answer with the endpoint as it now stands.
-func endpointAnswer(status int, e webhook.Endpoint, secret webhook.Secret, now time.Time) (ports.Response, error) {
-	body, err := json.Marshal(webhook.ViewOf(e, secret, now))
+// endpointAnswer is a change's answer with the endpoint as it now stands:
+// never a secret, which only a create or a rotation answers, once.
+func endpointAnswer(status int, e webhook.Endpoint, now time.Time) (ports.Response, error) {
+	body, err := json.Marshal(webhook.ViewOf(e, "", now)) //nolint:gosec // G117: the view's secret is empty here, and so is its JSON key (omitempty)
 	if err != nil {
 		return ports.Response{}, err
 	}
