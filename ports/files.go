@@ -21,6 +21,8 @@ type FileUpload struct {
 // Files is the driving port of the Files section: the token's company's files.
 type Files interface {
 	List(ctx context.Context, grant domain.Grant, q domain.ListQuery) (FilePage, error)
+	// Batch answers the company's files among ids in the order asked, and the ids not found.
+	Batch(ctx context.Context, grant domain.Grant, ids []string) ([]domain.File, []string, error)
 	// Get answers a file of the company; domain.ErrNotFound for anything else.
 	Get(ctx context.Context, grant domain.Grant, id string) (domain.File, error)
 	// Open streams length bytes of a file of the company from offset (-1: to its end).

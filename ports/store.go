@@ -55,6 +55,8 @@ type FilePage struct {
 type FileRepository interface {
 	Create(ctx context.Context, files ...domain.File) error
 	Get(ctx context.Context, company domain.CompanyID, id domain.FileID) (domain.File, error)
+	// Many answers the company's files among ids, in no particular order.
+	Many(ctx context.Context, company domain.CompanyID, ids []domain.FileID) ([]domain.File, error)
 	ListByCustomer(ctx context.Context, company domain.CompanyID, customer domain.CustomerID) ([]domain.File, error)
 	// List pages through the company's files in feed order, like every list.
 	List(ctx context.Context, company domain.CompanyID, q domain.ListQuery) (FilePage, error)

@@ -258,6 +258,21 @@ func TestReadByIDs(t *testing.T) {
 			t.Errorf("customers by id: %d %s", customers.status, customers.body)
 		}
 
+		// Files, a bespoke section, read by id alike.
+		up := s.upload(t, "/api/gdt/upload", gdtHeaders(p.company, p.customer), filePart("befund.pdf", pdfOfSize(1000)))
+		theirFile := s.upload(t, "/api/gdt/upload", gdtHeaders(other.company, other.customer), filePart("befund.pdf", pdfOfSize(1000)))
+		if up.status != http.StatusOK || theirFile.status != http.StatusOK {
+			t.Fatalf("uploads: %d, %d", up.status, theirFile.status)
+		}
+		files := p.get(t, "files?ids="+theirFile.Files[0].ID+","+up.Files[0].ID)
+		if err := json.Unmarshal(files.body, &batch); err != nil || len(batch.Data) != 1 || batch.Data[0]["id"] != up.Files[0].ID ||
+			batch.Data[0]["version"] != float64(1) || len(batch.NotFound) != 1 || batch.NotFound[0] != theirFile.Files[0].ID {
+			t.Errorf("files by id: %d %s", files.status, files.body)
+		}
+		if r := p.get(t, "files?ids="+up.Files[0].ID+"&limit=3"); r.status != http.StatusUnprocessableEntity || !contains(fieldsOf(t, r), "limit") {
+			t.Errorf("files by id with a page's parameter: %d %s", r.status, r.body)
+		}
+
 		// Tombstones only with include_deleted: an import deletes a note.
 		s.praxis(t, nil, "admin", "import", "--company", p.company.ID, writeLines(t, `{"section":"notes","id":"`+notes[1]+`","deleted":true}`))
 		if r := p.get(t, "notes?ids="+notes[1]); !strings.Contains(string(r.body), `"not_found":["`+notes[1]+`"]`) {

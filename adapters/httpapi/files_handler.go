@@ -37,6 +37,9 @@ func (h *FilesSection) Register(r fiber.Router) {
 }
 
 func (h *FilesSection) list(c *fiber.Ctx) error {
+	if c.Request().URI().QueryArgs().Has("ids") {
+		return h.batch(c)
+	}
 	q, err := listQuery(c, true)
 	if err != nil {
 		return err
@@ -45,15 +48,42 @@ func (h *FilesSection) list(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	views := make([]domain.FileView, len(page.Files))
-	for i, f := range page.Files {
-		views[i] = f.View()
-	}
-	data, err := json.Marshal(views)
+	data, err := fileViews(page.Files)
 	if err != nil {
 		return err
 	}
 	return writePage(c, data, page.Next.Encode(), page.HasMore, nil)
+}
+
+// batch answers ?ids= of the Files section as the other sections do.
+func (h *FilesSection) batch(c *fiber.Ctx) error {
+	var errs domain.FieldErrors
+	knownParams(c, []string{"ids"}, "cannot be combined with ids (a read by id is not a page of the feed)", &errs)
+	ids, err := domain.ParseIDs(c.Query("ids"), false)
+	if fe, ok := domain.AsFieldErrors(err); ok {
+		errs = append(errs, fe...)
+	}
+	if err := errs.Err(); err != nil {
+		return err
+	}
+	found, missing, err := h.files.Batch(c.UserContext(), grantOf(c), ids)
+	if err != nil {
+		return err
+	}
+	data, err := fileViews(found)
+	if err != nil {
+		return err
+	}
+	return writeBatch(c, ports.Batch{Data: data, NotFound: missing})
+}
+
+// fileViews is files as the section answers them, one JSON array.
+func fileViews(files []domain.File) ([]byte, error) {
+	views := make([]domain.FileView, len(files))
+	for i, f := range files {
+		views[i] = f.View()
+	}
+	return json.Marshal(views)
 }
 
 func (h *FilesSection) get(c *fiber.Ctx) error {

@@ -120,6 +120,30 @@ func (r *FileRepository) Get(ctx context.Context, company domain.CompanyID, id d
 	return row.toDomain()
 }
 
+func (r *FileRepository) Many(ctx context.Context, company domain.CompanyID, ids []domain.FileID) ([]domain.File, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	keys := make([]uuid.UUID, len(ids))
+	for i, id := range ids {
+		keys[i] = uuid.UUID(id)
+	}
+	var rows []fileRow
+	if err := tenantOf(conn(ctx, r.db), company).SelectModel(&rows).Where("id IN (?)", bun.List(keys)).
+		Where("deleted_at IS NULL").Scan(ctx); err != nil {
+		return nil, translate(err)
+	}
+	files := make([]domain.File, 0, len(rows))
+	for _, row := range rows {
+		f, err := row.toDomain()
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, f)
+	}
+	return files, nil
+}
+
 func (r *FileRepository) ListByCustomer(ctx context.Context, company domain.CompanyID, customer domain.CustomerID) ([]domain.File, error) {
 	var rows []fileRow
 	err := tenantOf(conn(ctx, r.db), company).SelectModel(&rows).Where("customer_id = ?", int64(customer)).

@@ -41,6 +41,36 @@ func (f *Files) List(ctx context.Context, grant domain.Grant, q domain.ListQuery
 	return page, err
 }
 
+// Batch answers the company's files among ids (ids= of the Files
+// section) in the order asked, and the ids found nowhere in the company.
+func (f *Files) Batch(ctx context.Context, grant domain.Grant, ids []string) ([]domain.File, []string, error) {
+	keys := make([]domain.FileID, 0, len(ids))
+	for _, id := range ids {
+		if fid, err := domain.ParseFileID(id); err == nil {
+			keys = append(keys, fid)
+		}
+	}
+	many, err := f.files.Many(ctx, grant.CompanyID, keys)
+	if err != nil {
+		return nil, nil, err
+	}
+	byID := make(map[string]domain.File, len(many))
+	for _, file := range many {
+		byID[file.ID.String()] = file
+	}
+	found, missing := make([]domain.File, 0, len(many)), []string{}
+	for _, id := range ids {
+		file, ok := byID[id]
+		if !ok {
+			missing = append(missing, id)
+			continue
+		}
+		audit.Touch(ctx, file.CustomerID)
+		found = append(found, file)
+	}
+	return found, missing, nil
+}
+
 func (f *Files) Get(ctx context.Context, grant domain.Grant, id string) (domain.File, error) {
 	fid, err := domain.ParseFileID(id)
 	if err != nil || !domain.ValidObjectID(id) {

@@ -396,6 +396,12 @@ func filesRoundTrip(t *testing.T, r Repositories) {
 		got.ContentType != "application/pdf" || got.StorageKey != f1.StorageKey || got.CustomerID != ca.ID {
 		t.Errorf("got %+v, want %+v", got, f1)
 	}
+	if many, err := r.Files.Many(ctx, a.ID, []domain.FileID{f2.ID, newFile(a.ID, ca.ID, 1).ID, f1.ID}); err != nil || len(many) != 2 || many[0].Version != 1 {
+		t.Errorf("A's files by id: %+v %v", many, err)
+	}
+	if many, err := r.Files.Many(ctx, b.ID, []domain.FileID{f1.ID, f2.ID}); err != nil || len(many) != 0 {
+		t.Errorf("A's files by id, asked by B: %+v %v", many, err)
+	}
 	if _, err := r.Files.Get(ctx, b.ID, f1.ID); !errors.Is(err, domain.ErrNotFound) {
 		t.Errorf("another company's file: %v, want ErrNotFound", err)
 	}
