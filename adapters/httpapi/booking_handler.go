@@ -115,7 +115,7 @@ func (h *BookingSection) book(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return sendCreated(c, resp)
+	return sendWritten(c, resp)
 }
 
 func (h *BookingSection) cancel(c *fiber.Ctx) error {

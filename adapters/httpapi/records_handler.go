@@ -53,7 +53,7 @@ func (h *Records) list(k *domain.Kind) fiber.Handler {
 }
 
 // batch answers ?ids=: the objects asked for, in the order asked, and the
-// ids not found in the company ({"data":[…],"not_found":[…]}).
+// ids not found in the company, in the list's shape (writeBatch).
 func (h *Records) batch(c *fiber.Ctx, k *domain.Kind) error {
 	q, err := batchQuery(c, k)
 	if err != nil {
@@ -96,15 +96,10 @@ func (h *Records) create(k *domain.Kind) fiber.Handler {
 		if err != nil {
 			return err
 		}
-		return sendCreated(c, resp)
+		return sendWritten(c, resp)
 	}
 }
 
-// sendCreated answers a POST: 201 with Location and ETag, or the replay of an Idempotency-Key's first answer.
-func sendCreated(c *fiber.Ctx, resp ports.Response) error {
-	c.Set(fiber.HeaderLocation, resourcePrefix+"/"+resp.Location)
-	return sendWritten(c, resp)
-}
 
 func (h *Records) patch(k *domain.Kind) fiber.Handler {
 	return func(c *fiber.Ctx) error {

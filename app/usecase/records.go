@@ -55,7 +55,7 @@ func (r *Records) List(ctx context.Context, grant domain.Grant, kind *domain.Kin
 	}
 	out := ports.RenderedPage{Data: append(data, ']'), NextCursor: page.Next.Encode(), HasMore: page.HasMore}
 	if q.IncludeCustomers {
-		if out.Customers, err = r.customersOf(ctx, grant, kind, page.Items); err != nil {
+		if out.Customers, err = r.customersOf(ctx, grant, page.Items); err != nil {
 			return ports.RenderedPage{}, err
 		}
 	}
@@ -90,7 +90,7 @@ func (r *Records) Batch(ctx context.Context, grant domain.Grant, kind *domain.Ki
 	}
 	out.Data = append(data, ']')
 	if q.IncludeCustomers {
-		if out.Customers, err = r.customersOf(ctx, grant, kind, items); err != nil {
+		if out.Customers, err = r.customersOf(ctx, grant, items); err != nil {
 			return ports.Batch{}, err
 		}
 	}
@@ -108,7 +108,7 @@ func (r *Records) includable(kind *domain.Kind, include bool) error {
 
 // customersOf renders, once each, the customers the records name: live
 // ones, and those deleted since as tombstones.
-func (r *Records) customersOf(ctx context.Context, grant domain.Grant, kind *domain.Kind, items []ports.StoredObject) ([]byte, error) {
+func (r *Records) customersOf(ctx context.Context, grant domain.Grant, items []ports.StoredObject) ([]byte, error) {
 	customers := domain.CustomersKind()
 	var ids []string
 	seen := map[domain.CustomerID]bool{}
