@@ -100,7 +100,6 @@ func (h *Records) create(k *domain.Kind) fiber.Handler {
 	}
 }
 
-
 func (h *Records) patch(k *domain.Kind) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		body, err := jsonBody(c)
