@@ -40,7 +40,7 @@ run: server
 test: tools node-tools
 	assets=$$(GO=$(GO) .ci/envtest-assets) || { echo "make: envtest binaries could not be built: the operator tests will skip" >&2; assets=; }; \
 	vgw=$$(GO=$(GO) .ci/versitygw) || { echo "make: Versity Gateway could not be built: the S3 tests will skip" >&2; vgw=; }; \
-	KUBEBUILDER_ASSETS=$$assets PRAXIS_TEST_VERSITYGW=$$vgw PRAXIS_HELM=$(TOOLS)/helm PRAXIS_KUBECTL_VALIDATE=$(TOOLS)/kubectl-validate $(GO) test -race -count=1 ./...
+	KUBEBUILDER_ASSETS=$$assets PRAXIS_TEST_VERSITYGW=$$vgw PRAXIS_HELM=$(TOOLS)/helm PRAXIS_KUBECTL_VALIDATE=$(TOOLS)/kubectl-validate $(GO) test -race -count=1 -timeout 20m ./...
 
 ## envtest: etcd and kube-apiserver for the operator tests, built from the Go module proxy
 ## (their downloads are not reachable) and cached outside the clone, keyed by version
