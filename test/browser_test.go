@@ -93,14 +93,22 @@ func (b *browser) open(path string) { b.t.Helper(); b.do(chromedp.Navigate(b.sit
 func (b *browser) click(sel string) { b.t.Helper(); b.do(chromedp.Click(chromedp.CSS(sel))) }
 
 // submitFresh clicks a button that shows a secret; when the page asks for
-// the passkey again first, it confirms and clicks again.
-func (b *browser) submitFresh(button string) {
+// the passkey again first, it confirms and clicks again. fill, if given,
+// fills the button's form before each click: the page the passkey check
+// returns to is a fresh one, its fields empty.
+func (b *browser) submitFresh(button string, fill ...func()) {
 	b.t.Helper()
+	for _, f := range fill {
+		f()
+	}
 	b.click(button)
 	b.waitJS(`!!document.querySelector("#shown-secret, #verify")`)
 	if b.evalString(`document.querySelector("#verify") ? "verify" : ""`) == "verify" {
 		b.click("#verify")
 		b.waitJS(`!!document.querySelector(` + fmt.Sprintf("%q", button) + `)`)
+		for _, f := range fill {
+			f()
+		}
 		b.click(button)
 	}
 	b.do(chromedp.WaitVisible(chromedp.CSS("#shown-secret")))
@@ -388,8 +396,9 @@ func TestSettingsInABrowser(t *testing.T) {
 		// A webhook endpoint: its secret, shown once, signs what the receiver gets.
 		r := newReceiver(t)
 		b.open("/settings/webhooks")
-		b.do(chromedp.SendKeys(chromedp.CSS("#webhook-url"), r.srv.URL), chromedp.SetValue(chromedp.CSS("#webhook-events"), "customers.created"))
-		b.submitFresh("#create-webhook")
+		b.submitFresh("#create-webhook", func() {
+			b.do(chromedp.SetValue(chromedp.CSS("#webhook-url"), r.srv.URL), chromedp.SetValue(chromedp.CSS("#webhook-events"), "customers.created"))
+		})
 		hookSecret := b.text("#shown-secret")
 		secrets = append(secrets, hookSecret)
 		r.trust(t, hookSecret)
