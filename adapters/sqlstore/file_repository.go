@@ -133,6 +133,11 @@ func (r *FileRepository) Many(ctx context.Context, company domain.CompanyID, ids
 		Where("deleted_at IS NULL").Scan(ctx); err != nil {
 		return nil, translate(err)
 	}
+	return filesOf(rows)
+}
+
+// filesOf reads rows into files.
+func filesOf(rows []fileRow) ([]domain.File, error) {
 	files := make([]domain.File, 0, len(rows))
 	for _, row := range rows {
 		f, err := row.toDomain()
@@ -151,15 +156,7 @@ func (r *FileRepository) ListByCustomer(ctx context.Context, company domain.Comp
 	if err != nil {
 		return nil, translate(err)
 	}
-	files := make([]domain.File, 0, len(rows))
-	for _, row := range rows {
-		f, err := row.toDomain()
-		if err != nil {
-			return nil, err
-		}
-		files = append(files, f)
-	}
-	return files, nil
+	return filesOf(rows)
 }
 
 func (r *FileRepository) List(ctx context.Context, company domain.CompanyID, lq domain.ListQuery) (ports.FilePage, error) {

@@ -275,23 +275,14 @@ func TestAuditVerifyHoldsTheIndex(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, db *bun.DB) {
 		ctx, log := context.Background(), sqlstore.NewAuditLog(db)
 		company, anna := auditCompany(t, db)
+		now := time.Now()
 		for range 3 {
-			events := make([]audit.Event, 2)
-			for i := range events {
-				events[i] = audit.New(time.Now())
-				events[i].Agent, events[i].Action, events[i].Section = audit.Agent{Type: audit.AgentClient, ID: "pc_one"}, audit.ActionRead, "customers"
-				events[i].CustomerIDs = []domain.CustomerID{anna}
-			}
-			if err := log.Append(ctx, company, events); err != nil {
+			if err := log.Append(ctx, company, readsOf(anna, now, now)); err != nil {
 				t.Fatal(err)
 			}
 		}
 		verify := func() error {
-			from, head, err := log.Chain(ctx, company)
-			if err != nil {
-				t.Fatal(err)
-			}
-			n, err := audit.Verify(company, from, head, func(fn func(audit.Sealed) error) error { return log.Walk(ctx, company, head.Seq, fn) })
+			n, err := verifyTrail(t, log, company)
 			if err == nil && n != 6 {
 				t.Fatalf("verified %d events, want 6", n)
 			}
@@ -339,21 +330,12 @@ func TestAuditBlockTimesBoundTheirEvents(t *testing.T) {
 		ctx, log := context.Background(), sqlstore.NewAuditLog(db)
 		company, anna := auditCompany(t, db)
 		base := time.Now().UTC().Truncate(time.Millisecond)
-		events := make([]audit.Event, 3)
-		for i, at := range []time.Time{base.Add(time.Second), base, base.Add(500 * time.Millisecond)} {
-			events[i] = audit.New(at)
-			events[i].Agent, events[i].Action, events[i].Section = audit.Agent{Type: audit.AgentClient, ID: "pc_one"}, audit.ActionRead, "customers"
-			events[i].CustomerIDs = []domain.CustomerID{anna}
-		}
+		events := readsOf(anna, base.Add(time.Second), base, base.Add(500*time.Millisecond))
 		if err := log.Append(ctx, company, events); err != nil {
 			t.Fatal(err)
 		}
 		verify := func() error {
-			from, head, err := log.Chain(ctx, company)
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, err = audit.Verify(company, from, head, func(fn func(audit.Sealed) error) error { return log.Walk(ctx, company, head.Seq, fn) })
+			_, err := verifyTrail(t, log, company)
 			return err
 		}
 		if err := verify(); err != nil {
@@ -390,6 +372,28 @@ func TestAuditBlockTimesBoundTheirEvents(t *testing.T) {
 			t.Errorf("the earliest event by its time after the repair: %v", got)
 		}
 	})
+}
+
+// readsOf is one read of customer's data at each time, as a client's.
+func readsOf(customer domain.CustomerID, at ...time.Time) []audit.Event {
+	events := make([]audit.Event, len(at))
+	for i, t := range at {
+		events[i] = audit.New(t)
+		events[i].Agent, events[i].Action, events[i].Section = audit.Agent{Type: audit.AgentClient, ID: "pc_one"}, audit.ActionRead, "customers"
+		events[i].CustomerIDs = []domain.CustomerID{customer}
+	}
+	return events
+}
+
+// verifyTrail verifies company's whole chain as `praxis admin audit verify` does.
+func verifyTrail(t *testing.T, log *sqlstore.AuditLog, company domain.CompanyID) (int64, error) {
+	t.Helper()
+	ctx := context.Background()
+	from, head, err := log.Chain(ctx, company)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return audit.Verify(company, from, head, func(fn func(audit.Sealed) error) error { return log.Walk(ctx, company, head.Seq, fn) })
 }
 
 // auditBlock changes the stored events of the block that begins at seq.
