@@ -2,6 +2,7 @@ package domain
 
 import (
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -43,15 +44,7 @@ func (p Precondition) Sent() bool { return p.Any || len(p.Versions) > 0 }
 
 // Matches reports whether an object at version v passes the condition.
 func (p Precondition) Matches(v int64) bool {
-	if p.Any {
-		return true
-	}
-	for _, w := range p.Versions {
-		if w == v {
-			return true
-		}
-	}
-	return false
+	return p.Any || slices.Contains(p.Versions, v)
 }
 
 // CheckVersion refuses a write whose If-Match the object's current version
