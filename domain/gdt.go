@@ -59,9 +59,9 @@ type GDTFile struct {
 // lines, wrong or 000 lengths, lengths counted in characters, several
 // records, no final newline, a Ctrl-Z (old DOS files end with one; it ends
 // a line, and whatever follows it is still read: a record hidden behind it
-// must not escape the patient check). The encoding is UTF-8 when the
-// bytes are valid UTF-8, else what field 9206 says (2 = CP437,
-// 3 = ISO-8859-15), else CP437. Any bytes parse; nothing panics.
+// must not escape the patient check). The encoding is what field 9206 says
+// (2 = CP437, 3 = ISO-8859-15), else UTF-8 when the bytes are valid UTF-8,
+// else CP437. Any bytes parse; nothing panics.
 //
 // Its lines come from the same splitter that recognises GDT (LooksLikeGDT)
 // and checks the patient of every record while a file streams past
@@ -197,15 +197,20 @@ func (f *GDTFile) warn(line int, msg string) {
 	}
 }
 
+// decode reads the bytes in the charset field 9206 names (2 = CP437,
+// 3 = ISO 8859-15); without one, as UTF-8 when they are valid UTF-8, else
+// as CP437. A declared single-byte charset wins over the guess: a short
+// name such as "ÄŠ" in ISO 8859-15 is also valid UTF-8.
 func (f *GDTFile) decode(raw []byte) string {
-	if utf8.Valid(raw) {
+	charset := field9206(raw)
+	if charset != "2" && charset != "3" && utf8.Valid(raw) {
 		f.Encoding = "utf-8"
 		return string(raw)
 	}
 	dec := charmap.CodePage437
-	f.Encoding = "cp437"
-	if charset := field9206(raw); charset == "3" {
-		dec, f.Encoding = charmap.ISO8859_15, "iso-8859-15"
+	f.Encoding = EncodingCP437
+	if charset == "3" {
+		dec, f.Encoding = charmap.ISO8859_15, EncodingLatin9
 	} else if charset != "2" && charset != "" {
 		f.Warnings = append(f.Warnings, "field 9206 names charset "+charset+": read as CP437")
 	}
