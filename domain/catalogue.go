@@ -48,8 +48,14 @@ func writeKind(b *strings.Builder, k *Kind) {
 	if k.Patch {
 		ops = append(ops, "`PATCH "+k.Slug+"/{id}` (a JSON merge patch, validated whole)")
 	}
+	for _, a := range k.Actions {
+		ops = append(ops, "`"+a+"`")
+	}
 	shape := map[Shape]string{ShapeCustomer: "the practice's patients (numeric ids)", ShapeRecord: "records of one customer",
-		ShapeMasterData: "company-wide master data, written by the operator's import"}[k.Shape]
+		ShapeMasterData: "company-wide master data"}[k.Shape]
+	if k.ReadOnly {
+		shape += ", written by the operator's import"
+	}
 	fmt.Fprintf(b, "%s, payload `%s`. Operations: %s.\n", upperFirst(shape), k.Name, strings.Join(ops, ", "))
 	var filters []string
 	if k.HasCustomer() {
@@ -57,6 +63,9 @@ func writeKind(b *strings.Builder, k *Kind) {
 	}
 	if k.Calendar {
 		filters = append(filters, "`user_id`", "`location_id`", "`from`", "`to`")
+	}
+	for _, f := range k.Filters {
+		filters = append(filters, "`"+f+"`")
 	}
 	if len(filters) > 0 {
 		fmt.Fprintf(b, "List filters beside `limit`, `cursor`, `updated_since`, `include_deleted`: %s.\n", strings.Join(filters, ", "))

@@ -21,6 +21,11 @@ var (
 	// secrets with (PRAXIS_WEBHOOK_KEY). A setting the operator left out,
 	// not an outage: retrying does not help (409, no Retry-After).
 	ErrWebhooksDisabled = fmt.Errorf("webhooks are not enabled on this installation: %w", ErrConflict)
+	// ErrOrderClosed: a device order that is done, cancelled or failed
+	// does not change so (cancelling a done order; assigning to a cancelled one).
+	ErrOrderClosed = fmt.Errorf("the device order is closed: %w", ErrConflict)
+	// ErrNotADevice: the bridge's calls need a device's own credential.
+	ErrNotADevice = errors.New("the token is not a device's credential")
 )
 
 // ValidationError is a rejected value of one named field.

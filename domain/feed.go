@@ -68,6 +68,9 @@ type ListQuery struct {
 	// IncludeCustomers answers the customers of the page's records beside
 	// it (include=customer; needs customers:read).
 	IncludeCustomers bool
+	// Fields keeps objects whose payload field (one of the kind's Filters)
+	// has the value.
+	Fields map[string]string
 }
 
 // MaxBatchIDs is how many objects one read by ids (ids=) may ask for.

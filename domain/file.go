@@ -76,7 +76,12 @@ type File struct {
 	GDT *GDTInfo
 	// RelatedFileIDs link the files of one request that a GDT file references (6305).
 	RelatedFileIDs []FileID
-	// Version counts the file's changes (1 when stored; files do not change yet).
+	// DeviceOrderID is the device order a result was matched or assigned
+	// to; OrderMatch is "matched" or "unmatched" for a device's result
+	// (docs/contract.md §14), nil for any other file.
+	DeviceOrderID *string
+	OrderMatch    *string
+	// Version counts the file's changes: 1 when stored, one more when it is assigned to an order.
 	Version   int64
 	CreatedAt time.Time
 	UpdatedAt time.Time
@@ -98,6 +103,8 @@ type FileView struct {
 	Description    *string  `json:"description"`
 	GDT            *GDTInfo `json:"gdt"`
 	RelatedFileIDs []string `json:"related_file_ids"`
+	DeviceOrderID  *string  `json:"device_order_id"`
+	OrderMatch     *string  `json:"order_match"`
 	Version        int64    `json:"version"`
 	CreatedAt      string   `json:"created_at"`
 	UpdatedAt      string   `json:"updated_at"`
@@ -107,7 +114,7 @@ type FileView struct {
 func (f File) View() FileView {
 	return FileView{ID: f.ID.String(), CustomerID: int64(f.CustomerID), Name: f.Name, ContentType: f.ContentType, Size: f.Size,
 		SHA256: hex.EncodeToString(f.SHA256), Source: f.Source.String(), Category: f.Category, Description: f.Description,
-		GDT: f.GDT, RelatedFileIDs: related(f.RelatedFileIDs), Version: f.Version,
+		GDT: f.GDT, RelatedFileIDs: related(f.RelatedFileIDs), DeviceOrderID: f.DeviceOrderID, OrderMatch: f.OrderMatch, Version: f.Version,
 		CreatedAt: f.CreatedAt.UTC().Format(time.RFC3339), UpdatedAt: f.UpdatedAt.UTC().Format(time.RFC3339)}
 }
 

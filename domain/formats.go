@@ -25,6 +25,9 @@ var formats = []*jsonschema.Format{
 	{Name: "pzn", Validate: onString(ValidPZN)},
 	{Name: "loinc", Validate: onString(ValidLOINC)},
 	{Name: "uuid", Validate: onString(canonicalUUID.MatchString)},
+	{Name: "gdt-id", Validate: onString(gdtIDPattern.MatchString)},
+	{Name: "gdt-code", Validate: onString(gdtCodePattern.MatchString)},
+	{Name: "gdt-file-name", Validate: onString(gdtFileName.MatchString)},
 	// Dates and times as RFC 3339 writes them, and only those that both
 	// databases store: years 0001 to 9999 (PostgreSQL has no year 0).
 	{Name: "date", Validate: onString(func(s string) bool { _, err := ParseDate(s); return err == nil })},
@@ -62,18 +65,21 @@ func offsetInRange(t time.Time) bool {
 func Storable(t time.Time) bool { return t.Year() >= 1 && t.Year() <= 9999 }
 
 var formatDescriptions = map[string]string{
-	"line":      "one line without control characters",
-	"text":      "text without control characters other than line breaks and tabs",
-	"phone":     "an E.164 phone number (+ and 7 to 15 digits)",
-	"svnr":      "a valid Austrian social insurance number (10 digits, check digit 4)",
-	"kvnr":      "a valid German health insurance number (a letter, 9 digits, check digit last)",
-	"iban":      "a valid IBAN (upper case, no spaces, mod-97 check)",
-	"pzn":       "a valid PZN (7 or 8 digits, mod-11 check digit)",
-	"loinc":     "a valid LOINC code (digits, hyphen, Luhn check digit)",
-	"uuid":      "a UUID in canonical lower-case form",
-	"date":      "a date YYYY-MM-DD from 0001-01-01 to 9999-12-31",
-	"date-time": "an RFC 3339 date-time with seconds and an offset, from year 0001 to 9999",
-	"email":     "an e-mail address without a display name",
+	"line":          "one line without control characters",
+	"text":          "text without control characters other than line breaks and tabs",
+	"phone":         "an E.164 phone number (+ and 7 to 15 digits)",
+	"svnr":          "a valid Austrian social insurance number (10 digits, check digit 4)",
+	"kvnr":          "a valid German health insurance number (a letter, 9 digits, check digit last)",
+	"iban":          "a valid IBAN (upper case, no spaces, mod-97 check)",
+	"pzn":           "a valid PZN (7 or 8 digits, mod-11 check digit)",
+	"loinc":         "a valid LOINC code (digits, hyphen, Luhn check digit)",
+	"uuid":          "a UUID in canonical lower-case form",
+	"date":          "a date YYYY-MM-DD from 0001-01-01 to 9999-12-31",
+	"date-time":     "an RFC 3339 date-time with seconds and an offset, from year 0001 to 9999",
+	"email":         "an e-mail address without a display name",
+	"gdt-id":        "a GDT id: 1 to 8 letters and digits",
+	"gdt-code":      "1 to 20 letters, digits, '_', '.' or '-'",
+	"gdt-file-name": "a file name of 1 to 32 letters, digits, '_' or '-', a dot and an extension of 1 to 3 letters or digits",
 }
 
 func formatDescription(name string) string {

@@ -370,6 +370,8 @@ type GDTInfo struct {
 	ExaminedOn      *string       `json:"examined_on"` // 6200, a date
 	ExaminedAt      *string       `json:"examined_at"` // 6200 + 6201 in the company's zone
 	ProcedureCode   *string       `json:"procedure_code"`
+	OrderNumber     *string       `json:"order_number"` // 8310
+	OrderUUID       *string       `json:"order_uuid"`   // 8314 (GDT 3.x)
 	Findings        *string       `json:"findings"`
 	Tests           []GDTTest     `json:"tests"`
 	ResultTable     []string      `json:"result_table"` // 6228, one formatted line each
@@ -425,6 +427,7 @@ func (f GDTFile) Info(zone *time.Location) *GDTInfo {
 		return nil
 	}
 	info := &GDTInfo{Version: opt("9218"), SenderID: opt("8316"), ReceiverID: opt("8315"), ProcedureCode: opt("8402"),
+		OrderNumber: opt("8310"), OrderUUID: opt("8314"),
 		Tests: []GDTTest{}, ResultTable: []string{}, Categories: []GDTCategory{}, ReferencedFiles: []string{}, Records: len(f.Records)}
 	info.RecordType, _ = r.Get("8000")
 	if day, ok := examinedOn(r); ok {

@@ -66,6 +66,19 @@ type Kind struct {
 	Hooks []StoreHook
 	// Immutable lists fields a PATCH may not change.
 	Immutable []string
+	// Unique is a field no two live objects of a company share ("" for none).
+	Unique string
+	// Counter is a field the use case fills with the company's next number
+	// for the kind on create ("" for none).
+	Counter string
+	// OwnWrites kinds are written by a use case of their own, not the
+	// generic create (their reads and document stay generic).
+	OwnWrites bool
+	// Filters are payload fields (strings) a list filters by, ?field=value.
+	Filters []string
+	// Actions are the kind's operations beyond the generic ones, as the
+	// catalogue lists them (a use case of its own serves them).
+	Actions []string
 	// Example is a valid create body; $CUSTOMER, $USER and $DIAGNOSIS stand for ids of the company.
 	Example string
 
@@ -95,6 +108,20 @@ func (k *Kind) WithHooks(slug string, hooks ...StoreHook) *Kind {
 	c := *k
 	c.Slug, c.Hooks = slug, append(slices.Clone(k.Hooks), hooks...)
 	return &c
+}
+
+// FilterProblem judges a list filter's value by its field's schema (an
+// enumerated value, a UUID); "" when it may be asked for.
+func (k *Kind) FilterProblem(field, value string) string {
+	props, _ := k.schemas.Output["properties"].(map[string]any)
+	p, _ := props[field].(map[string]any)
+	if enum, ok := p["enum"].([]any); ok && !slices.Contains(enum, any(value)) {
+		return "must be one of the field's values"
+	}
+	if p["format"] == "uuid" && !ValidObjectID(value) {
+		return "must be " + formatDescription("uuid")
+	}
+	return ""
 }
 
 // Schemas of the kind's payload, for the OpenAPI document.
@@ -388,6 +415,8 @@ func singular(section string) string {
 		return "diagnosis"
 	case "illness-notifications":
 		return "illness notification"
+	case "devices":
+		return "device"
 	}
 	return "object of " + section
 }
@@ -507,17 +536,17 @@ func SetFields(payload []byte, set map[string]any) ([]byte, error) {
 
 // ExampleIDs are the ids a kind's example refers to.
 type ExampleIDs struct {
-	Customer                           CustomerID
-	User, Diagnosis, Location, Service string
+	Customer                                   CustomerID
+	User, Diagnosis, Location, Service, Device string
 }
 
 // ExampleWith is the kind's example body with ids of one company.
 func (k *Kind) ExampleWith(ids ExampleIDs) string {
 	return strings.NewReplacer("$CUSTOMER", strconv.FormatInt(int64(ids.Customer), 10), "$USER", ids.User,
-		"$DIAGNOSIS", ids.Diagnosis, "$LOCATION", ids.Location, "$SERVICE", ids.Service).Replace(k.Example)
+		"$DIAGNOSIS", ids.Diagnosis, "$LOCATION", ids.Location, "$SERVICE", ids.Service, "$DEVICE", ids.Device).Replace(k.Example)
 }
 
 // SampleIDs fill examples where no real objects stand behind them (documents, schemas).
 var SampleIDs = ExampleIDs{Customer: 1042, User: "019bc0e2-1280-781f-a8e2-5d940ed90475",
 	Diagnosis: "019cd6cf-68f8-70c6-a6a3-a4506513270e", Location: "019bc0e2-1668-7160-8999-50d836f675cc",
-	Service: "019bc0e2-1a50-711d-ab0d-549b6f03675a"}
+	Service: "019bc0e2-1a50-711d-ab0d-549b6f03675a", Device: "019bc0e2-1e38-7a4b-9c1d-3e5f7a9b1c2d"}

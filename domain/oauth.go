@@ -50,8 +50,11 @@ type Client struct {
 	// ExternalRef names the resource the client was declared by (a
 	// Kubernetes object's UID); empty for one made on the command line.
 	ExternalRef string
-	CreatedAt   time.Time
-	RevokedAt   *time.Time
+	// DeviceID binds the client to a device (docs/contract.md §14): it is
+	// that device's credential for the bridge, and acts for it alone.
+	DeviceID  string
+	CreatedAt time.Time
+	RevokedAt *time.Time
 	// CompanyDisabled is read with the client: a disabled company's clients get no tokens.
 	CompanyDisabled bool
 }
@@ -113,6 +116,9 @@ func (c *Client) Rotate(secret Secret, overlap time.Duration, now time.Time) {
 // DefaultSecretOverlap is how long a rotated client secret keeps working
 // unless the rotation says otherwise.
 const DefaultSecretOverlap = 24 * time.Hour
+
+// MaxSecretOverlap is the longest a rotated client secret may keep working.
+const MaxSecretOverlap = 7 * 24 * time.Hour
 
 // Active reports whether the client may still obtain and use tokens.
 func (c Client) Active() bool { return c.RevokedAt == nil && !c.CompanyDisabled }

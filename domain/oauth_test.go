@@ -12,8 +12,17 @@ import (
 func TestScopeCatalogue(t *testing.T) {
 	t.Parallel()
 	all := domain.AllScopes()
-	if len(all) != 2*len(domain.Sections) {
-		t.Fatalf("%d scopes for %d sections, want a read and a write scope for each", len(all), len(domain.Sections))
+	optIn := 0
+	for _, s := range domain.Sections {
+		if s.OptIn {
+			optIn++
+			if all.Contains(domain.ReadScope(s.Slug)) || !domain.OptInScopes.Contains(domain.WriteScope(s.Slug)) {
+				t.Errorf("the opt-in section %s's scopes are in the default catalogue or not opt-in", s.Slug)
+			}
+		}
+	}
+	if optIn == 0 || len(all) != 2*(len(domain.Sections)-optIn) {
+		t.Fatalf("%d scopes for %d sections (%d opt-in), want a read and a write scope for each that is not opt-in", len(all), len(domain.Sections), optIn)
 	}
 	for _, s := range all {
 		if !s.Known() {

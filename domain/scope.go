@@ -20,7 +20,9 @@ var ScopeCompanyRead = ReadScope("company")
 func AllScopes() Scopes {
 	out := make(Scopes, 0, 2*len(Sections))
 	for _, s := range Sections {
-		out = append(out, ReadScope(s.Slug), WriteScope(s.Slug))
+		if !s.OptIn {
+			out = append(out, ReadScope(s.Slug), WriteScope(s.Slug))
+		}
 	}
 	return out
 }
@@ -39,8 +41,17 @@ const (
 	ScopeWebhooksWrite Scope = "webhooks:write"
 )
 
-// OptInScopes are granted only when named, never by default.
-var OptInScopes = Scopes{ScopeAuditRead, ScopeWebhooksRead, ScopeWebhooksWrite}
+// OptInScopes are granted only when named, never by default: the audit
+// trail, webhooks, and the scopes of the opt-in sections.
+var OptInScopes = func() Scopes {
+	out := Scopes{ScopeAuditRead, ScopeWebhooksRead, ScopeWebhooksWrite}
+	for _, s := range Sections {
+		if s.OptIn {
+			out = append(out, ReadScope(s.Slug), WriteScope(s.Slug))
+		}
+	}
+	return out
+}()
 
 // SupportedScopes is every scope a client may hold: the catalogue, then the opt-in ones.
 func SupportedScopes() Scopes { return append(AllScopes(), OptInScopes...) }

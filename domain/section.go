@@ -9,6 +9,9 @@ package domain
 type Section struct {
 	Slug string
 	Kind *Kind
+	// OptIn sections' scopes are granted only when asked for by name, like
+	// audit:read (a device carries a credential of its own).
+	OptIn bool
 }
 
 // Sections is the table of the resource API, in the spec's order. Each
@@ -43,6 +46,8 @@ var Sections = []Section{
 	{Slug: "cash-revenues", Kind: masterData[CashRevenue]("cash-revenues", exampleCashRevenue)},
 	{Slug: "fee-notes", Kind: masterData[FeeNote]("fee-notes", exampleFeeNote)},
 	{Slug: "tenants", Kind: masterData[Tenant]("tenants", exampleTenant)},
+	{Slug: "devices", Kind: unique(withPatch(newKind[Device]("devices", ShapeMasterData, exampleDevice)), "gdt_id"), OptIn: true},
+	{Slug: "device-orders", Kind: filters(numbered(ownWrites(record[DeviceOrder]("device-orders", exampleDeviceOrder), deviceOrderActions...), "number"), "device_id", "status")},
 	{Slug: "company"},
 }
 
@@ -73,6 +78,33 @@ func deprecated(k *Kind, field, since, sunset string) *Kind {
 		}
 		p["deprecated"], p["x-deprecated-at"], p["x-sunset"] = true, since, sunset
 	}
+	return k
+}
+
+// unique marks a field whose value no two live objects of a company share
+// (the store enforces it; a clash is a 422 on the field).
+func unique(k *Kind, field string) *Kind {
+	k.Unique = field
+	return k
+}
+
+// numbered gives each new object of k the next number of its company in field.
+func numbered(k *Kind, field string) *Kind {
+	k.Counter = field
+	return k
+}
+
+// ownWrites marks a kind whose writes a use case of its own serves: the
+// generic routes read it, its own handler writes it (device orders render
+// a GDT record on create).
+func ownWrites(k *Kind, actions ...string) *Kind {
+	k.OwnWrites, k.Actions = true, actions
+	return k
+}
+
+// filters lets k's lists filter by payload fields (?field=value).
+func filters(k *Kind, fields ...string) *Kind {
+	k.Filters = fields
 	return k
 }
 

@@ -62,4 +62,7 @@ type FileRepository interface {
 	List(ctx context.Context, company domain.CompanyID, q domain.ListQuery) (FilePage, error)
 	// KnownStorageKeys returns which of keys a file of the company is stored under.
 	KnownStorageKeys(ctx context.Context, company domain.CompanyID, keys []string) (map[string]bool, error)
+	// AssignOrder files a result of the company under a device order (it is
+	// then matched): a new version of the file, on the change feed.
+	AssignOrder(ctx context.Context, company domain.CompanyID, id domain.FileID, order string, at time.Time) (domain.File, error)
 }

@@ -45,6 +45,9 @@ type UploadTarget struct {
 	// KeyScope is whose keys these are: the OAuth client for POST files;
 	// empty for the device endpoints, whose keys are the company's.
 	KeyScope domain.ClientID
+	// Device is the device whose own credential uploads (docs/contract.md
+	// §14); empty for the company's upload secret and POST files.
+	Device string
 }
 
 // Part is one `file` part of the request body.

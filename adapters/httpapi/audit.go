@@ -89,7 +89,7 @@ func (d auditDoor) audited(describe func(c *fiber.Ctx) (subject, bool)) fiber.Ha
 		}
 		s, ok := describe(c)
 		status := c.Response().StatusCode()
-		if !ok || (access.Written() && status < 400) {
+		if !ok || ((access.Written() || access.Skipped()) && status < 400) {
 			return nil
 		}
 		event := access.Event(status, reasonOf(c, status))

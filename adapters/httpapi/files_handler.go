@@ -40,7 +40,7 @@ func (h *FilesSection) list(c *fiber.Ctx) error {
 	if c.Request().URI().QueryArgs().Has("ids") {
 		return h.batch(c)
 	}
-	q, err := listQuery(c, true)
+	q, err := filesListQuery(c)
 	if err != nil {
 		return err
 	}

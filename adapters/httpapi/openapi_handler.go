@@ -108,6 +108,7 @@ func buildOpenAPI(releases []release.Release) ([]byte, error) {
 	if err := addBooking(paths, schemas); err != nil {
 		return nil, err
 	}
+	addDeviceRoutes(paths, schemas)
 	markStability(paths)
 	var out bytes.Buffer
 	enc := json.NewEncoder(&out)
@@ -321,6 +322,18 @@ func kindPaths(k *domain.Kind, name string) object {
 			object{"name": "location_id", "in": "query", "required": false, "description": "only at this location", "schema": uuidSchema},
 			object{"name": "from", "in": "query", "required": false, "description": "only those starting on this local date or later", "schema": date},
 			object{"name": "to", "in": "query", "required": false, "description": "only those starting on this local date or earlier", "schema": date})
+	}
+	props, _ := k.Schemas().Output["properties"].(map[string]any)
+	for _, f := range k.Filters {
+		schema := object{"type": "string"}
+		if p, ok := props[f].(map[string]any); ok {
+			for _, key := range []string{"enum", "format"} {
+				if v, ok := p[key]; ok {
+					schema[key] = v
+				}
+			}
+		}
+		params = append(params, object{"name": f, "in": "query", "required": false, "description": "only those whose " + f + " is this", "schema": schema})
 	}
 	params = append(params, ref("parameters", "ids"))
 	if k.HasCustomer() {

@@ -18,10 +18,21 @@ var (
 	calendarParams = []string{"user_id", "location_id", "from", "to"}
 )
 
-// listQuery reads ?limit ?cursor ?updated_since ?include_deleted ?customer_id,
-// reporting every bad parameter at once (422, field = the parameter).
-func listQuery(c *fiber.Ctx, withCustomer bool) (domain.ListQuery, error) {
-	return readListQuery(c, withCustomer, false, nil)
+// filesListQuery reads the files' list: ?limit ?cursor ?updated_since
+// ?include_deleted ?customer_id and ?order_match (a device's results that
+// matched an order, or did not), reporting every bad parameter at once
+// (422, field = the parameter).
+func filesListQuery(c *fiber.Ctx) (domain.ListQuery, error) {
+	q, err := readListQuery(c, true, false, []string{"order_match"})
+	if err != nil || !c.Request().URI().QueryArgs().Has("order_match") {
+		return q, err
+	}
+	switch v := c.Query("order_match"); v {
+	case "matched", "unmatched":
+		q.Fields = map[string]string{"order_match": v}
+		return q, nil
+	}
+	return q, domain.FieldErrors{{Field: "order_match", Message: "must be matched or unmatched"}}.Err()
 }
 
 // kindListQuery is listQuery for a kind of the table, with the calendar
@@ -35,7 +46,26 @@ func kindListQuery(c *fiber.Ctx, k *domain.Kind) (domain.ListQuery, error) {
 	if k.Calendar {
 		extra = append(extra, calendarParams...)
 	}
-	return readListQuery(c, k.HasCustomer(), k.Calendar, extra)
+	extra = append(extra, k.Filters...)
+	q, err := readListQuery(c, k.HasCustomer(), k.Calendar, extra)
+	var errs domain.FieldErrors
+	for _, f := range k.Filters {
+		if !c.Request().URI().QueryArgs().Has(f) {
+			continue
+		}
+		v := c.Query(f)
+		if msg := k.FilterProblem(f, v); msg != "" {
+			errs.Add(f, msg)
+		}
+		if q.Fields == nil {
+			q.Fields = map[string]string{}
+		}
+		q.Fields[f] = v
+	}
+	if err != nil {
+		return q, err
+	}
+	return q, errs.Err()
 }
 
 func readListQuery(c *fiber.Ctx, withCustomer, withCalendar bool, extra []string) (domain.ListQuery, error) {

@@ -117,6 +117,10 @@ var problems = []struct {
 		"the object has changed since the version If-Match names"},
 	{domain.ErrWebhooksDisabled, fiber.StatusConflict, "webhooks-disabled",
 		"webhooks are not enabled on this installation: its operator has set no PRAXIS_WEBHOOK_KEY"},
+	{domain.ErrOrderClosed, fiber.StatusConflict, "order-closed",
+		"the device order is done, cancelled or failed: it does not change so"},
+	{domain.ErrNotADevice, fiber.StatusForbidden, "device-credential-required",
+		"the bridge's calls take a token of a device's own credential (POST devices/{id}/credential)"},
 	{domain.ErrConflict, fiber.StatusConflict, "conflict", "the request conflicts with an existing object"},
 }
 

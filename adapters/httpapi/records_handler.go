@@ -19,7 +19,7 @@ func (h *Records) Register(r fiber.Router) {
 		read, write := requireScope(domain.ReadScope(k.Slug)), requireScope(domain.WriteScope(k.Slug))
 		base := "/" + k.Slug
 		r.Get(base, read, h.list(k))
-		if !k.ReadOnly {
+		if !k.ReadOnly && !k.OwnWrites {
 			r.Post(base, write, h.create(k))
 		}
 		r.Get(base+"/:id", read, h.get(k))

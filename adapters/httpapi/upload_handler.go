@@ -74,6 +74,8 @@ type uploadedFile struct {
 	SHA256         string          `json:"sha256"`
 	GDT            *domain.GDTInfo `json:"gdt"`
 	RelatedFileIDs []string        `json:"related_file_ids"`
+	DeviceOrderID  *string         `json:"device_order_id"`
+	OrderMatch     *string         `json:"order_match"`
 }
 
 type skippedFile struct {
@@ -153,6 +155,7 @@ func toUploadResponse(r ports.UploadResult) uploadResponse {
 		v := f.View()
 		resp.Files = append(resp.Files, uploadedFile{
 			ID: v.ID, Name: v.Name, Size: v.Size, ContentType: v.ContentType, SHA256: v.SHA256, GDT: v.GDT, RelatedFileIDs: v.RelatedFileIDs,
+			DeviceOrderID: v.DeviceOrderID, OrderMatch: v.OrderMatch,
 		})
 	}
 	for _, s := range r.Skipped {

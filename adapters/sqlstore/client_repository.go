@@ -23,6 +23,7 @@ type clientRow struct {
 	PreviousSecretHash []byte     `bun:"previous_secret_hash"`
 	PreviousUntil      *time.Time `bun:"previous_secret_until"`
 	ExternalRef        *string    `bun:"external_ref"`
+	DeviceID           *string    `bun:"device_id"`
 	CreatedAt          time.Time  `bun:"created_at"`
 	RevokedAt          *time.Time `bun:"revoked_at"`
 	// Plan and whether the company is disabled are read with the client in the same query.
@@ -42,6 +43,9 @@ func (r clientRow) toDomain() (domain.Client, error) {
 	}
 	if r.ExternalRef != nil {
 		c.ExternalRef = *r.ExternalRef
+	}
+	if r.DeviceID != nil {
+		c.DeviceID = *r.DeviceID
 	}
 	if r.Plan != "" {
 		if c.Plan, err = domain.ParsePlan(r.Plan); err != nil {
@@ -63,7 +67,7 @@ func NewClientRepository(db *bun.DB) *ClientRepository { return &ClientRepositor
 func (r *ClientRepository) Create(ctx context.Context, c domain.Client) error {
 	row := clientRow{
 		ID: string(c.ID), CompanyID: uuid.UUID(c.CompanyID), Name: c.Name, Scopes: c.Scopes.String(),
-		SecretHash: c.SecretHash, ExternalRef: optional(c.ExternalRef), CreatedAt: c.CreatedAt, RevokedAt: c.RevokedAt,
+		SecretHash: c.SecretHash, ExternalRef: optional(c.ExternalRef), DeviceID: optional(c.DeviceID), CreatedAt: c.CreatedAt, RevokedAt: c.RevokedAt,
 	}
 	_, err := conn(ctx, r.db).NewInsert().Model(&row).Exec(ctx)
 	return translate(err)

@@ -1,6 +1,9 @@
 package sqlstore
 
 import (
+	"maps"
+	"slices"
+
 	"github.com/uptrace/bun"
 
 	"github.com/praxis-health/praxis/domain"
@@ -13,6 +16,9 @@ import (
 func feedQuery(q *bun.SelectQuery, table string, lq domain.ListQuery, idArg func(string) (any, bool)) (*bun.SelectQuery, error) {
 	if lq.Customer != nil {
 		q = q.Where(table+".customer_id = ?", int64(*lq.Customer))
+	}
+	for _, f := range slices.Sorted(maps.Keys(lq.Fields)) {
+		q = q.Where(jsonField(q.DB(), f)+" = ?", lq.Fields[f])
 	}
 	if !lq.IncludeDeleted {
 		q = q.Where(table + ".deleted_at IS NULL")

@@ -31,6 +31,8 @@ type fileRow struct {
 	Change      int64      `bun:"change"`
 	GDT         *string    `bun:"gdt"`
 	Related     string     `bun:"related_file_ids"`
+	OrderID     *string    `bun:"device_order_id"`
+	OrderMatch  *string    `bun:"order_match"`
 	CreatedAt   time.Time  `bun:"created_at"`
 	UpdatedAt   time.Time  `bun:"updated_at"`
 	DeletedAt   *time.Time `bun:"deleted_at"`
@@ -57,6 +59,7 @@ func (r fileRow) toDomain() (domain.File, error) {
 		ID: domain.FileID(r.ID), CompanyID: domain.CompanyID(r.CompanyID), CustomerID: domain.CustomerID(r.CustomerID),
 		Name: r.Name, ContentType: r.ContentType, Size: r.Size, SHA256: r.SHA256, StorageKey: r.StorageKey,
 		Source: src, Category: r.Category, Description: r.Description, Version: r.Version, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
+		DeviceOrderID: r.OrderID, OrderMatch: r.OrderMatch,
 	}, nil
 }
 
@@ -103,7 +106,7 @@ func (r *FileRepository) Create(ctx context.Context, files ...domain.File) error
 			ID: uuid.UUID(f.ID), CompanyID: uuid.UUID(f.CompanyID), CustomerID: int64(f.CustomerID),
 			Name: f.Name, ContentType: f.ContentType, Size: f.Size, SHA256: f.SHA256, StorageKey: f.StorageKey,
 			Source: f.Source.String(), Category: category, Description: f.Description, Version: 1, Change: change,
-			CreatedAt: f.CreatedAt, UpdatedAt: f.UpdatedAt,
+			CreatedAt: f.CreatedAt, UpdatedAt: f.UpdatedAt, OrderID: f.DeviceOrderID, OrderMatch: f.OrderMatch,
 		}
 	}
 	_, err = db.NewInsert().Model(&rows).Exec(ctx)
@@ -161,6 +164,10 @@ func (r *FileRepository) ListByCustomer(ctx context.Context, company domain.Comp
 
 func (r *FileRepository) List(ctx context.Context, company domain.CompanyID, lq domain.ListQuery) (ports.FilePage, error) {
 	q := tenantOf(conn(ctx, r.db), company).SelectModel((*fileRow)(nil))
+	if match, ok := lq.Fields["order_match"]; ok { // a column of files, not a payload field
+		q = q.Where("files.order_match = ?", match)
+		lq.Fields = nil
+	}
 	q, err := feedQuery(q, "files", lq, func(id string) (any, bool) { return id, domain.ValidObjectID(id) })
 	if err != nil {
 		return ports.FilePage{}, err
@@ -179,6 +186,24 @@ func (r *FileRepository) List(ctx context.Context, company domain.CompanyID, lq 
 		page.Files = append(page.Files, f)
 	}
 	return page, nil
+}
+
+func (r *FileRepository) AssignOrder(ctx context.Context, company domain.CompanyID, id domain.FileID, order string, at time.Time) (domain.File, error) {
+	db := conn(ctx, r.db)
+	change, err := nextChange(ctx, db)
+	if err != nil {
+		return domain.File{}, err
+	}
+	res, err := tenantOf(db, company).UpdateModel((*fileRow)(nil)).Where("id = ?", uuid.UUID(id)).Where("deleted_at IS NULL").
+		Set("device_order_id = ?", order).Set("order_match = 'matched'").Set("version = version + 1").
+		Set("change = ?", change).Set("updated_at = ?", at.UTC()).Exec(ctx)
+	if err != nil {
+		return domain.File{}, translate(err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return domain.File{}, domain.ErrNotFound
+	}
+	return r.Get(ctx, company, id)
 }
 
 func (r *FileRepository) KnownStorageKeys(ctx context.Context, company domain.CompanyID, keys []string) (map[string]bool, error) {

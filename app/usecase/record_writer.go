@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net/http"
 	"slices"
 	"time"
 
@@ -118,4 +119,37 @@ func appendRendered(b []byte, kind *domain.Kind, o ports.StoredObject) []byte {
 		return domain.AppendTombstone(b, o.ID, kind.NumericIDs(), *o.DeletedAt)
 	}
 	return domain.AppendObject(b, o.ID, kind.NumericIDs(), o.Payload, o.Version, o.CreatedAt, o.UpdatedAt)
+}
+
+// change is every write to one existing object: in one transaction with
+// its Idempotency-Key, the object read for update (404 when it is not the
+// company's), its version held against If-Match (412, nothing written),
+// then the new payload (next, which reads through the transaction's ctx)
+// stored and answered.
+func (r *recordWriter) change(ctx context.Context, grant domain.Grant, kind *domain.Kind, id string, w ports.Write,
+	next func(ctx context.Context, current ports.StoredObject, rc domain.RuleContext) ([]byte, error)) (ports.Response, error) {
+	rc, err := r.ruleContext(ctx, grant.CompanyID)
+	if err != nil {
+		return ports.Response{}, err
+	}
+	return r.once(ctx, grant, w.Key, rc.Now, func(ctx context.Context) (ports.Response, error) {
+		current, err := r.store.Get(ctx, grant.CompanyID, kind, id, true)
+		if err != nil {
+			return ports.Response{}, err
+		}
+		touch(ctx, kind, current)
+		if err := w.IfMatch.CheckVersion(current.Version); err != nil {
+			return ports.Response{}, err
+		}
+		payload, err := next(ctx, current, rc)
+		if err != nil {
+			return ports.Response{}, err
+		}
+		updated, err := r.store.Update(ctx, grant.CompanyID, kind, id, payload, rc.Now)
+		if err != nil {
+			return ports.Response{}, err
+		}
+		touch(ctx, kind, updated)
+		return answer(http.StatusOK, kind.Slug+"/"+updated.ID, kind, updated), nil
+	})
 }

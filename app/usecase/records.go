@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/praxis-health/praxis/domain"
 	"github.com/praxis-health/praxis/domain/audit"
@@ -174,7 +175,7 @@ func (r *Records) Create(ctx context.Context, grant domain.Grant, kind *domain.K
 		stored, err := r.store.Insert(ctx, grant.CompanyID, kind,
 			ports.StoredObject{ID: kind.NewID(), Customer: obj.Customer, Payload: obj.JSON, CreatedAt: rc.Now})
 		if err != nil {
-			return ports.Response{}, err
+			return ports.Response{}, uniqueClash(kind, err)
 		}
 		if err := applyEffects(ctx, r.store, grant.CompanyID, obj.Effects(stored.ID), rc.Now); err != nil {
 			return ports.Response{}, err
@@ -184,6 +185,17 @@ func (r *Records) Create(ctx context.Context, grant domain.Grant, kind *domain.K
 		return answer(http.StatusCreated, kind.Slug+"/"+stored.ID, kind, stored), nil
 	})
 }
+
+// uniqueClash names the field of a kind's unique value that another live
+// object of the company holds: the store refused the write as a conflict.
+func uniqueClash(kind *domain.Kind, err error) error {
+	if kind.Unique != "" && errors.Is(err, domain.ErrConflict) {
+		return domain.FieldErrors{{Field: kind.Unique, Message: "is already another " + singularOf(kind) + "'s in this company"}}.Err()
+	}
+	return err
+}
+
+func singularOf(kind *domain.Kind) string { return strings.TrimSuffix(kind.Slug, "s") }
 
 // answer is a write's answer with the object as it now stands.
 func answer(status int, location string, kind *domain.Kind, o ports.StoredObject) ports.Response {
@@ -196,7 +208,7 @@ func (r *Records) Patch(ctx context.Context, grant domain.Grant, kind *domain.Ki
 	if !kind.Patch {
 		return ports.Response{}, errors.New("no PATCH on " + kind.Slug) // the router offers none
 	}
-	return r.change(ctx, grant, kind, id, w, func(ctx context.Context, current ports.StoredObject, rc domain.RuleContext) ([]byte, error) {
+	resp, err := r.change(ctx, grant, kind, id, w, func(ctx context.Context, current ports.StoredObject, rc domain.RuleContext) ([]byte, error) {
 		obj, err := kind.Merge(current.Payload, patch, rc)
 		if err != nil {
 			return nil, err
@@ -209,6 +221,7 @@ func (r *Records) Patch(ctx context.Context, grant domain.Grant, kind *domain.Ki
 		}
 		return obj.JSON, nil
 	})
+	return resp, uniqueClash(kind, err)
 }
 
 // Cancel ends a booked or arrived appointment; the slot is free at once.
@@ -219,38 +232,5 @@ func (r *Records) Cancel(ctx context.Context, grant domain.Grant, id string, bod
 			return nil, err
 		}
 		return domain.Cancel(current.Payload, reasons, rc)
-	})
-}
-
-// change is every write to one existing object: in one transaction with
-// its Idempotency-Key, the object read for update (404 when it is not the
-// company's), its version held against If-Match (412, nothing written),
-// then the new payload (next, which reads through the transaction's ctx)
-// stored and answered.
-func (r *Records) change(ctx context.Context, grant domain.Grant, kind *domain.Kind, id string, w ports.Write,
-	next func(ctx context.Context, current ports.StoredObject, rc domain.RuleContext) ([]byte, error)) (ports.Response, error) {
-	rc, err := r.ruleContext(ctx, grant.CompanyID)
-	if err != nil {
-		return ports.Response{}, err
-	}
-	return r.once(ctx, grant, w.Key, rc.Now, func(ctx context.Context) (ports.Response, error) {
-		current, err := r.store.Get(ctx, grant.CompanyID, kind, id, true)
-		if err != nil {
-			return ports.Response{}, err
-		}
-		touch(ctx, kind, current)
-		if err := w.IfMatch.CheckVersion(current.Version); err != nil {
-			return ports.Response{}, err
-		}
-		payload, err := next(ctx, current, rc)
-		if err != nil {
-			return ports.Response{}, err
-		}
-		updated, err := r.store.Update(ctx, grant.CompanyID, kind, id, payload, rc.Now)
-		if err != nil {
-			return ports.Response{}, err
-		}
-		touch(ctx, kind, updated)
-		return answer(http.StatusOK, kind.Slug+"/"+updated.ID, kind, updated), nil
 	})
 }

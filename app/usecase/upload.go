@@ -30,6 +30,7 @@ type Uploads struct {
 	sniffer   ports.Sniffer
 	audits    *Auditor
 	lockout   lockout
+	orders    orderMatcher
 	now       func() time.Time
 }
 
@@ -38,11 +39,11 @@ var _ ports.Uploader = (*Uploads)(nil)
 // NewUploads wires the upload use case.
 func NewUploads(companies ports.CompanyRepository, customers ports.CustomerRepository, files ports.FileRepository, keys ports.IdempotencyStore,
 	tx ports.Transactor, blobs ports.BlobStore, sniffer ports.Sniffer, attempts ports.AttemptCounter, policy domain.LockoutPolicy,
-	audits *Auditor,
+	audits *Auditor, records ports.RecordStore, orders ports.DeviceOrderStore,
 ) *Uploads {
 	return &Uploads{
 		companies: companies, customers: customers, files: files, keys: keys, tx: tx, blobs: blobs, sniffer: sniffer, audits: audits,
-		lockout: lockout{attempts, policy}, now: time.Now,
+		lockout: lockout{attempts, policy}, orders: orderMatcher{store: records, orders: orders}, now: time.Now,
 	}
 }
 
@@ -376,6 +377,9 @@ func (up *upload) commit() error {
 			}
 		}
 		if err := up.companies.ReserveStorage(ctx, up.target.Company.ID, up.total); err != nil {
+			return err
+		}
+		if err := up.orders.match(ctx, up.target.Company.ID, up.target.Device, up.kept, up.now()); err != nil {
 			return err
 		}
 		if err := up.files.Create(ctx, up.kept...); err != nil {

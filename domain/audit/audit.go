@@ -320,6 +320,7 @@ type Access struct {
 	event    Event
 	complete func(*Event)
 	written  bool
+	skip     bool
 }
 
 // NewAccess starts the event of a request; complete fills in, when the
@@ -360,6 +361,24 @@ func (a *Access) Event(status int, reason string) Event {
 	}
 	e.Outcome = Outcome{Status: status, Reason: reason}
 	return e
+}
+
+// Skip marks a request that reached no one's data and that the trail does
+// not keep when it succeeds: a device's empty long poll, which would
+// otherwise be an event every half minute per device.
+func Skip(ctx context.Context) {
+	if a := From(ctx); a != nil {
+		a.mu.Lock()
+		a.skip = true
+		a.mu.Unlock()
+	}
+}
+
+// Skipped reports whether Skip marked the request.
+func (a *Access) Skipped() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.skip
 }
 
 // Created names the object a request created: its route cannot.
