@@ -26,6 +26,10 @@ type Header struct {
 // UploadCredentials are the three headers of a GDT/SonoGdt upload.
 type UploadCredentials struct {
 	Company, Customer, Secret Header
+	// Grant is the bearer token's, when the request carried one: a
+	// device's own credential stands for the secret (docs/contract.md §14).
+	// A zero Grant is a token that is not live.
+	Grant *domain.Grant
 	// Source is the device's network address, which wrong secrets are counted against.
 	Source string
 }

@@ -24,7 +24,7 @@ func practiceFile(t *testing.T) (path string, ids map[string]string) {
 	t.Helper()
 	ids = map[string]string{}
 	ex := domain.ExampleIDs{Customer: 5000, User: domain.NewObjectID(), Diagnosis: domain.NewObjectID(),
-		Location: domain.NewObjectID(), Service: domain.NewObjectID()}
+		Location: domain.NewObjectID(), Service: domain.NewObjectID(), Device: domain.NewObjectID()}
 	var lines []string
 	add := func(section, id, data string) {
 		quoted := fmt.Sprintf("%q", id)

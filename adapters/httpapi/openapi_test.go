@@ -20,7 +20,7 @@ func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	app := httpapi.New(httpapi.Telemetry{}, nil, httpapi.NewUploads(nil, nil, httpapi.UploadOptions{}, httpapi.Telemetry{}), httpapi.NewHealth(nil), served, httpapi.NewMetrics(http.NotFoundHandler()),
+	app := httpapi.New(httpapi.Telemetry{}, nil, httpapi.NewUploads(nil, nil, nil, httpapi.UploadOptions{}, httpapi.Telemetry{}), httpapi.NewHealth(nil), served, httpapi.NewMetrics(http.NotFoundHandler()),
 		httpapi.NewOAuth(nil, httpapi.OAuthOptions{}, httpapi.Telemetry{}), httpapi.NewDocs(),
 		httpapi.NewResources(nil, nil, httpapi.OAuthOptions{}, httpapi.Telemetry{}, []httpapi.Route{httpapi.NewCompanySection(nil), httpapi.NewRecords(nil), httpapi.NewFilesSection(nil, httpapi.UploadOptions{}), httpapi.NewAuditEvents(nil)}))
 	resp, err := app.Test(httptest.NewRequest("GET", "/api/oauth/v2/openapi.json", nil))

@@ -34,7 +34,7 @@ func FuzzUploadHandler(f *testing.F) {
 		f.Fatal(err)
 	}
 	uploads := env.Uploads
-	app := httpapi.New(httpapi.Telemetry{}, nil, httpapi.NewUploads(uploads, nil, httpapi.UploadOptions{IdleTimeout: time.Second}, httpapi.Telemetry{}))
+	app := httpapi.New(httpapi.Telemetry{}, nil, httpapi.NewUploads(uploads, nil, nil, httpapi.UploadOptions{IdleTimeout: time.Second}, httpapi.Telemetry{}))
 
 	var body bytes.Buffer
 	w := multipart.NewWriter(&body)

@@ -40,6 +40,7 @@ type UploadOptions struct {
 // Uploads serves POST /api/gdt/upload and POST /api/sonogdt/upload.
 type Uploads struct {
 	uploader ports.Uploader
+	auth     ports.Authorizer
 	door     auditDoor
 	opts     UploadOptions
 	bytes    metric.Int64Counter
@@ -48,9 +49,9 @@ type Uploads struct {
 }
 
 // NewUploads serves the uploader.
-func NewUploads(uploader ports.Uploader, auditor ports.Auditor, opts UploadOptions, tel Telemetry) *Uploads {
+func NewUploads(uploader ports.Uploader, auth ports.Authorizer, auditor ports.Auditor, opts UploadOptions, tel Telemetry) *Uploads {
 	meter := tel.withDefaults().Meter.Meter(instrumentation)
-	return &Uploads{uploader: uploader, door: newAuditDoor(auditor, opts.TrustedProxies, tel), opts: opts,
+	return &Uploads{uploader: uploader, auth: auth, door: newAuditDoor(auditor, opts.TrustedProxies, tel), opts: opts,
 		bytes: must(meter.Int64Counter("praxis.upload.bytes", metric.WithUnit("By"),
 			metric.WithDescription("Bytes of files stored by the upload endpoints"))),
 		files: must(meter.Int64Counter("praxis.upload.files",
@@ -113,12 +114,26 @@ func (h *Uploads) upload(c *fiber.Ctx, source domain.Source) error {
 	defer finishBody(c, body)
 
 	ctx := c.UserContext()
-	target, err := h.uploader.Authorize(ctx, ports.UploadCredentials{
+	cred := ports.UploadCredentials{
 		Company:  uploadHeader(c, "company"),
 		Customer: uploadHeader(c, "customer"),
 		Secret:   uploadHeader(c, "secret"),
 		Source:   clientAddress(c, h.opts.TrustedProxies),
-	})
+	}
+	// A device's own credential (docs/contract.md §14) stands for the
+	// company and its secret; a token that is not live is a wrong secret.
+	if token, ok := strings.CutPrefix(c.Get(fiber.HeaderAuthorization), "Bearer "); ok && h.auth != nil {
+		grant, _, err := h.auth.Authenticate(ctx, strings.TrimSpace(token))
+		switch {
+		case err == nil:
+			cred.Grant = &grant
+		case errors.Is(err, domain.ErrNotFound):
+			cred.Grant = &domain.Grant{}
+		default:
+			return err
+		}
+	}
+	target, err := h.uploader.Authorize(ctx, cred)
 	if err != nil {
 		return err
 	}

@@ -68,7 +68,7 @@ func TestRecordsUseCaseRequiredFields(t *testing.T) {
 		for _, field := range required {
 			var doc map[string]any
 			if err := json.Unmarshal([]byte(k.ExampleWith(domain.ExampleIDs{Customer: f.customer, User: domain.NewObjectID(), Diagnosis: domain.NewObjectID(),
-				Location: domain.NewObjectID(), Service: domain.NewObjectID()})), &doc); err != nil {
+				Location: domain.NewObjectID(), Service: domain.NewObjectID(), Device: domain.NewObjectID()})), &doc); err != nil {
 				t.Fatal(err)
 			}
 			delete(doc, field.(string))

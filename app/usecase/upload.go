@@ -31,6 +31,7 @@ type Uploads struct {
 	audits    *Auditor
 	lockout   lockout
 	orders    orderMatcher
+	clients   ports.ClientRepository
 	now       func() time.Time
 }
 
@@ -39,10 +40,10 @@ var _ ports.Uploader = (*Uploads)(nil)
 // NewUploads wires the upload use case.
 func NewUploads(companies ports.CompanyRepository, customers ports.CustomerRepository, files ports.FileRepository, keys ports.IdempotencyStore,
 	tx ports.Transactor, blobs ports.BlobStore, sniffer ports.Sniffer, attempts ports.AttemptCounter, policy domain.LockoutPolicy,
-	audits *Auditor, records ports.RecordStore, orders ports.DeviceOrderStore,
+	audits *Auditor, records ports.RecordStore, orders ports.DeviceOrderStore, clients ports.ClientRepository,
 ) *Uploads {
 	return &Uploads{
-		companies: companies, customers: customers, files: files, keys: keys, tx: tx, blobs: blobs, sniffer: sniffer, audits: audits,
+		companies: companies, customers: customers, files: files, keys: keys, tx: tx, blobs: blobs, sniffer: sniffer, audits: audits, clients: clients,
 		lockout: lockout{attempts, policy}, orders: orderMatcher{store: records, orders: orders}, now: time.Now,
 	}
 }
@@ -71,7 +72,16 @@ func (u *Uploads) Authorize(ctx context.Context, cred ports.UploadCredentials) (
 	if err := u.lockout.check(ctx, subject, cred.Source); err != nil {
 		return ports.UploadTarget{}, err
 	}
-	if cred.Secret.Ambiguous || !company.AcceptsUploadSecret(cred.Secret.Value) {
+	device := ""
+	if cred.Grant != nil {
+		if device, err = u.deviceOf(ctx, company.ID, *cred.Grant); err != nil {
+			return ports.UploadTarget{}, err
+		}
+		if device == "" {
+			u.lockout.fail(ctx, subject, cred.Source)
+			return ports.UploadTarget{}, domain.Refuse(domain.ErrSecretInvalid)
+		}
+	} else if cred.Secret.Ambiguous || !company.AcceptsUploadSecret(cred.Secret.Value) {
 		u.lockout.fail(ctx, subject, cred.Source)
 		return ports.UploadTarget{}, domain.Refuse(domain.ErrSecretInvalid)
 	}
@@ -92,7 +102,23 @@ func (u *Uploads) Authorize(ctx context.Context, cred ports.UploadCredentials) (
 	case err != nil:
 		return ports.UploadTarget{}, fmt.Errorf("load customer: %w", err)
 	}
-	return ports.UploadTarget{Company: company, Customer: customerID}, nil
+	return ports.UploadTarget{Company: company, Customer: customerID, Device: device}, nil
+}
+
+// deviceOf is the device whose live credential grant is, if it is the
+// company's; "" for any other token.
+func (u *Uploads) deviceOf(ctx context.Context, company domain.CompanyID, grant domain.Grant) (string, error) {
+	if grant.CompanyID != company || grant.ClientID == "" {
+		return "", nil
+	}
+	c, err := u.clients.Get(ctx, grant.ClientID)
+	if errors.Is(err, domain.ErrNotFound) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("load client: %w", err)
+	}
+	return c.DeviceID, nil
 }
 
 // Store streams every part to the blob store and then records all of them with

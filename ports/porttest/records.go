@@ -50,7 +50,7 @@ func (f recordFixture) insert(t *testing.T, ctx context.Context, k *domain.Kind)
 
 func (f recordFixture) insertIn(ctx context.Context, k *domain.Kind, company domain.CompanyID, customer domain.CustomerID) (ports.StoredObject, error) {
 	ids := domain.ExampleIDs{Customer: customer, User: domain.NewObjectID(), Diagnosis: domain.NewObjectID(),
-		Location: domain.NewObjectID(), Service: domain.NewObjectID()}
+		Location: domain.NewObjectID(), Service: domain.NewObjectID(), Device: domain.NewObjectID()}
 	obj, err := k.Decode([]byte(k.ExampleWith(ids)), suiteRC)
 	if err != nil {
 		return ports.StoredObject{}, err

@@ -5,7 +5,7 @@ CREATE UNIQUE INDEX records_device_gdt_id_key ON records (company_id, (payload->
     WHERE kind = 'devices' AND deleted_at IS NULL;
 --bun:split
 CREATE UNIQUE INDEX records_device_order_number_key ON records (company_id, ((payload->>'number')::bigint))
-    WHERE kind = 'device-orders';
+    WHERE kind = 'device-orders' AND (payload->>'number')::bigint > 0;
 --bun:split
 CREATE INDEX records_device_orders_open_idx ON records (company_id, (payload->>'device_id'), (payload->>'status'))
     WHERE kind = 'device-orders' AND deleted_at IS NULL;

@@ -4,7 +4,7 @@ CREATE UNIQUE INDEX records_device_gdt_id_key ON records (company_id, json_extra
     WHERE kind = 'devices' AND deleted_at IS NULL;
 --bun:split
 CREATE UNIQUE INDEX records_device_order_number_key ON records (company_id, json_extract(payload, '$.number'))
-    WHERE kind = 'device-orders';
+    WHERE kind = 'device-orders' AND json_extract(payload, '$.number') > 0;
 --bun:split
 CREATE INDEX records_device_orders_open_idx ON records (company_id, json_extract(payload, '$.device_id'), json_extract(payload, '$.status'))
     WHERE kind = 'device-orders' AND deleted_at IS NULL;
