@@ -43,6 +43,12 @@ type Config struct {
 	// CrashAfterUpload exits right after a 200, before the bundle is marked:
 	// a fault-injection point for the tests of crash recovery, nothing else.
 	CrashAfterUpload bool
+	// Device, when set, uploads with a device's own credential instead of
+	// the company's secret (docs/contract.md §14).
+	Device *Credential
+	// Ignore names files of the folder that are no results: the order
+	// files the bridge writes for a device that shares the folder.
+	Ignore func(name string) bool
 }
 
 // Bridge delivers one exchange folder.
@@ -77,7 +83,7 @@ type Status struct {
 
 // New checks cfg and prepares the folders.
 func New(cfg Config, log *slog.Logger) (*Bridge, error) {
-	if cfg.Dir == "" || cfg.URL == "" || cfg.Company == "" || cfg.Secret == "" {
+	if cfg.Dir == "" || cfg.URL == "" || cfg.Company == "" || (cfg.Secret == "" && cfg.Device == nil) {
 		return nil, errors.New("--dir, --url, --company and --secret are required")
 	}
 	if cfg.Prefix == "" {
@@ -135,6 +141,22 @@ func (b *Bridge) Run(ctx context.Context) error {
 	}
 }
 
+// isResultName tells the names a device gives its results: *.gdt, or a
+// counter (*.001, *.002, …); a name starting with a dot is a temporary file.
+func isResultName(name string) bool {
+	ext := filepath.Ext(name)
+	return !strings.HasPrefix(name, ".") && (strings.EqualFold(ext, ".gdt") || (len(ext) == 4 && allDigits(ext[1:])))
+}
+
+func allDigits(s string) bool {
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
 // settleCheck is how often a file that is still settling is looked at again.
 const settleCheck = 500 * time.Millisecond
 
@@ -150,7 +172,7 @@ func (b *Bridge) scan(ctx context.Context) time.Duration {
 	wait, queue := b.cfg.Rescan, 0
 	now := time.Now()
 	for _, e := range entries {
-		if e.IsDir() || !strings.EqualFold(filepath.Ext(e.Name()), ".gdt") {
+		if e.IsDir() || !isResultName(e.Name()) || (b.cfg.Ignore != nil && b.cfg.Ignore(e.Name())) {
 			continue
 		}
 		queue++
@@ -383,7 +405,16 @@ func (b *Bridge) upload(ctx context.Context, bd bundle) (status int, message str
 	req.Header.Set("Content-Type", mw.FormDataContentType())
 	req.Header.Set("x-"+b.cfg.Prefix+"-company", b.cfg.Company)
 	req.Header.Set("x-"+b.cfg.Prefix+"-customer", bd.patient)
-	req.Header.Set("x-"+b.cfg.Prefix+"-secret", b.cfg.Secret)
+	if b.cfg.Device != nil {
+		token, err := b.cfg.Device.Token(ctx)
+		if err != nil {
+			_ = pr.CloseWithError(err)
+			return 0, "", nil, 0, err
+		}
+		req.Header.Set("Authorization", "Bearer "+token)
+	} else {
+		req.Header.Set("x-"+b.cfg.Prefix+"-secret", b.cfg.Secret)
+	}
 	req.Header.Set("Idempotency-Key", bd.key)
 	resp, err := b.client.Do(req)
 	if err != nil {
@@ -398,8 +429,16 @@ func (b *Bridge) upload(ctx context.Context, bd bundle) (status int, message str
 	if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil {
 		retryAfter = time.Duration(s) * time.Second
 	}
+	if b.cfg.Device != nil && resp.StatusCode == http.StatusBadRequest && answer.Message == secretRefused {
+		// The token ran out or was revoked: a new one, and another try.
+		b.cfg.Device.Expire()
+		return http.StatusServiceUnavailable, answer.Message, nil, time.Second, nil
+	}
 	return resp.StatusCode, answer.Message, answer.Skipped, retryAfter, nil
 }
+
+// secretRefused is the upload doors' answer to a wrong secret or a token that is not live.
+const secretRefused = "Secret not valid."
 
 // skippedFile is a part the service did not store: not one of the accepted formats.
 type skippedFile struct {

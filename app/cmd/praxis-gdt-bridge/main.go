@@ -43,6 +43,8 @@ func main() {
 	flag.DurationVar(&cfg.MissingFileTimeout, "missing-file-timeout", envDuration("PRAXIS_BRIDGE_MISSING_FILE_TIMEOUT", 10*time.Minute),
 		"move a result to failed/ when a file its 6305 lines name has not appeared after this long")
 	logFile := flag.String("log", env("PRAXIS_BRIDGE_LOG", ""), "append the log to this file (default stdout; a Windows service has none)")
+	config := flag.String("config", env("PRAXIS_BRIDGE_CONFIG", ""),
+		"a configuration file of devices with their credentials and folders (the settings page's Devices tab writes one)")
 	flag.Parse()
 	cfg.CrashAfterUpload = os.Getenv("PRAXIS_BRIDGE_TEST_CRASH_AFTER_UPLOAD") == "1"
 	out := os.Stdout
@@ -54,11 +56,12 @@ func main() {
 		defer func() { _ = f.Close() }()
 		out = f
 	}
-	b, err := bridge.New(cfg, slog.New(slog.NewJSONHandler(out, nil)))
+	log := slog.New(slog.NewJSONHandler(out, nil))
+	run, err := runner(cfg, *config, log)
 	if err != nil {
 		exit(2, err)
 	}
-	if service, err := asService(b.Run); service || err != nil {
+	if service, err := asService(run); service || err != nil {
 		if err != nil {
 			exit(1, err)
 		}
@@ -66,10 +69,27 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := b.Run(ctx); err != nil {
+	if err := run(ctx); err != nil {
 		stop()
 		exit(1, err)
 	}
+}
+
+// runner is what the bridge runs: the devices of a configuration file, or
+// the one results folder the flags name.
+func runner(cfg bridge.Config, config string, log *slog.Logger) (func(context.Context) error, error) {
+	if config == "" {
+		b, err := bridge.New(cfg, log)
+		if err != nil {
+			return nil, err
+		}
+		return b.Run, nil
+	}
+	s, err := bridge.ReadSettings(config)
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context) error { return bridge.Run(ctx, s, cfg, log) }, nil
 }
 
 func exit(code int, err error) {
