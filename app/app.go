@@ -142,7 +142,8 @@ var UseCases = fx.Module("usecases",
 		func(r *usecase.Records) ports.Records { return r },
 		func(r *usecase.Records) ports.Appointments { return r },
 		fx.Annotate(usecase.NewBooking, fx.As(new(ports.Booking))),
-		fx.Annotate(usecase.NewDeviceOrders, fx.As(new(ports.DeviceOrders))),
+		usecase.NewDeviceOrders,
+		func(d *usecase.DeviceOrders) ports.DeviceOrders { return d },
 		startAuditor,
 		func(a *usecase.Auditor) ports.Auditor {
 			if a == nil {
@@ -258,7 +259,7 @@ func openBlobStore(lc fx.Lifecycle, cfg Config, tel *telemetry.Telemetry) (*blob
 // goroutine, and in OnStop turns /readyz to 503, keeps serving for
 // PRAXIS_SHUTDOWN_DELAY, then stops accepting and lets in-flight requests
 // finish; a connection that never sent a request is closed, not waited for.
-func serveHTTP(lc fx.Lifecycle, cfg Config, app *fiber.App, health *httpapi.Health, logger *slog.Logger) {
+func serveHTTP(lc fx.Lifecycle, cfg Config, app *fiber.App, health *httpapi.Health, orders *usecase.DeviceOrders, logger *slog.Logger) {
 	var ln *quietListener
 	lc.Append(fx.Hook{
 		OnStart: func(context.Context) error {
@@ -277,6 +278,7 @@ func serveHTTP(lc fx.Lifecycle, cfg Config, app *fiber.App, health *httpapi.Heal
 		},
 		OnStop: func(ctx context.Context) error {
 			health.Drain()
+			orders.Drain() // the bridges' long polls answer now, not after their wait
 			select {
 			case <-time.After(cfg.ShutdownDelay):
 			case <-ctx.Done():

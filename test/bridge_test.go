@@ -23,8 +23,19 @@ type bridge struct {
 
 func startBridge(t *testing.T, dir string, s *server, c company, extraEnv ...string) *bridge {
 	t.Helper()
+	return runBridge(t, extraEnv, "--dir", dir, "--url", s.url, "--company", c.ID, "--secret", c.Secret, "--rescan", "1s")
+}
+
+// startBridgeArgs runs praxis-gdt-bridge with args.
+func startBridgeArgs(t *testing.T, args ...string) *bridge {
+	t.Helper()
+	return runBridge(t, nil, args...)
+}
+
+func runBridge(t *testing.T, extraEnv []string, args ...string) *bridge {
+	t.Helper()
 	b := &bridge{log: &testenv.SyncBuffer{}, exited: make(chan error, 1)}
-	b.cmd = exec.Command(bridgeBinary, "--dir", dir, "--url", s.url, "--company", c.ID, "--secret", c.Secret, "--rescan", "1s")
+	b.cmd = exec.Command(bridgeBinary, args...)
 	b.cmd.Env = append(os.Environ(), extraEnv...)
 	b.cmd.Stdout, b.cmd.Stderr = b.log, b.log
 	if err := b.cmd.Start(); err != nil {

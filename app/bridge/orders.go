@@ -330,21 +330,22 @@ func (o *Orders) present(name string) bool {
 
 // slot is the name the next order's file gets, and whether it may be
 // written now: a counter always has a free name; a fixed or
-// receiver+sender name is free once the device removed the last file,
-// or at once for a device that only reads when its program starts (the new
-// order then replaces the unread one).
+// receiver+sender name is free once the device removed the last file and
+// that was reported (so a name is never watched for two orders), or at once
+// for a device that only reads when its program starts (the new order then
+// replaces the unread one).
 func (o *Orders) slot(d domain.DeviceOutbox) (string, bool) {
 	stem := d.GDTID + d.PraxisGDTID
+	name := stem + ".gdt"
 	switch d.FileNaming {
 	case "counter":
 		return o.nextCounterName(stem)
 	case "fixed":
 		if d.FixedName != nil {
-			return *d.FixedName, !d.RemovesFiles || !o.present(*d.FixedName)
+			name = *d.FixedName
 		}
 	}
-	name := stem + ".gdt"
-	return name, !d.RemovesFiles || !o.present(name)
+	return name, !d.RemovesFiles || (!o.present(name) && !o.heldName(name))
 }
 
 // nextCounterName is stem.001, .002, … counted on in the state folder, the

@@ -272,6 +272,7 @@ func (d *DeviceOrders) Outbox(ctx context.Context, grant domain.Grant, wait time
 	}
 	box := ports.Outbox{Device: domain.OutboxOf(device, dev), Orders: []domain.OutboxOrder{}}
 	deadline := time.Now().Add(wait)
+poll:
 	for {
 		woken := d.wake.wait(grant.CompanyID, device)
 		orders, actionable, err := d.pending(ctx, grant.CompanyID, device, dev)
@@ -283,13 +284,17 @@ func (d *DeviceOrders) Outbox(ctx context.Context, grant domain.Grant, wait time
 		if actionable || left <= 0 {
 			d.wake.cancel(grant.CompanyID, device, woken)
 			box.Orders = orders
-			break
+			break poll
 		}
 		select {
 		case <-ctx.Done():
 			d.wake.cancel(grant.CompanyID, device, woken)
 			return ports.Outbox{}, ctx.Err()
 		case <-woken:
+			if d.wake.isDraining() {
+				box.Orders = orders
+				break poll
+			}
 		case <-time.After(min(left, d.poll)):
 			d.wake.cancel(grant.CompanyID, device, woken)
 		}
@@ -340,10 +345,27 @@ func (d *DeviceOrders) pending(ctx context.Context, company domain.CompanyID, de
 	return out, actionable, nil
 }
 
+// Drain ends every long poll at once and lets no new one wait: the server
+// is shutting down, and a bridge should find another replica now.
+func (d *DeviceOrders) Drain() { d.wake.drain() }
+
 // wakeups lets a long poll of one replica wait for the orders made on it.
 type wakeups struct {
-	mu      sync.Mutex
-	waiting map[string][]chan struct{}
+	mu       sync.Mutex
+	waiting  map[string][]chan struct{}
+	draining bool
+}
+
+func (w *wakeups) drain() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.draining = true
+	for k, list := range w.waiting {
+		for _, ch := range list {
+			close(ch)
+		}
+		delete(w.waiting, k)
+	}
 }
 
 func wakeKey(company domain.CompanyID, device string) string { return company.String() + "/" + device }
@@ -352,9 +374,19 @@ func (w *wakeups) wait(company domain.CompanyID, device string) chan struct{} {
 	ch := make(chan struct{})
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.draining {
+		close(ch)
+		return ch
+	}
 	k := wakeKey(company, device)
 	w.waiting[k] = append(w.waiting[k], ch)
 	return ch
+}
+
+func (w *wakeups) isDraining() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.draining
 }
 
 func (w *wakeups) cancel(company domain.CompanyID, device string, ch chan struct{}) {
