@@ -130,7 +130,7 @@ func (o *Orders) Own(name string) bool {
 
 // outbox is the service's answer to a poll.
 type outbox struct {
-	Device domain.DeviceOutbox   `json:"device"`
+	Device domain.DeviceOutbox  `json:"device"`
 	Data   []domain.OutboxOrder `json:"data"`
 }
 
