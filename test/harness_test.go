@@ -292,6 +292,9 @@ type uploadReply struct {
 		Size        int64  `json:"size"`
 		ContentType string `json:"content_type"`
 		SHA256      string `json:"sha256"`
+		// DeviceOrderID and OrderMatch: a device's result and its order (docs/contract.md §14).
+		DeviceOrderID *string `json:"device_order_id"`
+		OrderMatch    *string `json:"order_match"`
 	} `json:"files"`
 	Skipped []struct {
 		Name        string `json:"name"`

@@ -20,14 +20,14 @@ func threeDevices(t *testing.T, p gdtPractice, root string) ([]*simDevice, []str
 	t.Helper()
 	specs := []struct {
 		body string
-		sim  simDevice
+		sim  *simDevice
 	}{
 		{`{"name":"ECG","gdt_id":"EKG1","praxis_gdt_id":"PRAX","procedures":[{"code":"EKG04","name":"Resting ECG"}]}`,
-			simDevice{gdtID: "EKG1", praxisID: "PRAX", naming: "receiver_sender", removes: true, echo8310: true}},
+			&simDevice{gdtID: "EKG1", praxisID: "PRAX", naming: "receiver_sender", removes: true, echo8310: true}},
 		{`{"name":"Spiro","gdt_id":"SPIRO","praxis_gdt_id":"PRAX","file_naming":"fixed","fixed_name":"export.gdt","procedures":[{"code":"LUFU","name":"Spirometry"}]}`,
-			simDevice{gdtID: "SPIRO", praxisID: "PRAX", naming: "fixed", fixedName: "export.gdt", removes: true}},
+			&simDevice{gdtID: "SPIRO", praxisID: "PRAX", naming: "fixed", fixedName: "export.gdt", removes: true}},
 		{`{"name":"Sono","gdt_id":"SONO3","praxis_gdt_id":"PRAX","gdt_version":"3.0","file_naming":"counter","procedures":[{"code":"SONO01","name":"Abdomen"}]}`,
-			simDevice{gdtID: "SONO3", praxisID: "PRAX", naming: "counter", removes: true, echo8314: true}},
+			&simDevice{gdtID: "SONO3", praxisID: "PRAX", naming: "counter", removes: true, echo8314: true}},
 	}
 	var sims []*simDevice
 	var ids []string
@@ -46,7 +46,7 @@ func threeDevices(t *testing.T, p gdtPractice, root string) ([]*simDevice, []str
 			}
 		}
 		sim.examine = 100 * time.Millisecond
-		sims = append(sims, &sim)
+		sims = append(sims, sim)
 		ids = append(ids, id)
 		cfg = append(cfg, bridgeDevice{Name: sim.gdtID, ClientID: clientID, ClientSecret: secret, OrderDir: sim.orderDir, ResultDir: sim.resultDir})
 	}
