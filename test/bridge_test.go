@@ -18,7 +18,7 @@ import (
 type bridge struct {
 	cmd    *exec.Cmd
 	log    *testenv.SyncBuffer
-	exited chan error
+	exited chan struct{} // closed once the process has exited
 }
 
 func startBridge(t *testing.T, dir string, s *server, c company, extraEnv ...string) *bridge {
@@ -34,14 +34,14 @@ func startBridgeArgs(t *testing.T, args ...string) *bridge {
 
 func runBridge(t *testing.T, extraEnv []string, args ...string) *bridge {
 	t.Helper()
-	b := &bridge{log: &testenv.SyncBuffer{}, exited: make(chan error, 1)}
+	b := &bridge{log: &testenv.SyncBuffer{}, exited: make(chan struct{})}
 	b.cmd = exec.Command(bridgeBinary, args...)
 	b.cmd.Env = append(os.Environ(), extraEnv...)
 	b.cmd.Stdout, b.cmd.Stderr = b.log, b.log
 	if err := b.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	go func() { b.exited <- b.cmd.Wait() }()
+	go func() { _ = b.cmd.Wait(); close(b.exited) }()
 	t.Cleanup(func() {
 		_ = b.cmd.Process.Signal(syscall.SIGTERM)
 		select {

@@ -33,6 +33,7 @@ type simDevice struct {
 	echo8314        bool
 	examine         time.Duration // how long an examination takes
 	startEvery      time.Duration // a device that reads only on start "starts" this often
+	pickup          time.Duration // a slow device: how long a file lies before it is read
 
 	mu    sync.Mutex
 	read  []readOrder // every order file read, in order
@@ -86,6 +87,9 @@ func (d *simDevice) run(ctx context.Context, t *testing.T) {
 		d.mu.Lock()
 		d.most = max(d.most, len(orders))
 		d.mu.Unlock()
+		if len(orders) > 0 && d.pickup > 0 {
+			time.Sleep(d.pickup)
+		}
 		if !d.removes {
 			if time.Since(last) < d.startEvery || len(orders) == 0 {
 				continue
