@@ -89,7 +89,7 @@ func TestRecordStorePostgres(t *testing.T) {
 func recordRepositories(t *testing.T, url string) porttest.RecordRepositories {
 	t.Helper()
 	db := migrated(t, url)
-	return porttest.RecordRepositories{Repositories: repositoriesOn(db), Records: sqlstore.NewRecordStore(db)}
+	return porttest.RecordRepositories{Repositories: repositoriesOn(db), Records: sqlstore.NewRecordStore(db), DeviceOrders: sqlstore.NewDeviceOrderStore(db)}
 }
 
 // TestPostgresRefusesOverlappingOnlineBookings: the exclusion constraint

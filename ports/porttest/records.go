@@ -15,7 +15,8 @@ import (
 // RecordRepositories is what the record-store suite needs of a database adapter.
 type RecordRepositories struct {
 	Repositories
-	Records ports.RecordStore
+	Records      ports.RecordStore
+	DeviceOrders ports.DeviceOrderStore
 }
 
 var suiteRC = domain.RuleContext{Now: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC), Zone: time.UTC}
@@ -125,6 +126,7 @@ func RunRecordStoreSuite(t *testing.T, newRepos func(t *testing.T) RecordReposit
 		{"deletions are tombstones; updated_since filters", deletionsAreTombstones, false},
 		{"customers: numbered by the store, updated with their svnr unique per company", customersNumbered, false},
 		{"every write moves its object's own version by one, and no other company's object", versionsCount, false},
+		{"device orders: numbered per company, found by number, device, patient and status; another company's none", deviceOrdersFound, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if !c.serial {
