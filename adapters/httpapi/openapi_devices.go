@@ -47,10 +47,10 @@ func addDeviceRoutes(paths, schemas object) {
 			"415": problemResponse("the body is not application/json"),
 			"422": problemResponse("invalid fields"),
 		}
-		for k, v := range extra {
-			responses[k] = v
-		}
 		op := operation(id, summary, domain.Scope(scope), responses)
+		for k, v := range extra { // after the shared answers, which they replace
+			op["responses"].(object)[k] = v
+		}
 		conditionalWrite(op)
 		return op
 	}
@@ -83,11 +83,11 @@ func addDeviceRoutes(paths, schemas object) {
 		domain.ReadScope(order.Slug), object{
 			"200": object{"description": "the device and its orders by number; an empty list once wait ran out",
 				"content": jsonContent(ref("schemas", "DeviceOutbox"))},
-			"403": object{"description": forDevice + "; or insufficient_scope", "content": object{
-				"application/problem+json": object{"schema": ref("schemas", "Problem")},
-				"application/json":         object{"schema": ref("schemas", "BearerError")}}},
 			"422": problemResponse("wait is not 0 to 50, or an unknown parameter"),
 		})
+	outbox["responses"].(object)["403"] = object{"description": forDevice + "; or insufficient_scope", "content": object{
+		"application/problem+json": object{"schema": ref("schemas", "Problem")},
+		"application/json":         object{"schema": ref("schemas", "BearerError")}}}
 	outbox["parameters"] = []any{object{"name": "wait", "in": "query", "required": false,
 		"description": "seconds to wait for an order when there is none to act on (0 to 50)",
 		"schema":      object{"type": "integer", "minimum": 0, "maximum": 50, "default": 0}}}

@@ -1,0 +1,114 @@
+package test
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// TestDeviceInputRefused: the round trip's bad input gets clear 4xx answers
+// in the contract's shape, and nothing is written.
+func TestDeviceInputRefused(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, backends[0])
+	p := newGDTPractice(t, s)
+	other := newGDTPractice(t, s)
+	device, clientID, secret := p.device(t, `{"name":"ECG","gdt_id":"EKG1","procedures":[{"code":"EKG04","name":"Resting ECG"}]}`)
+	foreignDevice, _, _ := other.device(t, `{"name":"ECG","gdt_id":"EKG1","procedures":[{"code":"EKG04","name":"Resting ECG"}]}`)
+	patient := p.patient(t, "Anna", "Berger")
+	foreignPatient := other.patient(t, "Otto", "Fremd")
+	var noBirthDate struct {
+		CustomerID int64 `json:"customer_id"`
+	}
+	s.praxis(t, &noBirthDate, "admin", "customer", "create", "--company", p.c.ID, "--first-name", "Ohne", "--last-name", "Datum", "--json")
+
+	problem := func(r reply) (string, string) {
+		body := r.decode(t)
+		var fields []string
+		for _, e := range asList(body["errors"]) {
+			m := e.(map[string]any)
+			fields = append(fields, fmt.Sprint(m["field"], ": ", m["message"]))
+		}
+		return fmt.Sprint(body["type"]), strings.Join(fields, "; ")
+	}
+	order := func(customer int64, device, procedure string) string {
+		return fmt.Sprintf(`{"customer_id":%d,"device_id":%q,"procedure":%q}`, customer, device, procedure)
+	}
+	missing := p.call(t, http.MethodPost, "device-orders", order(987654, device, "EKG04"))
+	foreign := p.call(t, http.MethodPost, "device-orders", order(foreignPatient, device, "EKG04"))
+	if _, a := problem(missing); missing.status != 422 || foreign.status != 422 || a != func() string { _, b := problem(foreign); return b }() {
+		t.Errorf("another company's customer: %d %s, a missing one: %d %s", foreign.status, foreign.body, missing.status, missing.body)
+	}
+	missingDevice := p.call(t, http.MethodPost, "device-orders", order(patient, "019bc0e2-0000-7000-8000-000000000000", "EKG04"))
+	foreignDev := p.call(t, http.MethodPost, "device-orders", order(patient, foreignDevice, "EKG04"))
+	_, a := problem(missingDevice)
+	_, b := problem(foreignDev)
+	if missingDevice.status != 422 || a != b || !strings.Contains(a, "device_id") {
+		t.Errorf("another company's device: %d %s, a missing one: %d %s", foreignDev.status, b, missingDevice.status, a)
+	}
+	for _, c := range []struct {
+		name, path, body string
+		status           int
+		want             string
+	}{
+		{"a procedure the device does not offer", "device-orders", order(patient, device, "SONO1"), 422, "device_id: the device offers no procedure SONO1"},
+		{"a customer without a birth date", "device-orders", order(noBirthDate.CustomerID, device, "EKG04"), 422, "customer_id: the customer has no birth_date"},
+		{"a GDT id with a hyphen", "devices", `{"name":"X","gdt_id":"EKG-1"}`, 422, "gdt_id: must be a GDT id"},
+		{"a GDT id of nine characters", "devices", `{"name":"X","gdt_id":"TURBOMED1"}`, 422, "gdt_id: must be a GDT id"},
+		{"a GDT id another device has", "devices", `{"name":"X","gdt_id":"ekg1"}`, 422, "gdt_id: is already another device's"},
+		{"GDT 3.0 in CP437", "devices", `{"name":"X","gdt_id":"S3","gdt_version":"3.0","encoding":"cp437"}`, 422, "encoding: GDT 3.0 is written in iso-8859-15 only"},
+		{"a fixed name without the name", "devices", `{"name":"X","gdt_id":"S4","file_naming":"fixed"}`, 422, "fixed_name: is required"},
+		{"the server's fields", "device-orders", `{"customer_id":1,"device_id":"` + device + `","procedure":"EKG04","status":"done","number":7}`, 422, "is set by the server"},
+	} {
+		r := p.call(t, http.MethodPost, c.path, c.body)
+		typ, fields := problem(r)
+		if r.status != c.status || typ != "validation-error" || !strings.Contains(fields, c.want) {
+			t.Errorf("%s: %d %s %s, want %d %q", c.name, r.status, typ, fields, c.status, c.want)
+		}
+	}
+	if n := len(p.must(t, http.StatusOK, http.MethodGet, "device-orders", "")["data"].([]any)); n != 0 {
+		t.Errorf("%d orders stored from refused requests", n)
+	}
+
+	// Cancelling a done order is 409; a device's token acts for its device alone.
+	id := p.order(t, patient, device, "EKG04")
+	res := s.upload(t, "/api/gdt/upload", gdtHeaders(p.c, patient), filePart("r.gdt", gdtRecord([2]string{"8000", "6310"},
+		[2]string{"8316", "EKG1"}, [2]string{"3000", fmt.Sprint(patient)}, [2]string{"8314", id}, [2]string{"8402", "EKG04"})))
+	if res.status != 200 || p.getOrder(t, id)["status"] != "done" {
+		t.Fatalf("the result did not close its order: %+v", res)
+	}
+	if r := p.call(t, http.MethodPost, "device-orders/"+id+"/cancel", ""); r.status != 409 || !strings.Contains(string(r.body), "order-closed") {
+		t.Errorf("cancel a done order: %d %s", r.status, r.body)
+	}
+	if r := p.call(t, http.MethodGet, "device-outbox", ""); r.status != 403 || !strings.Contains(string(r.body), "device-credential-required") {
+		t.Errorf("an integrator's token at the outbox: %d %s", r.status, r.body)
+	}
+	deviceToken := s.tokenFor(t, oauthClient{ID: clientID, Secret: secret})
+	_, otherClient, otherSecret := other.device(t, `{"name":"ECG2","gdt_id":"EKG2"}`)
+	otherToken := s.tokenFor(t, oauthClient{ID: otherClient, Secret: otherSecret})
+	open := p.order(t, patient, device, "EKG04")
+	for _, tok := range []string{otherToken} {
+		r := s.request(t, http.MethodPost, resource+"device-orders/"+open+"/written", "", "", "Authorization: Bearer "+tok)
+		if r.status != 404 {
+			t.Errorf("another company's device reports on an order: %d %s", r.status, r.body)
+		}
+	}
+	for _, q := range []string{"wait=51", "wait=-1", "wait=x", "wait=5&extra=1"} {
+		r := s.request(t, http.MethodGet, resource+"device-outbox?"+q, "", "", "Authorization: Bearer "+deviceToken)
+		if r.status != 422 {
+			t.Errorf("outbox?%s: %d %s", q, r.status, r.body)
+		}
+	}
+	if r := s.request(t, http.MethodPost, resource+"device-orders/"+open+"/failed", "", "", "Authorization: Bearer "+deviceToken); r.status != 422 {
+		t.Errorf("failed without a reason: %d %s", r.status, r.body)
+	}
+	if got := p.getOrder(t, open)["status"]; got != "open" {
+		t.Errorf("the refused reports left the order %v", got)
+	}
+}
+
+func asList(v any) []any {
+	l, _ := v.([]any)
+	return l
+}
