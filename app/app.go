@@ -184,7 +184,9 @@ var HTTP = fx.Module("http",
 		asSection(httpapi.NewDeviceOrders),
 		usecase.NewAdmin,
 		usecase.NewSettings,
-		func(s *usecase.Settings, hooks ports.Webhooks) ports.Settings { return s.WithWebhooks(hooks) },
+		func(s *usecase.Settings, hooks ports.Webhooks, records ports.Records, orders ports.DeviceOrders, files ports.Files) ports.Settings {
+			return s.WithWebhooks(hooks).WithDevices(records, orders, files)
+		},
 		asRoute(newSite),
 		fx.Annotate(httpapi.New, fx.ParamTags(``, ``, `group:"routes"`)),
 	),

@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"encoding/json"
 	"regexp"
 	"slices"
 	"strconv"
@@ -231,6 +232,27 @@ var deviceOrderActions = []string{
 
 const exampleDeviceOrder = `{"customer_id": $CUSTOMER, "device_id": "$DEVICE", "type": "examination", "procedure": "EKG04",
 "tests": ["RUHE"], "comment": "before surgery"}`
+
+// DeviceOf reads a stored device, with the defaults of its fields set (a
+// device imported without them reads as the API would have stored it).
+func DeviceOf(payload []byte) (Device, error) {
+	var d Device
+	if err := json.Unmarshal(payload, &d); err != nil {
+		return Device{}, err
+	}
+	d.normalize(RuleContext{})
+	return d, nil
+}
+
+// DeviceOrderOf reads a stored device order, with the defaults of its fields set.
+func DeviceOrderOf(payload []byte) (DeviceOrder, error) {
+	var o DeviceOrder
+	if err := json.Unmarshal(payload, &o); err != nil {
+		return DeviceOrder{}, err
+	}
+	o.normalize(RuleContext{})
+	return o, nil
+}
 
 // DeviceOutbox is a device as its bridge needs it: how to name and hand
 // over its order files.

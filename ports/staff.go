@@ -101,4 +101,36 @@ type Settings interface {
 	ReplayWebhook(ctx context.Context, m staff.Member, id uuid.UUID, version int64, since time.Time) error
 	DeleteWebhook(ctx context.Context, m staff.Member, id uuid.UUID, version int64) error
 	PingWebhook(ctx context.Context, m staff.Member, id uuid.UUID) (webhook.Attempt, error)
+	// The GDT round trip (§14), through the API's use cases.
+	DeviceBoard(ctx context.Context, m staff.Member) (DeviceBoard, error)
+	RegisterDevice(ctx context.Context, m staff.Member, body []byte) (Response, error)
+	DeviceCredential(ctx context.Context, m staff.Member, device string) (DeviceCredential, error)
+	// OrderAtDevice sends a patient to a device, or asks it to show a result.
+	OrderAtDevice(ctx context.Context, m staff.Member, body []byte) (Response, error)
+	// CancelDeviceOrder and AssignResult act only on the version the page showed.
+	CancelDeviceOrder(ctx context.Context, m staff.Member, id string, version int64) error
+	AssignResult(ctx context.Context, m staff.Member, order string, file domain.FileID, version int64) error
+}
+
+// DeviceBoard is the settings' Devices tab (docs/contract.md §14): the
+// company's devices, its latest device orders, and the device results that
+// matched no order.
+type DeviceBoard struct {
+	Devices   []DeviceEntry
+	Orders    []OrderEntry
+	Unmatched []domain.File
+}
+
+// DeviceEntry is one device as stored.
+type DeviceEntry struct {
+	ID      string `json:"id"`
+	Version int64  `json:"version"`
+	domain.Device
+}
+
+// OrderEntry is one device order as stored.
+type OrderEntry struct {
+	ID      string `json:"id"`
+	Version int64  `json:"version"`
+	domain.DeviceOrder
 }

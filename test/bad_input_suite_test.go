@@ -57,8 +57,8 @@ func TestBadInputNeverAnswers5xx(t *testing.T) {
 		c := s.newCompany(t, 1<<20)
 		file, ids := practiceFile(t)
 		s.praxis(t, nil, "admin", "import", "--company", c.ID, file)
-		auth := "Authorization: Bearer " + s.tokenFor(t, s.newClient(t, c, ""))
-		ex := domain.ExampleIDs{Customer: 5000, User: ids["users"], Diagnosis: ids["diagnoses"], Location: ids["locations"], Service: ids["services"]}
+		auth := "Authorization: Bearer " + s.tokenFor(t, s.newClient(t, c, sectionScopes()))
+		ex := domain.ExampleIDs{Customer: 5000, User: ids["users"], Diagnosis: ids["diagnoses"], Location: ids["locations"], Service: ids["services"], Device: ids["devices"]}
 		doc := documentOf(t, s).doc
 		created := map[string]int{}
 		requests := 0

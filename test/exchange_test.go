@@ -47,6 +47,8 @@ func practiceFile(t *testing.T) (path string, ids map[string]string) {
 			id = ex.Location
 		case "services":
 			id = ex.Service
+		case "devices":
+			id = ex.Device
 		}
 		add(k.Slug, id, k.ExampleWith(ex))
 	}
@@ -79,7 +81,7 @@ func TestImportExport(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b backend) {
 		s := startServer(t, b)
 		c := s.newCompany(t, 1<<20)
-		auth := "Authorization: Bearer " + s.tokenFor(t, s.newClient(t, c, ""))
+		auth := "Authorization: Bearer " + s.tokenFor(t, s.newClient(t, c, sectionScopes()))
 		file, ids := practiceFile(t)
 
 		var first importReport

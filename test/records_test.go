@@ -26,15 +26,19 @@ type practice struct {
 	customer int64
 	// location and service are a bookable location and service, offered by doctor.
 	location, service string
+	// device is a device of the company (an ECG offering EKG04).
+	device string
 }
 
 func newPractice(t *testing.T, s *server) practice {
 	t.Helper()
 	c := s.newCompany(t, 1<<20)
-	p := practice{s: s, company: c, auth: "Authorization: Bearer " + s.tokenFor(t, s.newClient(t, c, ""))}
+	p := practice{s: s, company: c, auth: "Authorization: Bearer " + s.tokenFor(t, s.newClient(t, c, sectionScopes()))}
 	p.location = seedRecord(t, s, c.ID, "locations", `{"name":"Ordination","address":{"street":"Hauptstraße 1","postal_code":"1010","city":"Wien","country":"AT"},"phone":null,"email":null,"online_bookable":true,"active":true}`)
 	p.doctor = seedUser(t, s, c.ID, "doctor", p.location)
 	p.service = seedRecord(t, s, c.ID, "services", `{"name":"Check-up","description":null,"category":null,"duration_minutes":30,"buffer_after_minutes":0,"slot_step_minutes":30,"price":"45.00","currency":"EUR","tax_rate":"0","online_bookable":true,"active":true}`)
+	p.device = seedRecord(t, s, c.ID, "devices", `{"name":"ECG","gdt_id":"EKG1","praxis_gdt_id":"PRAXIS","gdt_version":"2.1","encoding":"cp437",`+
+		`"file_naming":"receiver_sender","fixed_name":null,"removes_files":true,"procedures":[{"code":"EKG04","name":"Resting ECG"}]}`)
 	seedRecord(t, s, c.ID, "service-assignments", `{"user_id":"`+p.doctor+`","service_id":"`+p.service+`","location_id":null,"duration_minutes":null,"price":null,"currency":"EUR","online_bookable":true,"active":true}`)
 	r := p.post(t, "customers", `{"first_name":"Anna","last_name":"Berger","birth_date":"1980-02-29"}`)
 	if r.status != http.StatusCreated {
@@ -119,7 +123,7 @@ func (p practice) listed(t *testing.T, path, want string) []any {
 
 func (p practice) example(k *domain.Kind, diagnosis string) string {
 	return k.ExampleWith(domain.ExampleIDs{Customer: domain.CustomerID(p.customer), User: p.doctor, Diagnosis: diagnosis,
-		Location: p.location, Service: p.service})
+		Location: p.location, Service: p.service, Device: p.device})
 }
 
 func fieldsOf(t *testing.T, r reply) []string {

@@ -149,6 +149,16 @@ func webhookEnv(t *testing.T, scale string) []string {
 // everyScope is the catalogue and the opt-in scopes.
 func everyScope() string { return domain.SupportedScopes().String() }
 
+// sectionScopes are both scopes of every section, the opt-in sections'
+// (devices) included, without the audit trail's and webhooks'.
+func sectionScopes() string {
+	var out domain.Scopes
+	for _, s := range domain.Sections {
+		out = append(out, domain.ReadScope(s.Slug), domain.WriteScope(s.Slug))
+	}
+	return out.String()
+}
+
 type endpointReply struct {
 	ID             string   `json:"id"`
 	URL            string   `json:"url"`
@@ -449,7 +459,7 @@ func TestWebhooksLoseNothing(t *testing.T) {
 		c := s.newCompany(t, 1<<20)
 		practice, seeded := practiceFile(t)
 		s.praxis(t, nil, "admin", "import", "--company", c.ID, practice)
-		ex := domain.ExampleIDs{Customer: 5000, User: seeded["users"], Diagnosis: seeded["diagnoses"], Location: seeded["locations"], Service: seeded["services"]}
+		ex := domain.ExampleIDs{Customer: 5000, User: seeded["users"], Diagnosis: seeded["diagnoses"], Location: seeded["locations"], Service: seeded["services"], Device: seeded["devices"]}
 		client := s.newClient(t, c, everyScope())
 		token := s.tokenFor(t, client)
 		e := s.register(t, token, rcv.srv.URL+"/hook", "*")

@@ -55,11 +55,11 @@ func demoLines(customers []domain.CustomerID) string {
 	add("service-assignments", id(), map[string]any{"user_id": doctor, "service_id": checkup, "location_id": wien})
 	add("service-assignments", id(), map[string]any{"user_id": therapist, "service_id": physio})
 	add("service-assignments", id(), map[string]any{"user_id": doctor, "service_id": physio, "location_id": wien, "online_bookable": false})
-	ids := domain.ExampleIDs{Customer: customers[0], User: doctor, Diagnosis: diagnosis, Location: wien, Service: checkup}
+	ids := domain.ExampleIDs{Customer: customers[0], User: doctor, Diagnosis: diagnosis, Location: wien, Service: checkup, Device: id()}
 	add("tenants", id(), raw(domain.KindOf("tenants").ExampleWith(ids)))
 	// Every other kind of the table gets its example; the diagnosis keeps
 	// the id the other examples refer to.
-	named := map[string]string{"diagnoses": diagnosis}
+	named := map[string]string{"diagnoses": diagnosis, "devices": ids.Device}
 	for _, k := range domain.Kinds() {
 		if written[k.Slug] || k.NumericIDs() {
 			continue

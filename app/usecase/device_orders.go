@@ -144,8 +144,7 @@ func (d *DeviceOrders) device(ctx context.Context, company domain.CompanyID, id 
 	if err != nil {
 		return domain.Device{}, err
 	}
-	var dev domain.Device
-	return dev, json.Unmarshal(o.Payload, &dev)
+	return domain.DeviceOf(o.Payload)
 }
 
 // Cancel ends an order that is not done: the bridge withdraws its file if
@@ -169,10 +168,7 @@ func (d *DeviceOrders) Cancel(ctx context.Context, grant domain.Grant, id string
 	return resp, err
 }
 
-func orderOf(o ports.StoredObject) (domain.DeviceOrder, error) {
-	var order domain.DeviceOrder
-	return order, json.Unmarshal(o.Payload, &order)
-}
+func orderOf(o ports.StoredObject) (domain.DeviceOrder, error) { return domain.DeviceOrderOf(o.Payload) }
 
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 

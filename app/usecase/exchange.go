@@ -129,7 +129,7 @@ func keyOf(id string) declKey {
 }
 
 // attrSections are the sections whose referenced objects are judged by their fields.
-var attrSections = []string{"users", "locations", "services", "illness-notifications"}
+var attrSections = []string{"users", "locations", "services", "illness-notifications", "devices"}
 
 // Import reads src (NDJSON, read twice: it must be seekable) and validates
 // every line with the API's rules before anything is written; then applies

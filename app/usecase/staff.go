@@ -27,6 +27,9 @@ type Settings struct {
 	calls     ports.DeprecatedCalls
 	tokens    ports.TokenStore
 	hooks     ports.Webhooks
+	records   ports.Records
+	orders    ports.DeviceOrders
+	files     ports.Files
 	now       func() time.Time
 }
 
