@@ -168,7 +168,9 @@ func (d *DeviceOrders) Cancel(ctx context.Context, grant domain.Grant, id string
 	return resp, err
 }
 
-func orderOf(o ports.StoredObject) (domain.DeviceOrder, error) { return domain.DeviceOrderOf(o.Payload) }
+func orderOf(o ports.StoredObject) (domain.DeviceOrder, error) {
+	return domain.DeviceOrderOf(o.Payload)
+}
 
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
