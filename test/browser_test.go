@@ -2,6 +2,7 @@ package test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -392,6 +393,7 @@ func TestSettingsInABrowser(t *testing.T) {
 		}
 		b.open("/settings/devices")
 		b.html()
+		secrets = append(secrets, b.devices(s, company{ID: c.ID, Secret: fresh})...)
 
 		// A webhook endpoint: its secret, shown once, signs what the receiver gets.
 		r := newReceiver(t)
@@ -615,4 +617,72 @@ func TestSettingsSessionTimes(t *testing.T) {
 		b.open("/settings/staff")
 		b.waitPath("/settings/signin")
 	})
+}
+
+// devices walks the Devices tab (docs/contract.md §14): a device registered,
+// its credential shown once with a bridge configuration that works, a
+// patient sent to it twice, a result that cannot tell its two orders apart
+// assigned by hand, the other order cancelled. It answers the secrets shown.
+func (b *browser) devices(s *server, c company) []string {
+	t := b.t
+	t.Helper()
+	b.do(chromedp.SetValue(chromedp.CSS("#device-name"), "ECG room 2"), chromedp.SetValue(chromedp.CSS("#device-gdt-id"), "EKG1"),
+		chromedp.SetValue(chromedp.CSS("#device-praxis-id"), "PRAX"), chromedp.SetValue(chromedp.CSS("#device-procedures"), "EKG04 Ruhe-EKG"))
+	b.submit("#register-button")
+	if got := b.text("#devices tbody"); !strings.Contains(got, "ECG room 2") || !strings.Contains(got, "EKG04") {
+		t.Fatalf("the registered device: %q", got)
+	}
+	b.submitFresh("tr[data-device] button")
+	secret := b.text("#shown-secret")
+	var cfg struct {
+		Company string `json:"company"`
+		Devices []struct {
+			ClientID     string `json:"client_id"`
+			ClientSecret string `json:"client_secret"`
+		} `json:"devices"`
+	}
+	if err := json.Unmarshal([]byte(b.text("#device-config")), &cfg); err != nil || cfg.Company != c.ID || len(cfg.Devices) != 1 || cfg.Devices[0].ClientSecret != secret {
+		t.Fatalf("the bridge configuration: %v %+v", err, cfg)
+	}
+	s.tokenFor(t, oauthClient{ID: cfg.Devices[0].ClientID, Secret: secret}) // the credential works
+	b.screenshot("devices-credential-en")
+
+	var patient struct {
+		CustomerID int64 `json:"customer_id"`
+	}
+	s.praxis(t, &patient, "admin", "customer", "create", "--company", c.ID, "--first-name", "Jürgen", "--last-name", "Wałęsa",
+		"--birth-date", "1961-03-07", "--json")
+	b.open("/settings/devices")
+	for range 2 {
+		b.do(chromedp.SetValue(chromedp.CSS("#order-customer"), fmt.Sprint(patient.CustomerID)), chromedp.SetValue(chromedp.CSS("#order-procedure"), "EKG04"))
+		b.submit("#send-button")
+		if got := b.text("#order-sent"); !strings.Contains(got, "is made") {
+			t.Fatalf("send a patient: %q", got)
+		}
+	}
+	if got := b.text("#orders tbody"); strings.Count(got, "open") != 2 || !strings.Contains(got, "name approximated") {
+		t.Errorf("the orders: %q", got)
+	}
+	// A result that names neither order (no 8310, no 8314): two candidates, so it waits for a person.
+	r := s.upload(t, "/api/gdt/upload", gdtHeaders(c, patient.CustomerID),
+		filePart("EKG.gdt", gdtRecord([2]string{"8000", "6310"}, [2]string{"8316", "EKG1"}, [2]string{"3000", fmt.Sprint(patient.CustomerID)},
+			[2]string{"8402", "EKG04"}, [2]string{"6200", "26112026"})))
+	if r.status != http.StatusOK || len(r.Files) != 1 || r.Files[0].OrderMatch == nil || *r.Files[0].OrderMatch != "unmatched" {
+		t.Fatalf("the ambiguous result: %+v", r)
+	}
+	b.open("/settings/devices")
+	b.screenshot("devices-en")
+	b.submit("#unmatched form button")
+	if got := b.text("#unmatched tbody"); !strings.Contains(got, "Every result is filed") {
+		t.Errorf("after assigning: %q", got)
+	}
+	if got := b.text("#orders tbody"); !strings.Contains(got, "done") {
+		t.Errorf("the assigned order: %q", got)
+	}
+	b.submit("#orders form button")
+	if got := b.text("#orders tbody"); !strings.Contains(got, "cancelled") || !strings.Contains(got, "done") {
+		t.Errorf("after cancelling the other: %q", got)
+	}
+	b.screenshot("devices-orders-en")
+	return []string{secret}
 }
