@@ -90,11 +90,12 @@ bench: build
 	$(GO) run ./test/bench/booking -binary $(BIN); booking=$$?; \
 	$(GO) run ./test/bench/records -binary $(BIN); records=$$?; \
 	$(GO) run ./test/bench/batch -binary $(BIN); batch=$$?; \
+	$(GO) run ./test/bench/devices -binary $(BIN); devices=$$?; \
 	$(GO) run ./test/bench/exchange -binary $(BIN); exchange=$$?; \
 	$(GO) run ./test/bench/audit; audit=$$?; \
 	$(GO) run ./test/bench/webhooks -binary $(BIN); webhooks=$$?; \
 	$(GO) run ./test/bench/replicas -binary $(BIN); replicas=$$?; \
-	exit $$((upload | oauth | booking | records | batch | exchange | audit | webhooks | replicas))
+	exit $$((upload | oauth | booking | records | batch | devices | exchange | audit | webhooks | replicas))
 
 ## fuzz: run each fuzz target for FUZZTIME (their seed corpora run in `make test`), then the
 ## bad-input suite with 20,000 random requests more per backend (the seed is logged)
