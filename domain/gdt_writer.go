@@ -209,7 +209,7 @@ func lineSafe(r rune) rune {
 func encodeClosest(enc *charmap.Charmap, s string) (raw []byte, exact bool) {
 	exact = true
 	for _, r := range s {
-		if b, ok := enc.EncodeRune(r); ok && !(r > 0x7f && b < 0x80) {
+		if b, ok := enc.EncodeRune(r); ok && (r <= 0x7f || b >= 0x80) {
 			raw = append(raw, b)
 			continue
 		}
