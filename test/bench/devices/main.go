@@ -5,7 +5,9 @@
 // all of them (100 long polls on one server), and stands in for the
 // devices: each takes its file away as soon as it appears. Orders are
 // made at a steady rate on random devices; the figures are the delay's
-// p50 and p95 (target p95 ≤ 2 s).
+// p50 and p95 (target p95 ≤ 2 s), first with the orders made on the
+// replica the bridge polls, then on a second replica of the same
+// deployment (its long polls are not woken there: they look again each second).
 //
 // Run it with `make bench`; it exits non-zero when the target is missed.
 package main
@@ -139,6 +141,12 @@ func run(binary, pgURL, redisURL string, n, orders int, rate float64, maxP95 tim
 	}
 	defer func() { _ = bridge.Process.Kill(); _, _ = bridge.Process.Wait() }()
 
+	other, err := srv.Replica("")
+	if err != nil {
+		return err
+	}
+	defer other.Stop()
+
 	// The devices: each takes its file away as soon as it is there.
 	var mu sync.Mutex
 	made := map[string]time.Time{} // an order's number (8310) → when its create was sent
@@ -150,6 +158,36 @@ func run(binary, pgURL, redisURL string, n, orders int, rate float64, maxP95 tim
 		wg.Go(func() { watch(d, &mu, made, early, &delays, stop) })
 	}
 	time.Sleep(2 * time.Second) // the bridge signs in and starts polling
+	failed := false
+	for _, at := range []struct{ name, url string }{{"the replica the bridge polls", srv.URL}, {"another replica", other.URL}} {
+		a.base = at.url
+		d, err := measure(a, devs, patients, orders, rate, &mu, made, early, &delays)
+		if err != nil {
+			close(stop)
+			return err
+		}
+		slices.Sort(d)
+		p := func(q float64) time.Duration { return d[int(q*float64(len(d)-1))] }
+		fmt.Printf("devices: order created on %s → file in the device's folder, %d orders at %.0f/s on %d devices, one bridge (PostgreSQL):\n",
+			at.name, orders, rate, len(devs))
+		fmt.Printf("  p50 %s  p95 %s  p99 %s  max %s (target p95 ≤ %s)\n", p(0.5).Round(time.Millisecond), p(0.95).Round(time.Millisecond),
+			p(0.99).Round(time.Millisecond), d[len(d)-1].Round(time.Millisecond), maxP95)
+		failed = failed || p(0.95) > maxP95
+	}
+	close(stop)
+	wg.Wait()
+	if failed {
+		return fmt.Errorf("p95 over the target %s", maxP95)
+	}
+	return nil
+}
+
+// measure makes orders at rate on random devices and waits for every file.
+func measure(a api, devs []device, patients []int64, orders int, rate float64, mu *sync.Mutex, made, early map[string]time.Time,
+	delays *[]time.Duration) ([]time.Duration, error) {
+	mu.Lock()
+	*delays = (*delays)[:0]
+	mu.Unlock()
 	every := time.Duration(float64(time.Second) / rate)
 	next := time.Now()
 	for i := range orders {
@@ -159,12 +197,11 @@ func run(binary, pgURL, redisURL string, n, orders int, rate float64, maxP95 tim
 		var o struct{ Number int64 }
 		start := time.Now()
 		if err := a.post("device-orders", fmt.Sprintf(`{"customer_id":%d,"device_id":%q,"procedure":"X1"}`, patients[i%len(patients)], d.ID), &o); err != nil {
-			close(stop)
-			return err
+			return nil, err
 		}
 		mu.Lock()
 		if seen, ok := early[fmt.Sprint(o.Number)]; ok {
-			delays = append(delays, seen.Sub(start))
+			*delays = append(*delays, seen.Sub(start))
 		} else {
 			made[fmt.Sprint(o.Number)] = start
 		}
@@ -173,27 +210,19 @@ func run(binary, pgURL, redisURL string, n, orders int, rate float64, maxP95 tim
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		mu.Lock()
-		got := len(delays)
+		got := len(*delays)
 		mu.Unlock()
-		if got == orders || time.Now().After(deadline) {
+		if got == orders {
 			break
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("%d of %d orders reached their folder within a minute", got, orders)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	close(stop)
-	wg.Wait()
-	if len(delays) != orders {
-		return fmt.Errorf("%d of %d orders reached their folder within a minute", len(delays), orders)
-	}
-	slices.Sort(delays)
-	p := func(q float64) time.Duration { return delays[int(q*float64(len(delays)-1))] }
-	fmt.Printf("devices: order created → file in the device's folder, %d orders at %.0f/s on %d devices, one bridge, one server (PostgreSQL):\n", orders, rate, len(devs))
-	fmt.Printf("  p50 %s  p95 %s  p99 %s  max %s (target p95 ≤ %s)\n", p(0.5).Round(time.Millisecond), p(0.95).Round(time.Millisecond),
-		p(0.99).Round(time.Millisecond), delays[len(delays)-1].Round(time.Millisecond), maxP95)
-	if p(0.95) > maxP95 {
-		return fmt.Errorf("p95 %s is over the target %s", p(0.95), maxP95)
-	}
-	return nil
+	mu.Lock()
+	defer mu.Unlock()
+	return slices.Clone(*delays), nil
 }
 
 // watch polls one device's folder every 10 ms; an order file found is
