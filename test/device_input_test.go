@@ -106,6 +106,52 @@ func TestDeviceInputRefused(t *testing.T) {
 	if got := p.getOrder(t, open)["status"]; got != "open" {
 		t.Errorf("the refused reports left the order %v", got)
 	}
+
+	// Assigning by hand: a result that cannot tell two open orders apart,
+	// with its PDF, goes under the order staff chose, both files with it.
+	second := p.order(t, patient, device, "EKG04")
+	res = s.upload(t, "/api/gdt/upload", gdtHeaders(p.c, patient),
+		filePart("r2.gdt", gdtRecord([2]string{"8000", "6310"}, [2]string{"8316", "EKG1"}, [2]string{"3000", fmt.Sprint(patient)},
+			[2]string{"8402", "EKG04"}, [2]string{"6305", "kurve.pdf"})), filePart("kurve.pdf", pdfOfSize(3000)))
+	if res.status != 200 || len(res.Files) != 2 || *res.Files[0].OrderMatch != "unmatched" || *res.Files[1].OrderMatch != "unmatched" {
+		t.Fatalf("an ambiguous result: %+v", res)
+	}
+	result, pdf := res.Files[0].ID, res.Files[1].ID
+	for _, c := range []struct {
+		name, order, body string
+		status           int
+	}{
+		{"a result matched already", second, fmt.Sprintf(`{"file_id":%q}`, firstFileOf(t, p, id)), 422},
+		{"a file that is no UUID", second, `{"file_id":"x"}`, 422},
+		{"no file", second, `{}`, 422},
+	} {
+		if r := p.call(t, http.MethodPost, "device-orders/"+c.order+"/assign", c.body); r.status != c.status {
+			t.Errorf("assign %s: %d %s", c.name, r.status, r.body)
+		}
+	}
+	p.must(t, http.StatusOK, http.MethodPost, "device-orders/"+second+"/cancel", "")
+	if r := p.call(t, http.MethodPost, "device-orders/"+second+"/assign", fmt.Sprintf(`{"file_id":%q}`, result)); r.status != 409 {
+		t.Errorf("assign to a cancelled order: %d %s", r.status, r.body)
+	}
+	done := p.must(t, http.StatusOK, http.MethodPost, "device-orders/"+open+"/assign", fmt.Sprintf(`{"file_id":%q}`, result))
+	if done["status"] != "done" || len(asList(done["result_file_ids"])) != 2 {
+		t.Errorf("the assigned order: %v", done)
+	}
+	for _, f := range []string{result, pdf} {
+		file := p.must(t, http.StatusOK, http.MethodGet, "files/"+f, "")
+		if file["order_match"] != "matched" || file["device_order_id"] != open {
+			t.Errorf("file %s after assigning: %v %v", f, file["order_match"], file["device_order_id"])
+		}
+	}
+	if r := p.call(t, http.MethodPost, "device-orders/"+open+"/assign", fmt.Sprintf(`{"file_id":%q}`, result)); r.status != 422 {
+		t.Errorf("assign a matched file again: %d %s", r.status, r.body)
+	}
+}
+
+// firstFileOf is the first result file of a done order.
+func firstFileOf(t *testing.T, p gdtPractice, order string) string {
+	t.Helper()
+	return asList(p.getOrder(t, order)["result_file_ids"])[0].(string)
 }
 
 func asList(v any) []any {

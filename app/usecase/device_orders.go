@@ -434,10 +434,24 @@ func (d *DeviceOrders) Assign(ctx context.Context, grant domain.Grant, order str
 		case f.OrderMatch == nil || *f.OrderMatch != "unmatched":
 			return nil, domain.FieldErrors{{Field: "file_id", Message: "must name a device's result that matched no order"}}.Err()
 		}
+		// The result and the files it references (its PDF, its images) go together.
+		assigned := []domain.FileID{file}
 		if _, err := d.files.AssignOrder(ctx, grant.CompanyID, file, current.ID, rc.Now); err != nil {
 			return nil, err
 		}
-		return closeOrder(current.Payload, o, []domain.FileID{file}, rc.Now)
+		related, err := d.files.Many(ctx, grant.CompanyID, f.RelatedFileIDs)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range related {
+			if r.OrderMatch != nil && *r.OrderMatch == "unmatched" && r.CustomerID == o.CustomerID {
+				if _, err := d.files.AssignOrder(ctx, grant.CompanyID, r.ID, current.ID, rc.Now); err != nil {
+					return nil, err
+				}
+				assigned = append(assigned, r.ID)
+			}
+		}
+		return closeOrder(current.Payload, o, assigned, rc.Now)
 	})
 }
 
