@@ -103,19 +103,9 @@ func (h *BookingSection) slots(c *fiber.Ctx) error {
 var slotBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
 func (h *BookingSection) book(c *fiber.Ctx) error {
-	body, err := jsonBody(c)
-	if err != nil {
-		return err
-	}
-	key, err := idempotencyKey(c, body)
-	if err != nil {
-		return err
-	}
-	resp, err := h.booking.Book(c.UserContext(), grantOf(c), body, key)
-	if err != nil {
-		return err
-	}
-	return sendWritten(c, resp)
+	return created(c, func(body []byte, key *ports.IdempotencyKey) (ports.Response, error) {
+		return h.booking.Book(c.UserContext(), grantOf(c), body, key)
+	})
 }
 
 func (h *BookingSection) cancel(c *fiber.Ctx) error {

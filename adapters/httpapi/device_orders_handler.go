@@ -32,19 +32,9 @@ func (h *DeviceOrders) Register(r fiber.Router) {
 }
 
 func (h *DeviceOrders) create(c *fiber.Ctx) error {
-	body, err := jsonBody(c)
-	if err != nil {
-		return err
-	}
-	key, err := idempotencyKey(c, body)
-	if err != nil {
-		return err
-	}
-	resp, err := h.orders.Create(c.UserContext(), grantOf(c), body, key)
-	if err != nil {
-		return err
-	}
-	return sendWritten(c, resp)
+	return created(c, func(body []byte, key *ports.IdempotencyKey) (ports.Response, error) {
+		return h.orders.Create(c.UserContext(), grantOf(c), body, key)
+	})
 }
 
 func (h *DeviceOrders) cancel(c *fiber.Ctx) error {

@@ -84,20 +84,29 @@ func (h *Records) get(k *domain.Kind) fiber.Handler {
 
 func (h *Records) create(k *domain.Kind) fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		body, err := jsonBody(c)
-		if err != nil {
-			return err
-		}
-		key, err := idempotencyKey(c, body)
-		if err != nil {
-			return err
-		}
-		resp, err := h.records.Create(c.UserContext(), grantOf(c), k, body, key)
-		if err != nil {
-			return err
-		}
-		return sendWritten(c, resp)
+		return created(c, func(body []byte, key *ports.IdempotencyKey) (ports.Response, error) {
+			return h.records.Create(c.UserContext(), grantOf(c), k, body, key)
+		})
 	}
+}
+
+// created serves a POST that makes something from a JSON body: the body
+// and its Idempotency-Key read, the use case's answer sent with its ETag
+// and Location.
+func created(c *fiber.Ctx, create func(body []byte, key *ports.IdempotencyKey) (ports.Response, error)) error {
+	body, err := jsonBody(c)
+	if err != nil {
+		return err
+	}
+	key, err := idempotencyKey(c, body)
+	if err != nil {
+		return err
+	}
+	resp, err := create(body, key)
+	if err != nil {
+		return err
+	}
+	return sendWritten(c, resp)
 }
 
 func (h *Records) patch(k *domain.Kind) fiber.Handler {

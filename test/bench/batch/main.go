@@ -42,19 +42,12 @@ func run(binary, pgURL, redisURL string, rounds, samples int, minRatio float64) 
 		return err
 	}
 	defer srv.Close()
-	company, err := srv.NewCompany(1 << 30)
-	if err != nil {
-		return err
-	}
-	client, err := srv.NewClient(company.ID, "customers:read customers:write")
-	if err != nil {
-		return err
-	}
 	httpc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
-	token, err := benchserver.TokenFor(httpc, srv.URL, client.ID, client.Secret)
+	in, err := srv.NewIntegrator(httpc, 1<<30, "customers:read customers:write")
 	if err != nil {
 		return err
 	}
+	token := in.Token
 	api := srv.URL + "/api/oauth/v2/resource/customers"
 	ids := make([]string, 100)
 	for i := range ids {

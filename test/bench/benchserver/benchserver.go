@@ -233,3 +233,24 @@ func TokenFor(c *http.Client, base, id, secret string) (string, error) {
 	err = json.NewDecoder(resp.Body).Decode(&t)
 	return t.AccessToken, err
 }
+
+// Integrator is a company of a server and a signed-in OAuth client of it.
+type Integrator struct {
+	Company Company
+	Token   string
+}
+
+// NewIntegrator creates a company with a storage quota and a client with
+// the space-separated scopes, and gets the client a token over c.
+func (s *Server) NewIntegrator(c *http.Client, quota int64, scopes string) (Integrator, error) {
+	company, err := s.NewCompany(quota)
+	if err != nil {
+		return Integrator{}, err
+	}
+	client, err := s.NewClient(company.ID, scopes)
+	if err != nil {
+		return Integrator{}, err
+	}
+	token, err := TokenFor(c, s.URL, client.ID, client.Secret)
+	return Integrator{Company: company, Token: token}, err
+}

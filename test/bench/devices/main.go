@@ -81,20 +81,13 @@ func run(binary, pgURL, redisURL string, n, orders int, rate float64, maxP95 tim
 		return err
 	}
 	defer srv.Close()
-	company, err := srv.NewCompany(1 << 30)
-	if err != nil {
-		return err
-	}
-	client, err := srv.NewClient(company.ID, "customers:write devices:write device-orders:write device-orders:read")
-	if err != nil {
-		return err
-	}
 	httpc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 8}}
-	token, err := benchserver.TokenFor(httpc, srv.URL, client.ID, client.Secret)
+	in, err := srv.NewIntegrator(httpc, 1<<30, "customers:write devices:write device-orders:write device-orders:read")
 	if err != nil {
 		return err
 	}
-	a := api{c: httpc, base: srv.URL, token: token}
+	company := in.Company
+	a := api{c: httpc, base: srv.URL, token: in.Token}
 	var patients []int64
 	for i := range 50 {
 		var c struct{ ID int64 }
