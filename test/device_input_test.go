@@ -119,7 +119,7 @@ func TestDeviceInputRefused(t *testing.T) {
 	result, pdf := res.Files[0].ID, res.Files[1].ID
 	for _, c := range []struct {
 		name, order, body string
-		status           int
+		status            int
 	}{
 		{"a result matched already", second, fmt.Sprintf(`{"file_id":%q}`, firstFileOf(t, p, id)), 422},
 		{"a file that is no UUID", second, `{"file_id":"x"}`, 422},

@@ -142,7 +142,7 @@ func run(binary, pgURL, redisURL string, n, orders int, rate float64, maxP95 tim
 
 	// The devices: each takes its file away as soon as it is there.
 	var mu sync.Mutex
-	made := map[string]time.Time{} // an order's number (8310) → when its create was sent
+	made := map[string]time.Time{}  // an order's number (8310) → when its create was sent
 	early := map[string]time.Time{} // files seen before their create's answer was read
 	var delays []time.Duration
 	stop := make(chan struct{})
