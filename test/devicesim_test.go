@@ -165,6 +165,13 @@ func (d *simDevice) result(t *testing.T, o readOrder) {
 	}
 }
 
+// mostSeen is the most order files the device saw in its folder at once.
+func (d *simDevice) mostSeen() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.most
+}
+
 func (d *simDevice) orders() []readOrder {
 	d.mu.Lock()
 	defer d.mu.Unlock()
