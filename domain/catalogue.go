@@ -25,7 +25,7 @@ func Catalogue() string {
 	b.WriteString("# The sections of the resource API\n\n")
 	b.WriteString("Generated from the table of sections (`domain/section.go`) by `go generate ./domain/...`; do not edit by hand.\n")
 	b.WriteString("Each section is served under `/api/oauth/v2/resource/<slug>` with the scopes `<slug>:read` and `<slug>:write`.\n")
-	b.WriteString("The numbers (§1 to §30) are the table's order; code comments cite them as `docs/sections.md §N`.\n")
+	fmt.Fprintf(&b, "The numbers (§1 to §%d) are the table's order; code comments cite them as `docs/sections.md §N`.\n", len(Sections))
 	b.WriteString("A field's rules are its schema's: every failing field of a request is answered at once (422 `errors[]`).\n")
 	b.WriteString("Rules a schema cannot state (checksums beyond formats, dates against today, rules across fields) are in the payload's `check` method (`domain/record_*.go`, `domain/master_*.go`, `domain/customer_data.go`, `domain/appointment.go`).\n")
 	for i, s := range Sections {

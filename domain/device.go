@@ -227,7 +227,7 @@ func GDTRecordOf(orderType string) string {
 var deviceOrderActions = []string{
 	"POST device-orders/{id}/cancel", "GET device-outbox (the bridge's long poll)",
 	"POST device-orders/{id}/written", "POST device-orders/{id}/taken", "POST device-orders/{id}/failed",
-	"POST device-orders/{id}/assign",
+	"POST device-orders/{id}/withdrawn", "POST device-orders/{id}/assign",
 }
 
 const exampleDeviceOrder = `{"customer_id": $CUSTOMER, "device_id": "$DEVICE", "type": "examination", "procedure": "EKG04",

@@ -46,7 +46,8 @@ var Sections = []Section{
 	{Slug: "cash-revenues", Kind: masterData[CashRevenue]("cash-revenues", exampleCashRevenue)},
 	{Slug: "fee-notes", Kind: masterData[FeeNote]("fee-notes", exampleFeeNote)},
 	{Slug: "tenants", Kind: masterData[Tenant]("tenants", exampleTenant)},
-	{Slug: "devices", Kind: unique(withPatch(newKind[Device]("devices", ShapeMasterData, exampleDevice)), "gdt_id"), OptIn: true},
+	{Slug: "devices", Kind: withActions(unique(withPatch(newKind[Device]("devices", ShapeMasterData, exampleDevice)), "gdt_id"),
+		"POST devices/{id}/credential (the device's OAuth client for its bridge)"), OptIn: true},
 	{Slug: "device-orders", Kind: filters(numbered(ownWrites(record[DeviceOrder]("device-orders", exampleDeviceOrder), deviceOrderActions...), "number"), "device_id", "status")},
 	{Slug: "company"},
 }
@@ -94,12 +95,18 @@ func numbered(k *Kind, field string) *Kind {
 	return k
 }
 
+// withActions lists operations of k beyond the generic ones (a use case of its own serves them).
+func withActions(k *Kind, actions ...string) *Kind {
+	k.Actions = append(k.Actions, actions...)
+	return k
+}
+
 // ownWrites marks a kind whose writes a use case of its own serves: the
 // generic routes read it, its own handler writes it (device orders render
 // a GDT record on create).
 func ownWrites(k *Kind, actions ...string) *Kind {
-	k.OwnWrites, k.Actions = true, actions
-	return k
+	k.OwnWrites = true
+	return withActions(k, actions...)
 }
 
 // filters lets k's lists filter by payload fields (?field=value).
