@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
 	"github.com/uptrace/bun/dialect/pgdialect"
 	"github.com/uptrace/bun/dialect/sqlitedialect"
 	"github.com/uptrace/bun/driver/pgdriver"
@@ -87,4 +88,24 @@ type HealthCheck struct{ DB *bun.DB }
 
 func (HealthCheck) Name() string { return "database" }
 
-func (h HealthCheck) Check(ctx context.Context) error { return h.DB.PingContext(ctx) }
+// Check asks the database whether it is there and takes writes: a ping
+// alone passes on a read-only standby, which is what a failover leaves the
+// old primary as, while every write fails (docs/contract.md §5).
+func (h HealthCheck) Check(ctx context.Context) error {
+	if h.DB.Dialect().Name() != dialect.PG {
+		return h.DB.PingContext(ctx)
+	}
+	var readOnly string
+	err := acrossCompanies(h.DB, "a setting of the transaction names no table").
+		NewRaw("SELECT current_setting('transaction_read_only')").Scan(ctx, &readOnly)
+	if err != nil {
+		return translate(err)
+	}
+	if readOnly != "off" {
+		return ErrReadOnly
+	}
+	return nil
+}
+
+// ErrReadOnly is a database that answers but takes no writes (a standby).
+var ErrReadOnly = errors.New("the database takes no writes (transaction_read_only is on: a standby, or a primary that was demoted)")

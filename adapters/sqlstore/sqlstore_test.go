@@ -426,3 +426,38 @@ func TestStaff(t *testing.T) {
 		})
 	})
 }
+
+// TestReadinessWantsWrites: /readyz's database check fails on a database
+// that answers but takes no writes, as a standby does (a ping passes
+// there), and passes on one that takes them.
+func TestReadinessWantsWrites(t *testing.T) {
+	t.Parallel()
+	url := testenv.PostgresURL(t)
+	db := migrated(t, url)
+	ctx := context.Background()
+	if err := (sqlstore.HealthCheck{DB: db}).Check(ctx); err != nil {
+		t.Fatalf("a primary: %v", err)
+	}
+	var name string
+	if err := db.NewRaw("SELECT current_database()").Scan(ctx, &name); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, "ALTER DATABASE "+name+" SET default_transaction_read_only = on"); err != nil {
+		t.Fatal(err)
+	}
+	readOnly, err := sqlstore.Open(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = readOnly.Close() }()
+	if err := readOnly.PingContext(ctx); err != nil {
+		t.Fatalf("the read-only database does not answer a ping: %v", err)
+	}
+	if err := (sqlstore.HealthCheck{DB: readOnly}).Check(ctx); !errors.Is(err, sqlstore.ErrReadOnly) {
+		t.Errorf("a read-only database: %v, want ErrReadOnly", err)
+	}
+	lite := migrated(t, "sqlite:"+filepath.Join(t.TempDir(), "praxis.db"))
+	if err := (sqlstore.HealthCheck{DB: lite}).Check(ctx); err != nil {
+		t.Errorf("SQLite: %v", err)
+	}
+}
