@@ -41,10 +41,15 @@ const (
 	ScopeWebhooksWrite Scope = "webhooks:write"
 )
 
+// ScopeDeviceBridge is a device's own credential (docs/contract.md §14):
+// its bridge fetches the device's orders and reports on them, and nothing
+// else — no list of the company's orders, no patient.
+const ScopeDeviceBridge Scope = "devices:bridge"
+
 // OptInScopes are granted only when named, never by default: the audit
-// trail, webhooks, and the scopes of the opt-in sections.
+// trail, webhooks, a device's bridge, and the scopes of the opt-in sections.
 var OptInScopes = func() Scopes {
-	out := Scopes{ScopeAuditRead, ScopeWebhooksRead, ScopeWebhooksWrite}
+	out := Scopes{ScopeAuditRead, ScopeWebhooksRead, ScopeWebhooksWrite, ScopeDeviceBridge}
 	for _, s := range Sections {
 		if s.OptIn {
 			out = append(out, ReadScope(s.Slug), WriteScope(s.Slug))

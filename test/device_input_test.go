@@ -81,10 +81,22 @@ func TestDeviceInputRefused(t *testing.T) {
 	if r := p.call(t, http.MethodPost, "device-orders/"+id+"/cancel", ""); r.status != 409 || !strings.Contains(string(r.body), "order-closed") {
 		t.Errorf("cancel a done order: %d %s", r.status, r.body)
 	}
-	if r := p.call(t, http.MethodGet, "device-outbox", ""); r.status != 403 || !strings.Contains(string(r.body), "device-credential-required") {
+	if r := p.call(t, http.MethodGet, "device-outbox", ""); r.status != 403 {
 		t.Errorf("an integrator's token at the outbox: %d %s", r.status, r.body)
 	}
+	// An integrator that holds devices:bridge is still no device.
+	bridgeScoped := s.tokenFor(t, s.newClient(t, p.c, "devices:bridge"))
+	if r := s.request(t, http.MethodGet, resource+"device-outbox", "", "", "Authorization: Bearer "+bridgeScoped); r.status != 403 ||
+		!strings.Contains(string(r.body), "device-credential-required") {
+		t.Errorf("a client that is no device at the outbox: %d %s", r.status, r.body)
+	}
 	deviceToken := s.tokenFor(t, oauthClient{ID: clientID, Secret: secret})
+	// A device's credential reads nothing of the company: not its orders, not its patients.
+	for _, path := range []string{"device-orders", "customers", "devices", "files"} {
+		if r := s.request(t, http.MethodGet, resource+path, "", "", "Authorization: Bearer "+deviceToken); r.status != 403 {
+			t.Errorf("a device's token reads %s: %d", path, r.status)
+		}
+	}
 	_, otherClient, otherSecret := other.device(t, `{"name":"ECG2","gdt_id":"EKG2"}`)
 	otherToken := s.tokenFor(t, oauthClient{ID: otherClient, Secret: otherSecret})
 	open := p.order(t, patient, device, "EKG04")

@@ -20,14 +20,14 @@ type DeviceOrders struct{ orders ports.DeviceOrders }
 func NewDeviceOrders(orders ports.DeviceOrders) *DeviceOrders { return &DeviceOrders{orders: orders} }
 
 func (h *DeviceOrders) Register(r fiber.Router) {
-	read, write := requireScope(domain.ReadScope("device-orders")), requireScope(domain.WriteScope("device-orders"))
+	write, bridge := requireScope(domain.WriteScope("device-orders")), requireScope(domain.ScopeDeviceBridge)
 	r.Post("/device-orders", write, h.create)
 	r.Post("/device-orders/:id/cancel", write, h.cancel)
 	for _, status := range []string{"written", "taken", "failed", "withdrawn"} {
-		r.Post("/device-orders/:id/"+status, write, h.report(status))
+		r.Post("/device-orders/:id/"+status, bridge, h.report(status))
 	}
 	r.Post("/device-orders/:id/assign", write, h.assign)
-	r.Get("/device-outbox", read, h.outbox)
+	r.Get("/device-outbox", bridge, h.outbox)
 	r.Post("/devices/:id/credential", requireScope(domain.WriteScope("devices")), h.credential)
 }
 
@@ -162,7 +162,7 @@ func (h *DeviceOrders) credential(c *fiber.Ctx) error {
 		return err
 	}
 	out := fiber.Map{"client_id": cred.ClientID, "client_secret": string(cred.ClientSecret), "device_id": c.Params("id"),
-		"scope": "device-orders:read device-orders:write", "previous_secret_expires_at": nil}
+		"scope": string(domain.ScopeDeviceBridge), "previous_secret_expires_at": nil}
 	if cred.PreviousUntil != nil {
 		out["previous_secret_expires_at"] = cred.PreviousUntil.UTC().Format(time.RFC3339)
 	}

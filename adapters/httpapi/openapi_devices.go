@@ -66,7 +66,7 @@ func addDeviceRoutes(paths, schemas object) {
 		{"failed", "The bridge could not write the order (reason required)"},
 		{"withdrawn", "The bridge took a cancelled order's file back"},
 	} {
-		op := action("report"+upperFirst(r.status)+"DeviceOrder", r.summary+" (a device's credential)", string(write), "the order as it now stands",
+		op := action("report"+upperFirst(r.status)+"DeviceOrder", r.summary+" (a device's credential)", string(domain.ScopeDeviceBridge), "the order as it now stands",
 			object{"403": object{"description": forDevice + "; or insufficient_scope", "content": object{
 				"application/problem+json": object{"schema": ref("schemas", "Problem")},
 				"application/json":         object{"schema": ref("schemas", "BearerError")}}}})
@@ -80,7 +80,7 @@ func addDeviceRoutes(paths, schemas object) {
 	paths[item+"/assign"] = object{"parameters": idParam, "post": assign}
 
 	outbox := operation("deviceOutbox", "The bridge's long poll: the orders of its device to write, watch or withdraw",
-		domain.ReadScope(order.Slug), object{
+		domain.ScopeDeviceBridge, object{
 			"200": object{"description": "the device and its orders by number; an empty list once wait ran out",
 				"content": jsonContent(ref("schemas", "DeviceOutbox"))},
 			"422": problemResponse("wait is not 0 to 50, or an unknown parameter"),

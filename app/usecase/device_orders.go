@@ -473,9 +473,9 @@ func closeOrder(payload []byte, o domain.DeviceOrder, files []domain.FileID, at 
 	return domain.SetFields(payload, set)
 }
 
-// DeviceClientScopes are what a device's credential may do: read its
-// orders and report on them.
-var DeviceClientScopes = domain.Scopes{domain.ReadScope("device-orders"), domain.WriteScope("device-orders")}
+// DeviceClientScopes are what a device's credential may do: fetch its
+// device's orders and report on them (and upload its results at the doors).
+var DeviceClientScopes = domain.Scopes{domain.ScopeDeviceBridge}
 
 // Credential makes the device's OAuth client for its bridge, or gives the
 // one it has a new secret (the old one works on for overlap, as for any
