@@ -112,6 +112,32 @@ func TestDeviceInputRefused(t *testing.T) {
 			t.Errorf("outbox?%s: %d %s", q, r.status, r.body)
 		}
 	}
+	// The outbox in the audit trail: a poll that answers orders names their
+	// patient once; an empty one (another device's) leaves no event.
+	_, emptyClient, emptySecret := p.device(t, `{"name":"Idle","gdt_id":"IDLE"}`)
+	emptyToken := s.tokenFor(t, oauthClient{ID: emptyClient, Secret: emptySecret})
+	for _, tok := range []string{deviceToken, emptyToken} {
+		if r := s.request(t, http.MethodGet, resource+"device-outbox?wait=0", "", "", "Authorization: Bearer "+tok); r.status != 200 {
+			t.Fatalf("outbox: %d %s", r.status, r.body)
+		}
+	}
+	auditor := s.tokenFor(t, s.newClient(t, p.c, "audit:read"))
+	polls := func(client string) []auditEvent {
+		events, _ := s.auditEvents(t, auditor, "&agent="+client)
+		var out []auditEvent
+		for _, e := range events {
+			if e.Outcome.Status == 200 && e.Action == "list" {
+				out = append(out, e)
+			}
+		}
+		return out
+	}
+	if got := polls(clientID); len(got) != 1 || fmt.Sprint(got[0].Customers) != fmt.Sprint([]int64{patient}) {
+		t.Errorf("the poll that answered orders: %+v, want one event naming patient %d once", got, patient)
+	}
+	if got := polls(emptyClient); len(got) != 0 {
+		t.Errorf("an empty poll left %d events", len(got))
+	}
 	if r := s.request(t, http.MethodPost, resource+"device-orders/"+open+"/failed", "", "", "Authorization: Bearer "+deviceToken); r.status != 422 {
 		t.Errorf("failed without a reason: %d %s", r.status, r.body)
 	}

@@ -270,10 +270,11 @@ func (d *DeviceOrders) Outbox(ctx context.Context, grant domain.Grant, wait time
 	}
 	box := ports.Outbox{Device: domain.OutboxOf(device, dev), Orders: []domain.OutboxOrder{}}
 	deadline := time.Now().Add(wait)
+	var patients []domain.CustomerID
 poll:
 	for {
 		woken := d.wake.wait(grant.CompanyID, device)
-		orders, actionable, err := d.pending(ctx, grant.CompanyID, device, dev)
+		orders, whose, actionable, err := d.pending(ctx, grant.CompanyID, device, dev)
 		if err != nil {
 			d.wake.cancel(grant.CompanyID, device, woken)
 			return ports.Outbox{}, err
@@ -281,7 +282,7 @@ poll:
 		left := time.Until(deadline)
 		if actionable || left <= 0 {
 			d.wake.cancel(grant.CompanyID, device, woken)
-			box.Orders = orders
+			box.Orders, patients = orders, whose
 			break poll
 		}
 		select {
@@ -290,7 +291,7 @@ poll:
 			return ports.Outbox{}, ctx.Err()
 		case <-woken:
 			if d.wake.isDraining() {
-				box.Orders = orders
+				box.Orders, patients = orders, whose
 				break poll
 			}
 		case <-time.After(min(left, d.poll)):
@@ -300,23 +301,25 @@ poll:
 	if len(box.Orders) == 0 {
 		audit.Skip(ctx)
 	}
+	audit.Touch(ctx, patients...) // the answer names them: one event, each patient once
 	return box, nil
 }
 
 // pending reads the device's orders the bridge acts on: open ones to
 // write, written ones to watch, cancelled ones it wrote and has not
-// withdrawn. actionable is false when only watching is left.
-func (d *DeviceOrders) pending(ctx context.Context, company domain.CompanyID, device string, dev domain.Device) ([]domain.OutboxOrder, bool, error) {
+// withdrawn, and their patients, each once. actionable is false when only
+// watching is left.
+func (d *DeviceOrders) pending(ctx context.Context, company domain.CompanyID, device string, dev domain.Device) (
+	out []domain.OutboxOrder, patients []domain.CustomerID, actionable bool, err error) {
 	stored, err := d.orders.Outbox(ctx, company, device, outboxLimit)
 	if err != nil {
-		return nil, false, err
+		return nil, nil, false, err
 	}
-	out := make([]domain.OutboxOrder, 0, len(stored))
-	actionable := false
+	out = make([]domain.OutboxOrder, 0, len(stored))
 	for _, s := range stored {
 		o, err := orderOf(s)
 		if err != nil {
-			return nil, false, err
+			return nil, nil, false, err
 		}
 		item := domain.OutboxOrder{ID: s.ID, Number: o.Number, Status: o.Status, Version: s.Version}
 		switch o.Status {
@@ -324,7 +327,7 @@ func (d *DeviceOrders) pending(ctx context.Context, company domain.CompanyID, de
 			actionable = true
 			w, err := d.render(ctx, company, s.ID, o, "")
 			if err != nil {
-				return nil, false, fmt.Errorf("order %d: %w", o.Number, err)
+				return nil, nil, false, fmt.Errorf("order %d: %w", o.Number, err)
 			}
 			item.GDT = w.Raw
 		case domain.OrderCancelled: // written, not yet withdrawn
@@ -332,15 +335,17 @@ func (d *DeviceOrders) pending(ctx context.Context, company domain.CompanyID, de
 			if *dev.GDTVersion == domain.GDT30 && *o.Type == domain.OrderExamination {
 				w, err := d.render(ctx, company, s.ID, o, domain.GDTCancel)
 				if err != nil {
-					return nil, false, fmt.Errorf("order %d: %w", o.Number, err)
+					return nil, nil, false, fmt.Errorf("order %d: %w", o.Number, err)
 				}
 				item.Cancel = w.Raw
 			}
 		}
-		audit.Touch(ctx, o.CustomerID)
+		if !slices.Contains(patients, o.CustomerID) {
+			patients = append(patients, o.CustomerID)
+		}
 		out = append(out, item)
 	}
-	return out, actionable, nil
+	return out, patients, actionable, nil
 }
 
 // Drain ends every long poll at once and lets no new one wait: the server
