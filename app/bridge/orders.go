@@ -292,11 +292,17 @@ func (o *Orders) act(ctx context.Context, box outbox) (blocked, watching bool) {
 				continue
 			}
 			h = held{ID: order.ID, Number: order.Number, File: name, Phase: phaseWriting}
-			if err := o.write(h, order.GDT); err != nil {
-				o.log.Warn("write an order", "number", order.Number, "error", err.Error())
-				if o.report(ctx, order.ID, "failed", err.Error()) {
+			if len(order.GDT) == 0 { // nothing to write, ever: the practice is told
+				if o.report(ctx, order.ID, "failed", "the service sent no GDT record for the order") {
 					o.drop(order.ID)
 				}
+				continue
+			}
+			if err := o.write(h, order.GDT); err != nil {
+				// A share that is away or full: the order stays open and is
+				// tried again, in its turn; the log says why.
+				o.log.Warn("write an order", "number", order.Number, "error", err.Error())
+				blocked = true
 				continue
 			}
 			blocked = !o.finish(ctx, d, h)
@@ -382,9 +388,6 @@ func (o *Orders) heldName(name string) bool {
 // target, synced, and only then keeps the name chosen for it: a state of
 // phase writing without the temporary file means the file was put in place.
 func (o *Orders) write(h held, gdt []byte) error {
-	if len(gdt) == 0 {
-		return errors.New("the service sent no GDT record")
-	}
 	if err := writeSynced(o.tmpPath(h.ID), gdt); err != nil {
 		return err
 	}

@@ -1,0 +1,65 @@
+package bridge
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/praxis-health/praxis/domain"
+)
+
+// TestAnOrderWaitsWhileItsFolderCannotBeWritten: a folder that is away (a
+// share gone, here a file where the folder was) fails no order: it stays
+// in hand, and is written once the folder is back. The service is not
+// reachable in this test: the reports wait, the files do not.
+func TestAnOrderWaitsWhileItsFolderCannotBeWritten(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "orders")
+	o, err := NewOrders(NewCredential("http://127.0.0.1:1", "pc_x", "secret"), "http://127.0.0.1:1", dir, filepath.Join(root, "state"),
+		slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	box := outbox{
+		Device: domain.DeviceOutbox{ID: "d", GDTID: "EKG1", PraxisGDTID: "PRAX", FileNaming: "receiver_sender", RemovesFiles: true},
+		Data:   []domain.OutboxOrder{{ID: "019bc0e2-1280-781f-a8e2-5d940ed90475", Number: 1, Status: domain.OrderOpen, GDT: []byte("01380006302\r\n")}},
+	}
+	if err := os.Remove(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dir, []byte("not a folder"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if blocked, _ := o.act(ctx, box); !blocked {
+		t.Error("an order whose folder cannot be written does not wait")
+	}
+	if inHand, _ := o.held(); len(inHand) != 0 {
+		t.Errorf("an order in hand without its file: %+v", inHand)
+	}
+	if err := os.Remove(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(dir, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	if blocked, watching := o.act(ctx, box); blocked || !watching {
+		t.Errorf("with its folder back: blocked %v, watching %v", blocked, watching)
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "EKG1PRAX.gdt"))
+	if err != nil || string(raw) != "01380006302\r\n" {
+		t.Fatalf("the order's file: %q %v", raw, err)
+	}
+	if inHand, _ := o.held(); len(inHand) != 1 || inHand[box.Data[0].ID].Phase != phaseWritten {
+		t.Errorf("the order in hand: %+v, want written (its report waits for the service)", inHand)
+	}
+	// A second pass while the service is still away writes it no second time.
+	o.act(ctx, box)
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Errorf("files in the folder: %v", entries)
+	}
+}
