@@ -93,7 +93,7 @@ func (d *Device) check(_ RuleContext, errs *FieldErrors) {
 func (*Device) refs() []Ref           { return nil }
 func (*Device) customer() *CustomerID { return nil }
 
-// Offers reports whether the device's stored payload lists the procedure code.
+// deviceOffers reports whether a device's stored payload lists the procedure code.
 func deviceOffers(attrs map[string]any, code string) bool {
 	list, _ := attrs["procedures"].([]any)
 	return slices.ContainsFunc(list, func(p any) bool {
@@ -207,7 +207,7 @@ func (o *DeviceOrder) refs() []Ref {
 	return out
 }
 
-// Open reports whether a device order may still be written, taken, matched or cancelled.
+// OrderIsOpen reports whether a device order may still be written, taken, matched or cancelled.
 func OrderIsOpen(status string) bool {
 	return status == OrderOpen || status == OrderWritten || status == OrderTaken
 }
