@@ -44,7 +44,7 @@ func (s *Settings) DeviceBoard(ctx context.Context, m staff.Member) (ports.Devic
 		board.Orders[i], board.Orders[j] = board.Orders[j], board.Orders[i]
 	}
 	board.Orders = board.Orders[:min(len(board.Orders), boardOrders)]
-	page, err := s.files.List(ctx, g, domain.ListQuery{Limit: domain.MaxPageSize, Fields: map[string]string{"order_match": "unmatched"}})
+	page, err := s.files.List(ctx, g, domain.ListQuery{Limit: domain.MaxPageSize, Dump: true, Fields: map[string]string{"order_match": "unmatched"}})
 	if err != nil {
 		return board, err
 	}
@@ -53,8 +53,11 @@ func (s *Settings) DeviceBoard(ctx context.Context, m staff.Member) (ports.Devic
 }
 
 // readAll pages through a section's feed into out (at most limit objects).
+// It reads every committed write, also those the feed still holds back for
+// an older open transaction (Dump): the page is read once and never
+// resumed, and a device just registered must be on it.
 func readAll[T any](ctx context.Context, records ports.Records, g domain.Grant, kind *domain.Kind, limit int, out *[]T) error {
-	q := domain.ListQuery{Limit: domain.MaxPageSize}
+	q := domain.ListQuery{Limit: domain.MaxPageSize, Dump: true}
 	for len(*out) < limit {
 		page, err := records.List(ctx, g, kind, q)
 		if err != nil {
