@@ -67,7 +67,7 @@ type GDTMessage struct {
 type GDTWritten struct {
 	Raw []byte
 	// Approximated names the fields whose text the encoding cannot hold:
-	// they were written with the closest letters it has.
+	// they were written with the closest letters it has (never nil).
 	Approximated []string
 }
 
@@ -107,7 +107,7 @@ func (m GDTMessage) Encode() (GDTWritten, error) {
 		return GDTWritten{}, fmt.Errorf("gdt: record %q is not one praxis writes", m.Record)
 	}
 	w.field("6227", m.Comment)
-	return GDTWritten{Raw: w.record(m.Record), Approximated: w.approximated}, w.err
+	return GDTWritten{Raw: w.record(m.Record), Approximated: orEmpty(w.approximated)}, nil
 }
 
 // order writes the order's identity: 8310 (and 8314 in 3.0), 8402.
@@ -158,7 +158,6 @@ type gdtWriter struct {
 	enc          *charmap.Charmap
 	lines        bytes.Buffer
 	approximated []string
-	err          error
 }
 
 // field writes one line; an empty value writes none.

@@ -124,6 +124,12 @@ func (k *Kind) FilterProblem(field, value string) string {
 	return ""
 }
 
+// UniqueClash is the 422 of a write whose Unique field's value another
+// live object of the company holds.
+func (k *Kind) UniqueClash() error {
+	return FieldErrors{{Field: k.Unique, Message: "is already another " + singular(k.Slug) + "'s in this company"}}.Err()
+}
+
 // Schemas of the kind's payload, for the OpenAPI document.
 func (k *Kind) Schemas() *Schemas { return k.schemas }
 

@@ -71,11 +71,15 @@ func (d *DeviceOrders) Create(ctx context.Context, grant domain.Grant, body []by
 		if o.Number, err = d.orders.Next(ctx, grant.CompanyID, ordersKind.Slug); err != nil {
 			return ports.Response{}, err
 		}
-		written, err := d.render(ctx, grant.CompanyID, id, o, "")
+		dev, err := d.device(ctx, grant.CompanyID, string(o.DeviceID))
 		if err != nil {
 			return ports.Response{}, err
 		}
-		payload, err := domain.SetFields(obj.JSON, map[string]any{ordersKind.Counter: o.Number, "approximated_fields": orEmpty(written.Approximated)})
+		written, err := d.render(ctx, grant.CompanyID, dev, id, o, "")
+		if err != nil {
+			return ports.Response{}, err
+		}
+		payload, err := domain.SetFields(obj.JSON, map[string]any{ordersKind.Counter: o.Number, "approximated_fields": written.Approximated})
 		if err != nil {
 			return ports.Response{}, err
 		}
@@ -94,21 +98,10 @@ func (d *DeviceOrders) Create(ctx context.Context, grant domain.Grant, body []by
 	return resp, err
 }
 
-func orEmpty(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
-}
-
 // render is the order's GDT record as its device reads it, made from the
 // device and customer as they stand; record overrides the order's own
 // record type (a 6303 that cancels it).
-func (d *DeviceOrders) render(ctx context.Context, company domain.CompanyID, id string, o domain.DeviceOrder, record string) (domain.GDTWritten, error) {
-	device, err := d.device(ctx, company, string(o.DeviceID))
-	if err != nil {
-		return domain.GDTWritten{}, err
-	}
+func (d *DeviceOrders) render(ctx context.Context, company domain.CompanyID, device domain.Device, id string, o domain.DeviceOrder, record string) (domain.GDTWritten, error) {
 	c, err := d.store.Get(ctx, company, customersKind, strconv.FormatInt(int64(o.CustomerID), 10), false)
 	if err != nil {
 		return domain.GDTWritten{}, err
@@ -325,7 +318,7 @@ func (d *DeviceOrders) pending(ctx context.Context, company domain.CompanyID, de
 		switch o.Status {
 		case domain.OrderOpen:
 			actionable = true
-			w, err := d.render(ctx, company, s.ID, o, "")
+			w, err := d.render(ctx, company, dev, s.ID, o, "")
 			if err != nil {
 				return nil, nil, false, fmt.Errorf("order %d: %w", o.Number, err)
 			}
@@ -333,7 +326,7 @@ func (d *DeviceOrders) pending(ctx context.Context, company domain.CompanyID, de
 		case domain.OrderCancelled: // written, not yet withdrawn
 			actionable = true
 			if *dev.GDTVersion == domain.GDT30 && *o.Type == domain.OrderExamination {
-				w, err := d.render(ctx, company, s.ID, o, domain.GDTCancel)
+				w, err := d.render(ctx, company, dev, s.ID, o, domain.GDTCancel)
 				if err != nil {
 					return nil, nil, false, fmt.Errorf("order %d: %w", o.Number, err)
 				}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/praxis-health/praxis/domain"
 	"github.com/praxis-health/praxis/domain/audit"
@@ -190,12 +189,10 @@ func (r *Records) Create(ctx context.Context, grant domain.Grant, kind *domain.K
 // object of the company holds: the store refused the write as a conflict.
 func uniqueClash(kind *domain.Kind, err error) error {
 	if kind.Unique != "" && errors.Is(err, domain.ErrConflict) {
-		return domain.FieldErrors{{Field: kind.Unique, Message: "is already another " + singularOf(kind) + "'s in this company"}}.Err()
+		return kind.UniqueClash()
 	}
 	return err
 }
-
-func singularOf(kind *domain.Kind) string { return strings.TrimSuffix(kind.Slug, "s") }
 
 // answer is a write's answer with the object as it now stands.
 func answer(status int, location string, kind *domain.Kind, o ports.StoredObject) ports.Response {
