@@ -29,6 +29,7 @@ type DeviceOrderStore interface {
 
 // DeviceCredential is a device's OAuth client, shown once when made.
 type DeviceCredential struct {
+	DeviceID     string
 	ClientID     domain.ClientID
 	ClientSecret domain.Secret
 	// PreviousUntil is when a rotation's replaced secret stops working; nil when none was replaced.

@@ -26,3 +26,15 @@ func jsonBody(c *fiber.Ctx) ([]byte, error) {
 	}
 	return body, nil
 }
+
+// optionalBody reads a JSON body where one may be left out.
+func optionalBody(c *fiber.Ctx, v any) ([]byte, error) {
+	if len(c.Request().Header.ContentType()) == 0 && c.Request().Header.ContentLength() <= 0 {
+		return nil, nil
+	}
+	body, err := jsonBody(c)
+	if err != nil {
+		return nil, err
+	}
+	return body, decodeStrict(body, v)
+}

@@ -49,18 +49,6 @@ func (h *DeviceOrders) cancel(c *fiber.Ctx) error {
 	return sendWritten(c, resp)
 }
 
-// optionalBody reads a JSON body where one may be left out.
-func optionalBody(c *fiber.Ctx, v any) ([]byte, error) {
-	if len(c.Request().Header.ContentType()) == 0 && c.Request().Header.ContentLength() <= 0 {
-		return nil, nil
-	}
-	body, err := jsonBody(c)
-	if err != nil {
-		return nil, err
-	}
-	return body, decodeStrict(body, v)
-}
-
 func (h *DeviceOrders) report(status string) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		var in struct {
@@ -161,7 +149,7 @@ func (h *DeviceOrders) credential(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	out := fiber.Map{"client_id": cred.ClientID, "client_secret": string(cred.ClientSecret), "device_id": c.Params("id"),
+	out := fiber.Map{"client_id": cred.ClientID, "client_secret": string(cred.ClientSecret), "device_id": cred.DeviceID,
 		"scope": string(domain.ScopeDeviceBridge), "previous_secret_expires_at": nil}
 	if cred.PreviousUntil != nil {
 		out["previous_secret_expires_at"] = cred.PreviousUntil.UTC().Format(time.RFC3339)

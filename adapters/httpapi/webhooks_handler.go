@@ -173,14 +173,8 @@ func (h *WebhookEndpoints) rotate(c *fiber.Ctx) error {
 	var in struct {
 		OverlapSeconds *int64 `json:"overlap_seconds"`
 	}
-	if len(c.Request().Header.ContentType()) > 0 || c.Request().Header.ContentLength() > 0 {
-		body, err := jsonBody(c)
-		if err != nil {
-			return err
-		}
-		if err := decodeStrict(body, &in); err != nil {
-			return err
-		}
+	if _, err := optionalBody(c, &in); err != nil {
+		return err
 	}
 	overlap := webhook.DefaultOverlap
 	if in.OverlapSeconds != nil {

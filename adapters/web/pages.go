@@ -250,8 +250,14 @@ func (s *Site) devicesView(c *fiber.Ctx, secret domain.Secret, cred *ports.Devic
 	}
 	if cred != nil {
 		data["Credential"] = cred
+		name := cred.DeviceID
+		for _, d := range board.Devices {
+			if d.ID == cred.DeviceID {
+				name = d.Name
+			}
+		}
 		config, _ := json.MarshalIndent(map[string]any{"url": s.opts.SiteURL, "company": m.Company.String(),
-			"devices": []map[string]string{{"name": c.Locals(deviceNameKey{}).(string), "client_id": string(cred.ClientID),
+			"devices": []map[string]string{{"name": name, "client_id": string(cred.ClientID),
 				"client_secret": string(cred.ClientSecret), "order_dir": `D:\GDT\orders`, "result_dir": `D:\GDT\results`}}}, "", "  ")
 		data["DeviceConfig"] = string(config)
 	}
@@ -267,8 +273,6 @@ func (s *Site) devicesView(c *fiber.Ctx, secret domain.Secret, cred *ports.Devic
 }
 
 func (s *Site) devicesPage(c *fiber.Ctx) error { return s.devices(c, "") }
-
-type deviceNameKey struct{}
 
 // registerDevice registers a device from the tab's form: procedures one a
 // line, "CODE Name".
@@ -318,15 +322,6 @@ func (s *Site) deviceCredential(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	name := id
-	if board, err := s.settings.DeviceBoard(ctx(c), memberOf(c)); err == nil {
-		for _, d := range board.Devices {
-			if d.ID == id {
-				name = d.Name
-			}
-		}
-	}
-	c.Locals(deviceNameKey{}, name)
 	return s.devicesView(c, "", &cred, "")
 }
 

@@ -500,7 +500,7 @@ func (d *DeviceOrders) Credential(ctx context.Context, grant domain.Grant, devic
 		if err := d.clients.Update(ctx, grant.CompanyID, c); err != nil {
 			return ports.DeviceCredential{}, err
 		}
-		return ports.DeviceCredential{ClientID: c.ID, ClientSecret: secret, PreviousUntil: c.PreviousSecretUntil}, nil
+		return ports.DeviceCredential{DeviceID: device, ClientID: c.ID, ClientSecret: secret, PreviousUntil: c.PreviousSecretUntil}, nil
 	}
 	c, secret, err := domain.NewClient(grant.CompanyID, "Device "+dev.Name, DeviceClientScopes, now)
 	if err != nil {
@@ -510,5 +510,5 @@ func (d *DeviceOrders) Credential(ctx context.Context, grant domain.Grant, devic
 	if err := d.clients.Create(ctx, c); err != nil {
 		return ports.DeviceCredential{}, fmt.Errorf("store the device's client: %w", err)
 	}
-	return ports.DeviceCredential{ClientID: c.ID, ClientSecret: secret}, nil
+	return ports.DeviceCredential{DeviceID: device, ClientID: c.ID, ClientSecret: secret}, nil
 }
