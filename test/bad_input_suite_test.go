@@ -53,7 +53,7 @@ var badIDs = []string{"0", "-1", "99999999999", "1.0", "abc", strings.Repeat("9"
 func TestBadInputNeverAnswers5xx(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, b backend) {
-		s := startServer(t, b, "PRAXIS_RATE_LIMITS=basic=1000000/m,pro=1000000/m,enterprise=1000000/m")
+		s := startServer(t, b, unlimitedRates)
 		c := s.newCompany(t, 1<<20)
 		file, ids := practiceFile(t)
 		s.praxis(t, nil, "admin", "import", "--company", c.ID, file)

@@ -7,7 +7,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -50,7 +49,7 @@ func numbers(orders []readOrder) []int {
 func TestSlowDeviceGetsOneFileAtATime(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, b backend) {
-		s := startServer(t, b)
+		s := startServer(t, b, unlimitedRates)
 		p := newGDTPractice(t, s)
 		sim := &simDevice{gdtID: "SLOW", praxisID: "PRAX", naming: "fixed", fixedName: "export.gdt", removes: true, pickup: time.Second}
 		device, cfg := oneDevice(t, p, s.url, `{"name":"Slow","gdt_id":"SLOW","praxis_gdt_id":"PRAX","file_naming":"fixed","fixed_name":"export.gdt",`+
@@ -79,7 +78,7 @@ func TestSlowDeviceGetsOneFileAtATime(t *testing.T) {
 func TestDeviceThatReadsOnStart(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, b backend) {
-		s := startServer(t, b)
+		s := startServer(t, b, unlimitedRates)
 		p := newGDTPractice(t, s)
 		sim := &simDevice{gdtID: "OLD", praxisID: "PRAX", naming: "receiver_sender", removes: false, startEvery: 1500 * time.Millisecond}
 		device, cfg := oneDevice(t, p, s.url, `{"name":"Old","gdt_id":"OLD","praxis_gdt_id":"PRAX","removes_files":false,`+
@@ -118,7 +117,7 @@ func containsField(raw []byte, id, value string) bool {
 func TestBridgeKilledWritesEveryOrderOnce(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, b backend) {
-		s := startServer(t, b)
+		s := startServer(t, b, unlimitedRates)
 		p := newGDTPractice(t, s)
 		// One file at a time, picked up after 300 ms: the kills fall while
 		// orders go out, results come back and reports are on their way.
@@ -140,8 +139,7 @@ func TestBridgeKilledWritesEveryOrderOnce(t *testing.T) {
 		}
 		startDeviceBridge(t, s.url, p.c, state, cfg)
 		took := eventually(t, 2*time.Minute, "every order done", func() bool {
-			r := p.call(t, http.MethodGet, "device-orders?status=done&limit=100", "")
-			return len(r.decode(t)["data"].([]any)) == len(orders)
+			return len(p.list(t, "device-orders?status=done&limit=100")) == len(orders)
 		})
 		t.Logf("every order done %s after the last restart", took.Round(100*time.Millisecond))
 		reads := map[string]int{}
@@ -237,7 +235,7 @@ func (c *cuttable) join() {
 func TestBridgeBackOnline(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, b backend) {
-		s := startServer(t, b)
+		s := startServer(t, b, unlimitedRates)
 		p := newGDTPractice(t, s)
 		net := newCuttable(t, s.url[len("http://"):])
 		sim := &simDevice{gdtID: "EKG", praxisID: "PRAX", naming: "receiver_sender", removes: true, echo8310: true}

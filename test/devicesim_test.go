@@ -234,6 +234,12 @@ func (p gdtPractice) order(t *testing.T, patient int64, device, procedure string
 	return o["id"].(string)
 }
 
+// list is the data of a page that must answer 200.
+func (p gdtPractice) list(t *testing.T, path string) []any {
+	t.Helper()
+	return p.must(t, http.StatusOK, http.MethodGet, path, "")["data"].([]any)
+}
+
 func (p gdtPractice) getOrder(t *testing.T, id string) map[string]any {
 	t.Helper()
 	return p.must(t, http.StatusOK, http.MethodGet, "device-orders/"+id, "")

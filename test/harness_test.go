@@ -86,6 +86,11 @@ type server struct {
 	exited  chan error
 }
 
+// unlimitedRates lifts every plan's rate limit, for tests that poll the API
+// while they wait for something (a poll every 50 ms uses up the basic plan's
+// 600 a minute in half a minute).
+const unlimitedRates = "PRAXIS_RATE_LIMITS=basic=1000000/m,pro=1000000/m,enterprise=1000000/m"
+
 func startServer(t *testing.T, b backend, extraEnv ...string) *server {
 	t.Helper()
 	return startServerAt(t, b, testenv.FreeAddr(t), extraEnv...)

@@ -19,7 +19,7 @@ import (
 func TestResultsMatchTheirOrders(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, b backend) {
-		s := startServer(t, b)
+		s := startServer(t, b, unlimitedRates)
 		p := newGDTPractice(t, s)
 		ecg, _, _ := p.device(t, `{"name":"ECG","gdt_id":"EKG1","procedures":[{"code":"EKG04","name":"Resting ECG"}]}`)
 		spiro, _, _ := p.device(t, `{"name":"Spiro","gdt_id":"SPIRO","procedures":[{"code":"EKG04","name":"Also an ECG code"}]}`)

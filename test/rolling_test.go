@@ -66,7 +66,7 @@ func (b *balancer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func TestRollingRestartLosesNothing(t *testing.T) {
 	t.Parallel()
 	first := startServer(t, backends[1], "PRAXIS_SHUTDOWN_DELAY=1s", "PRAXIS_SHUTDOWN_GRACE=10s",
-		"PRAXIS_RATE_LIMITS=basic=1000000/m,pro=1000000/m,enterprise=1000000/m")
+		unlimitedRates)
 	replicas := []*server{first, first.replica(t), first.replica(t)}
 	lb := &balancer{benchserver.NewRouter(replicas[0].url, replicas[1].url, replicas[2].url)}
 	ctx, stop := context.WithCancel(context.Background())

@@ -61,7 +61,7 @@ var procedures = []string{"EKG04", "LUFU", "SONO01"}
 func TestGDTRoundTrip(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, b backend) {
-		s := startServer(t, b)
+		s := startServer(t, b, unlimitedRates)
 		p := newGDTPractice(t, s)
 		root := t.TempDir()
 		sims, devices, cfg := threeDevices(t, p, root)
@@ -83,12 +83,10 @@ func TestGDTRoundTrip(t *testing.T) {
 		}
 		startDeviceBridge(t, s.url, p.c, filepath.Join(root, "state"), cfg...)
 		eventually(t, 3*time.Minute, "50 orders done", func() bool {
-			r := p.call(t, http.MethodGet, "device-orders?status=done&limit=100", "")
-			return len(r.decode(t)["data"].([]any)) == 50
+			return len(p.list(t, "device-orders?status=done&limit=100")) == 50
 		})
 		eventually(t, 30*time.Second, "every order reported taken", func() bool {
-			r := p.call(t, http.MethodGet, "device-orders?status=done&limit=100", "")
-			for _, o := range r.decode(t)["data"].([]any) {
+			for _, o := range p.list(t, "device-orders?status=done&limit=100") {
 				if o.(map[string]any)["taken_at"] == nil {
 					return false
 				}
@@ -112,8 +110,7 @@ func TestGDTRoundTrip(t *testing.T) {
 				t.Errorf("order %v: written %v, taken %v", got["number"], got["written_at"], got["taken_at"])
 			}
 		}
-		r := p.call(t, http.MethodGet, "files?order_match=unmatched", "")
-		if n := len(r.decode(t)["data"].([]any)); n != 0 {
+		if n := len(p.list(t, "files?order_match=unmatched")); n != 0 {
 			t.Errorf("%d files not matched", n)
 		}
 		read := 0

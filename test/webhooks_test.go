@@ -143,7 +143,7 @@ func webhookEnv(t *testing.T, scale string) []string {
 	}
 	return []string{"PRAXIS_WEBHOOK_ALLOW_PRIVATE=true", "PRAXIS_WEBHOOK_POLL=20ms", "PRAXIS_WEBHOOK_LEASE=2s",
 		"PRAXIS_WEBHOOK_KEY=" + key, "PRAXIS_WEBHOOK_TIME_SCALE=" + scale,
-		"PRAXIS_RATE_LIMITS=basic=1000000/m,pro=1000000/m,enterprise=1000000/m"}
+		unlimitedRates}
 }
 
 // everyScope is the catalogue and the opt-in scopes.
