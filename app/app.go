@@ -107,7 +107,7 @@ type tokenStores struct {
 	Health   ports.HealthCheck `group:"health"`
 }
 
-func openTokenStore(lc fx.Lifecycle, cfg Config, tel *telemetry.Telemetry) (tokenStores, error) {
+func openTokenStore(lc fx.Lifecycle, cfg Config, tel *telemetry.Telemetry, db *bun.DB, logger *slog.Logger) (tokenStores, error) {
 	if cfg.RedisURL == "" {
 		s := memstore.New(memstore.DefaultLimits)
 		return tokenStores{Tokens: s, Attempts: observedAttempts(s, tel), Sessions: s, Health: memstore.HealthCheck{}}, nil
@@ -123,7 +123,12 @@ func openTokenStore(lc fx.Lifecycle, cfg Config, tel *telemetry.Telemetry) (toke
 		return tokenStores{}, err
 	}
 	s := redisstore.New(rdb, cfg.RedisPrefix)
-	return tokenStores{Tokens: s, Attempts: observedAttempts(s, tel), Sessions: s, Health: redisstore.HealthCheck{RDB: rdb}}, nil
+	// Revocations buried in the database first (revocations.go): Redis
+	// may lose the last of them in a failover.
+	list := newRevocations(sqlstore.NewTombstones(db), logger)
+	startRevocations(lc, list)
+	return tokenStores{Tokens: durableTokens{TokenStore: s, list: list, ttl: cfg.TokenTTL}, Attempts: observedAttempts(s, tel),
+		Sessions: durableSessions{Sessions: s, list: list, ttl: cfg.SettingsLifetime}, Health: redisstore.HealthCheck{RDB: rdb}}, nil
 }
 
 // UseCases provides the application's use cases behind their driving ports.
@@ -188,7 +193,9 @@ var HTTP = fx.Module("http",
 			return s.WithWebhooks(hooks).WithDevices(records, orders, files)
 		},
 		asRoute(newSite),
-		fx.Annotate(httpapi.New, fx.ParamTags(``, ``, `group:"routes"`)),
+		fx.Annotate(func(cfg Config, tel httpapi.Telemetry, life *httpapi.Lifecycle, routes ...httpapi.Route) *fiber.App {
+			return httpapi.NewWithDeadline(tel, life, cfg.RequestTimeout, routes...)
+		}, fx.ParamTags(``, ``, ``, `group:"routes"`)),
 	),
 	fx.Invoke(serveHTTP, startSweeper, startAuditSweeper),
 )

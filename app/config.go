@@ -82,6 +82,11 @@ type Config struct {
 	TrustedProxies string `env:"PRAXIS_TRUSTED_PROXIES"`
 	// LogLevel: debug, info, warn or error.
 	LogLevel slog.Level `env:"PRAXIS_LOG_LEVEL" envDefault:"info"`
+	// RequestTimeout is every request's deadline but the streams' (uploads,
+	// downloads, the audit export) and the outbox's long poll, which gets
+	// its wait on top: past it, a request waiting for the database or
+	// Redis is answered 503 with Retry-After.
+	RequestTimeout time.Duration `env:"PRAXIS_REQUEST_TIMEOUT" envDefault:"10s"`
 	// ShutdownGrace is how long in-flight requests get after SIGTERM.
 	ShutdownGrace time.Duration `env:"PRAXIS_SHUTDOWN_GRACE" envDefault:"30s"`
 	// ShutdownDelay keeps serving (with /readyz at 503) this long after
@@ -160,6 +165,8 @@ func LoadConfig() (Config, error) {
 		return Config{}, fmt.Errorf("PRAXIS_AUTH_MAX_FAILURES must be at least 1")
 	case cfg.AuthFailureWindow < time.Millisecond || cfg.AuthLockout < time.Millisecond:
 		return Config{}, fmt.Errorf("PRAXIS_AUTH_FAILURE_WINDOW and PRAXIS_AUTH_LOCKOUT must be positive")
+	case cfg.RequestTimeout < 100*time.Millisecond:
+		return Config{}, fmt.Errorf("PRAXIS_REQUEST_TIMEOUT must be at least 100ms")
 	case cfg.ShutdownGrace <= 0 || cfg.ShutdownDelay < 0 || cfg.ShutdownDelay >= cfg.ShutdownGrace:
 		return Config{}, fmt.Errorf("PRAXIS_SHUTDOWN_GRACE must be positive and longer than PRAXIS_SHUTDOWN_DELAY")
 	case cfg.WebhookLease < time.Second || cfg.WebhookPoll <= 0 || cfg.WebhookWorkers < 1 || cfg.WebhookTimeScale <= 0 || cfg.WebhookTimeScale > 1:

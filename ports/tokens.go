@@ -72,3 +72,26 @@ type ClientRepository interface {
 	// ActiveIDs lists the company's clients that are not revoked.
 	ActiveIDs(ctx context.Context, company domain.CompanyID) ([]domain.ClientID, error)
 }
+
+// Tombstones are the durable memory of what has ended: a revoked token, a
+// revoked client, a settings session signed out. Redis replicates
+// asynchronously, so a failover can lose a deletion and bring a revoked
+// token back; every replica keeps the tombstones of the database in memory
+// and refuses what they name, whatever Redis answers (docs/contract.md §5,
+// "Failover"). Keys are SHA-256 digests of what they name; nothing in them
+// names a company, a patient or a secret.
+type Tombstones interface {
+	// Bury keeps key until until.
+	Bury(ctx context.Context, key [32]byte, until time.Time) error
+	// Since answers the tombstones buried at or after t that are still in
+	// force at now.
+	Since(ctx context.Context, t, now time.Time) ([]Tombstone, error)
+	// Prune removes the tombstones no longer in force at now.
+	Prune(ctx context.Context, now time.Time) (int, error)
+}
+
+// Tombstone is one key and how long it is kept.
+type Tombstone struct {
+	Key   [32]byte
+	Until time.Time
+}

@@ -64,13 +64,14 @@ func serverWithOwnRedis(t *testing.T) (process, *server, company, int64) {
 	return redis, s, c, s.newCustomer(t, c)
 }
 
-// startRedis runs a private redis-server on a free port.
-func startRedis(t *testing.T) (process, string) {
+// startRedis runs a private redis-server on a free port, with extra arguments.
+func startRedis(t *testing.T, extra ...string) (process, string) {
 	t.Helper()
 	bin := needTool(t, "redis-server")
 	addr := testenv.FreeAddr(t)
 	_, port, _ := net.SplitHostPort(addr)
-	cmd := exec.Command(bin, "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
+	// Its own folder: a replica writes the master's snapshot to disk.
+	cmd := exec.Command(bin, append([]string{"--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", t.TempDir()}, extra...)...)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -17,6 +18,10 @@ import (
 // the upload endpoints answer {"status":"error","message":…}, everything
 // else RFC 9457 problem+json.
 func ErrorHandler(c *fiber.Ctx, err error) error {
+	if errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, domain.ErrUnavailable) {
+		// The request's deadline passed in a wait no store translated.
+		err = domain.Unavailable(err)
+	}
 	var answered *problemError
 	if errors.As(err, &answered) {
 		return writeProblem(c, answered.doc)

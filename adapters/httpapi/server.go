@@ -4,6 +4,8 @@
 package httpapi
 
 import (
+	"context"
+	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -21,6 +23,11 @@ const nonStreamingBodyLimit = 1 << 20
 // New builds the fiber app with every route, observed by tel; life, when
 // given, dates every answer (release, deprecations, removals).
 func New(tel Telemetry, life *Lifecycle, routes ...Route) *fiber.App {
+	return NewWithDeadline(tel, life, DefaultRequestTimeout, routes...)
+}
+
+// NewWithDeadline is New with every request's deadline (see deadline).
+func NewWithDeadline(tel Telemetry, life *Lifecycle, timeout time.Duration, routes ...Route) *fiber.App {
 	app := fiber.New(fiber.Config{
 		AppName:               "praxis",
 		DisableStartupMessage: true,
@@ -40,6 +47,7 @@ func New(tel Telemetry, life *Lifecycle, routes ...Route) *fiber.App {
 		IdleTimeout:  2 * time.Minute,
 	})
 	app.Use(observe(tel))
+	app.Use(deadline(timeout))
 	if life != nil {
 		app.Use(life.handle)
 	}
@@ -47,4 +55,42 @@ func New(tel Telemetry, life *Lifecycle, routes ...Route) *fiber.App {
 		r.Register(app)
 	}
 	return app
+}
+
+// DefaultRequestTimeout is PRAXIS_REQUEST_TIMEOUT's default.
+const DefaultRequestTimeout = 10 * time.Second
+
+// deadline gives every request a deadline (docs/contract.md §5,
+// "Failover"): a database or Redis that does not answer (a failover, a
+// partition that drops packets) ends the request as 503 with Retry-After
+// within timeout, never a hang. A long poll of the outbox gets its longest
+// wait on top. Streams are bounded by the server's read and write timeouts
+// instead (an upload of 20 files at 1 MB/s outlasts any request deadline):
+// the uploads, a file's download and the audit export.
+func deadline(timeout time.Duration) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		limit := timeout
+		path := c.Path()
+		switch {
+		case streams(c.Method(), path):
+			return c.Next()
+		case strings.HasSuffix(path, "/device-outbox"):
+			limit += maxOutboxWait * time.Second
+		}
+		ctx, cancel := context.WithTimeout(c.UserContext(), limit)
+		defer cancel()
+		c.SetUserContext(ctx)
+		return c.Next()
+	}
+}
+
+// streams reports the requests whose bodies stream in or out.
+func streams(method, path string) bool {
+	switch method {
+	case fiber.MethodPost:
+		return isUploadPath(path) || strings.HasSuffix(path, "/resource/files")
+	case fiber.MethodGet:
+		return strings.HasSuffix(path, "/download") || strings.HasSuffix(path, "/audit/export")
+	}
+	return false
 }

@@ -24,6 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -48,29 +49,46 @@ var (
 	_ ports.AttemptCounter = (*Store)(nil)
 )
 
-// Open connects to a redis:// or rediss:// URL.
+// Open connects to a redis:// or rediss:// URL. With master_name in its
+// query the URL names Sentinels instead (go-redis's failover form): the
+// host and every addr= are Sentinel addresses, master_name the master they
+// watch; the client asks them for the master and follows a failover.
+//
+//	redis://:password@sentinel-0:26379?master_name=praxis&addr=sentinel-1:26379&addr=sentinel-2:26379
 func Open(rawURL string) (*redis.Client, error) {
+	if strings.Contains(rawURL, "master_name=") {
+		opts, err := redis.ParseFailoverURL(rawURL)
+		if err != nil {
+			return nil, fmt.Errorf("PRAXIS_REDIS_URL (Sentinel): %w", err)
+		}
+		opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout, opts.MaxRetries =
+			bounded(opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout, opts.MaxRetries)
+		return redis.NewFailoverClient(opts), nil
+	}
 	opts, err := redis.ParseURL(rawURL)
 	if err != nil {
 		return nil, fmt.Errorf("PRAXIS_REDIS_URL: %w", err)
 	}
-	// Bounded waits: a frozen Redis answers 503 within seconds instead of
-	// holding requests (go-redis defaults: 5 s dial, 3 s reads, 3 retries;
-	// our commands take well under a millisecond). The URL's own
-	// dial_timeout, read_timeout, write_timeout, max_retries win.
-	if opts.DialTimeout == 0 {
-		opts.DialTimeout = time.Second
-	}
-	if opts.ReadTimeout == 0 {
-		opts.ReadTimeout = time.Second
-	}
-	if opts.WriteTimeout == 0 {
-		opts.WriteTimeout = time.Second
-	}
-	if opts.MaxRetries == 0 {
-		opts.MaxRetries = 1
-	}
+	opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout, opts.MaxRetries =
+		bounded(opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout, opts.MaxRetries)
 	return redis.NewClient(opts), nil
+}
+
+// bounded gives the waits their defaults: a frozen Redis answers 503
+// within seconds instead of holding requests (go-redis defaults: 5 s dial,
+// 3 s reads, 3 retries; our commands take well under a millisecond). The
+// URL's own dial_timeout, read_timeout, write_timeout, max_retries win.
+func bounded(dial, read, write time.Duration, retries int) (time.Duration, time.Duration, time.Duration, int) {
+	orDefault := func(d time.Duration) time.Duration {
+		if d == 0 {
+			return time.Second
+		}
+		return d
+	}
+	if retries == 0 {
+		retries = 1
+	}
+	return orDefault(dial), orDefault(read), orDefault(write), retries
 }
 
 // New keeps every key under prefix.

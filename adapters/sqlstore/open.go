@@ -7,17 +7,20 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect"
 	"github.com/uptrace/bun/dialect/pgdialect"
 	"github.com/uptrace/bun/dialect/sqlitedialect"
-	"github.com/uptrace/bun/driver/pgdriver"
 	_ "modernc.org/sqlite" // pure-Go SQLite, registers driver "sqlite"
 )
 
@@ -26,15 +29,7 @@ import (
 func Open(databaseURL string) (*bun.DB, error) {
 	switch {
 	case strings.HasPrefix(databaseURL, "postgres://"), strings.HasPrefix(databaseURL, "postgresql://"):
-		// Bounded waits: a frozen or unreachable database fails a request in
-		// seconds (then 503), never holds it. The URL's own settings win.
-		// The driver's own span attributes are off (older names: db.user,
-		// db.name); Instrument gives the query spans theirs.
-		sqldb := sql.OpenDB(pgdriver.NewConnector(pgdriver.WithDialTimeout(5*time.Second), pgdriver.WithReadTimeout(10*time.Second),
-			pgdriver.WithWriteTimeout(5*time.Second), pgdriver.WithDSN(databaseURL), pgdriver.WithTracing(false)))
-		sqldb.SetMaxOpenConns(20)
-		sqldb.SetMaxIdleConns(20)
-		return bun.NewDB(sqldb, pgdialect.New()), nil
+		return openPostgres(databaseURL)
 	case strings.HasPrefix(databaseURL, "sqlite:"):
 		dsn, err := sqliteDSN(strings.TrimPrefix(databaseURL, "sqlite:"))
 		if err != nil {
@@ -52,6 +47,45 @@ func Open(databaseURL string) (*bun.DB, error) {
 	default:
 		return nil, fmt.Errorf("database url: want postgres://… or sqlite:PATH, got scheme of %q", redactURL(databaseURL))
 	}
+}
+
+// openPostgres connects through pgx (docs/contract.md §5, "Failover"): it
+// takes a URL of several hosts, postgres://a:5432,b:5432/praxis, and with
+// target_session_attrs=read-write connects to the one that takes writes,
+// trying the others in turn; bun's own pgdriver dials one address and
+// passes unknown settings on as SET, so the attribute broke its connection.
+// The URL's own settings win over the defaults here: connect_timeout 5 s,
+// and queries sent as text in one round trip (default_query_exec_mode
+// simple_protocol; bun writes its arguments into the text, so a statement
+// cache would fill with texts never sent again: the few hot statements ask
+// for a prepared statement each, see prepared.go).
+func openPostgres(databaseURL string) (*bun.DB, error) {
+	cfg, err := pgx.ParseConfig(databaseURL)
+	if err != nil {
+		// pgx's message quotes the URL (password redacted); ours names the part.
+		var pe *pgconn.ParseConfigError
+		if errors.As(err, &pe) {
+			return nil, fmt.Errorf("database url: %w", errors.Unwrap(pe))
+		}
+		return nil, errors.New("database url: cannot be parsed")
+	}
+	if !strings.Contains(databaseURL, "connect_timeout=") {
+		cfg.ConnectTimeout = 5 * time.Second
+	}
+	if !strings.Contains(databaseURL, "default_query_exec_mode=") {
+		cfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
+	}
+	// A peer that vanishes without a word (packets dropped, a host gone)
+	// is noticed on an idle connection within about 20 s, and a write that
+	// is never acknowledged fails after 10 s, instead of the kernel's
+	// minutes; the request's own deadline ends its wait earlier still.
+	dialer := &net.Dialer{Timeout: cfg.ConnectTimeout, KeepAliveConfig: net.KeepAliveConfig{
+		Enable: true, Idle: 5 * time.Second, Interval: 5 * time.Second, Count: 3}, Control: userTimeout(10 * time.Second)}
+	cfg.DialFunc = dialer.DialContext
+	sqldb := stdlib.OpenDB(*cfg)
+	sqldb.SetMaxOpenConns(20)
+	sqldb.SetMaxIdleConns(20)
+	return bun.NewDB(sqldb, pgdialect.New()), nil
 }
 
 func sqliteDSN(path string) (string, error) {

@@ -21,6 +21,7 @@ var (
 		"companies":           "the tenants themselves (a reference table)",
 		"bun_migrations":      "the migrator's",
 		"bun_migration_locks": "the migrator's",
+		"tombstones":          "digests of ended tokens and sessions, one list every replica reads whole; no company's data",
 	}
 	// keyExceptions are keys of tenant tables without company_id, by name.
 	keyExceptions = map[string]string{

@@ -73,7 +73,7 @@ func (r passkeyRow) passkey() staff.Passkey {
 func (s *Staff) SaveInvite(ctx context.Context, in staff.Invite) error {
 	row := inviteRow{CompanyID: uuid.UUID(in.Company), TokenHash: in.TokenHash, Email: in.Email, Role: string(in.Role),
 		InvitedBy: in.InvitedBy, ExpiresAt: in.ExpiresAt.UTC()}
-	return translate(s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	return translate(runInTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		if _, err := tenantOf(tx, in.Company).DeleteModel((*inviteRow)(nil)).Where("email = ?", in.Email).Exec(ctx); err != nil {
 			return err
 		}
@@ -85,7 +85,7 @@ func (s *Staff) SaveInvite(ctx context.Context, in staff.Invite) error {
 func (s *Staff) ClaimInvite(ctx context.Context, company domain.CompanyID, tokenHash []byte, now time.Time) (staff.Member, error) {
 	var m staff.Member
 	expired := false
-	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err := runInTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		var inv inviteRow
 		if err := tenantOf(tx, company).SelectModel(&inv).Where("token_hash = ?", tokenHash).Scan(ctx); err != nil {
 			return err
@@ -191,7 +191,7 @@ func lockMember(ctx context.Context, tx bun.Tx, company domain.CompanyID, id uui
 }
 
 func (s *Staff) SetRole(ctx context.Context, company domain.CompanyID, id uuid.UUID, role staff.Role) error {
-	return translate(s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	return translate(runInTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		otherAdmin, err := lockMember(ctx, tx, company, id)
 		if err != nil {
 			return err
@@ -205,7 +205,7 @@ func (s *Staff) SetRole(ctx context.Context, company domain.CompanyID, id uuid.U
 }
 
 func (s *Staff) RemoveMember(ctx context.Context, company domain.CompanyID, id uuid.UUID) error {
-	return translate(s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	return translate(runInTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		otherAdmin, err := lockMember(ctx, tx, company, id)
 		if err != nil {
 			return err

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/driver/pgdriver"
 	"github.com/uptrace/bun/schema"
 	"github.com/uptrace/opentelemetry-go-extra/otelsql"
 	"go.opentelemetry.io/otel/attribute"
@@ -157,12 +157,12 @@ func queryText(event *bun.QueryEvent) string {
 // errorCode is the database's own code for a failure (SQLSTATE, SQLite's
 // extended result code) and error.type: that code, or the kind of error.
 func errorCode(err error) (code, kind string) {
-	var pgErr pgdriver.Error
+	var pgErr *pgconn.PgError
 	var liteErr *sqlite.Error
 	var netErr net.Error
 	switch {
 	case errors.As(err, &pgErr):
-		code = pgErr.Field('C')
+		code = pgErr.Code
 		return code, code
 	case errors.As(err, &liteErr):
 		code = strconv.Itoa(liteErr.Code())

@@ -37,6 +37,7 @@ var acceptedAcrossCompanies = []string{
 	"single sign-on names a person by a verified address before the company is known",
 	"the metrics count the endpoints of every company",
 	"the metrics read how far the sync feed is held back, one horizon for all companies",
+	"ended tokens and sessions are one list for all companies, named by digests alone",
 }
 
 // builders start a query that reads, changes or deletes rows. Inserts are

@@ -9,9 +9,10 @@ import (
 	"net"
 	"strings"
 	"syscall"
+	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/driver/pgdriver"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
@@ -34,7 +35,7 @@ func (t *Transactor) InTx(ctx context.Context, fn func(ctx context.Context) erro
 	if _, ok := ctx.Value(txKey{}).(bun.Tx); ok {
 		return fn(ctx)
 	}
-	return translate(t.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	return translate(runInTx(ctx, t.db, func(ctx context.Context, tx bun.Tx) error {
 		return fn(context.WithValue(ctx, txKey{}, tx))
 	}))
 }
@@ -47,10 +48,52 @@ func inTx(ctx context.Context, db *bun.DB, fn func(ctx context.Context, tx bun.I
 	if tx, ok := ctx.Value(txKey{}).(bun.Tx); ok {
 		return fn(ctx, tx)
 	}
-	return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	return runInTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
 		return fn(context.WithValue(ctx, txKey{}, tx), tx)
 	})
 }
+
+// commitWait bounds a COMMIT: the request's deadline does not (below).
+const commitWait = 5 * time.Second
+
+// runInTx runs fn in a transaction whose COMMIT the request cannot cancel
+// (docs/contract.md §5, "Failover"). The statements in fn run under ctx, the
+// request's deadline; the transaction itself is begun on a context without
+// it, because the driver sends COMMIT (and database/sql decides between
+// commit and rollback) on the context the transaction began with: a
+// deadline or a client gone at that moment would leave the write's fate
+// unknown for a reason of our own. Once fn has succeeded the COMMIT is sent
+// and waited for, at most commitWait; a connection lost or that bound
+// passed then is an outcome unknown, answered 503 (the client's retry with
+// its Idempotency-Key finds the truth: its key was written in the same
+// transaction, or nothing was).
+func runInTx(ctx context.Context, db *bun.DB, fn func(ctx context.Context, tx bun.Tx) error) error {
+	txCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	tx, err := db.BeginTx(txCtx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(ctx, tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	bound := time.AfterFunc(commitWait, cancel)
+	defer bound.Stop()
+	err = tx.Commit()
+	if err != nil && (txCtx.Err() != nil || lostConnection(err)) {
+		return errCommitUnknown{err}
+	}
+	return err
+}
+
+// errCommitUnknown is a COMMIT that was not answered (the connection lost,
+// or commitWait passed): the write may or may not be in the database. A
+// COMMIT the database refused (a deferred constraint) is its own error.
+type errCommitUnknown struct{ err error }
+
+func (e errCommitUnknown) Error() string { return "commit outcome unknown: " + e.err.Error() }
+func (e errCommitUnknown) Unwrap() error { return e.err }
 
 // conn is the transaction of ctx if there is one, else the database: every
 // repository method works inside and outside a transaction.
@@ -66,11 +109,17 @@ func conn(ctx context.Context, db *bun.DB) bun.IDB {
 // the request may succeed later, so it is answered 503, not 500.
 func lostConnection(err error) bool {
 	var netErr net.Error
-	var pgErr pgdriver.Error
+	var pgErr *pgconn.PgError
+	var unknown errCommitUnknown
 	switch {
+	case errors.As(err, &unknown):
+		return true
 	case errors.As(err, &pgErr):
-		code := pgErr.Field('C')
-		return strings.HasPrefix(code, "08") || strings.HasPrefix(code, "53") || strings.HasPrefix(code, "57P")
+		// 25006: a write on a server that became a standby under us.
+		code := pgErr.Code
+		return strings.HasPrefix(code, "08") || strings.HasPrefix(code, "53") || strings.HasPrefix(code, "57P") || code == "25006"
+	case pgconn.Timeout(err), pgconn.SafeToRetry(err):
+		return true
 	case errors.As(err, &netErr), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
 		errors.Is(err, driver.ErrBadConn), errors.Is(err, sql.ErrConnDone), errors.Is(err, context.DeadlineExceeded),
 		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET):
@@ -94,9 +143,9 @@ func translate(err error) error {
 	if lostConnection(err) {
 		return domain.Unavailable(err)
 	}
-	var pgErr pgdriver.Error
+	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
-		switch pgErr.Field('C') {
+		switch pgErr.Code {
 		case "23505":
 			return domain.ErrConflict
 		case "23503":

@@ -90,7 +90,7 @@ func (s *WebhookEndpoints) Create(ctx context.Context, e webhook.Endpoint) error
 	if err != nil {
 		return err
 	}
-	return translate(s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	return translate(runInTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		n, err := tenantOf(tx, e.Company).Select("webhook_endpoints").Count(ctx)
 		if err != nil {
 			return err
@@ -195,7 +195,7 @@ func (s *WebhookEndpoints) Renew(ctx context.Context, e webhook.Endpoint, owner 
 
 func (s *WebhookEndpoints) Advance(ctx context.Context, e webhook.Endpoint, owner string, until time.Time, attempts []webhook.Attempt) error {
 	changed := false
-	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err := runInTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
 		if tx.Dialect().Name() == dialect.PG {
 			// A position lost with PostgreSQL itself is an event sent again
 			// with its webhook-id, which receivers take once: no need to wait
