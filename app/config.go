@@ -82,6 +82,10 @@ type Config struct {
 	TrustedProxies string `env:"PRAXIS_TRUSTED_PROXIES"`
 	// LogLevel: debug, info, warn or error.
 	LogLevel slog.Level `env:"PRAXIS_LOG_LEVEL" envDefault:"info"`
+	// PrepareHot sends the statements nearly every request runs (a company,
+	// an object by id) to PostgreSQL as prepared statements; off is for
+	// the benchmark that compares the two.
+	PrepareHot bool `env:"PRAXIS_DB_PREPARE_HOT" envDefault:"true"`
 	// RequestTimeout is every request's deadline but the streams' (uploads,
 	// downloads, the audit export) and the outbox's long poll, which gets
 	// its wait on top: past it, a request waiting for the database or

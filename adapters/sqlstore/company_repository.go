@@ -68,6 +68,13 @@ func (r *CompanyRepository) Create(ctx context.Context, c domain.Company) error 
 
 func (r *CompanyRepository) Get(ctx context.Context, id domain.CompanyID) (domain.Company, error) {
 	var row companyRow
+	if hot(r.db) {
+		err := scanHot(ctx, r.db, "company", func(tn tenant) *bun.SelectQuery { return tn.SelectOwn((*companyRow)(nil)) }, id, nil, &row)
+		if err != nil {
+			return domain.Company{}, translate(err)
+		}
+		return row.toDomain()
+	}
 	return row.read(ctx, tenantOf(conn(ctx, r.db), id).SelectOwn(&row))
 }
 

@@ -219,6 +219,15 @@ func (s *RecordStore) Get(ctx context.Context, company domain.CompanyID, kind *d
 		return ports.StoredObject{}, domain.ErrNotFound
 	}
 	var row objectRow
+	if !forUpdate && hot(s.db) {
+		err := scanHot(ctx, s.db, "object:"+kind.Slug, func(tn tenant) *bun.SelectQuery {
+			return t.selectIn(tn).Where("id = ?", bun.Safe("$2")).Where("deleted_at IS NULL")
+		}, company, []any{arg}, &row)
+		if err != nil {
+			return ports.StoredObject{}, translate(err)
+		}
+		return row.toPort(), nil
+	}
 	q := t.selectIn(tenantOf(conn(ctx, s.db), company)).Where("id = ?", arg).Where("deleted_at IS NULL")
 	if forUpdate && s.db.Dialect().Name() == dialect.PG {
 		q = q.For("UPDATE")

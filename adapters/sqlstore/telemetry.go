@@ -46,7 +46,9 @@ func Instrument(db *bun.DB, databaseURL string, tp trace.TracerProvider, mp metr
 	}
 	otelsql.ReportDBStatsMetrics(db.DB, otelsql.WithMeterProvider(mp),
 		otelsql.WithAttributes(attribute.String("db.system", string(h.system))))
-	return db.WithQueryHook(h), nil
+	out := db.WithQueryHook(h)
+	queryHooks.Store(out, h)
+	return out, nil
 }
 
 // describe is what every span of this database shares: its system, and for

@@ -16,20 +16,32 @@ import (
 type tenant struct {
 	db bun.IDB
 	id uuid.UUID
+	// placeholder, when set, stands for the company in the statement text:
+	// a hot statement is built once with it and run with the company as
+	// its first argument (prepared.go).
+	placeholder bun.Safe
 }
 
 func tenantOf(db bun.IDB, company domain.CompanyID) tenant {
 	return tenant{db: db, id: uuid.UUID(company)}
 }
 
+// company is the company as a query's argument.
+func (t tenant) company() any {
+	if t.placeholder != "" {
+		return t.placeholder
+	}
+	return t.id
+}
+
 // Select reads the company's rows of table.
 func (t tenant) Select(table string) *bun.SelectQuery {
-	return t.db.NewSelect().TableExpr(table).Where(table+".company_id = ?", t.id)
+	return t.db.NewSelect().TableExpr(table).Where(table+".company_id = ?", t.company())
 }
 
 // SelectModel reads the company's rows of the table of model.
 func (t tenant) SelectModel(model any) *bun.SelectQuery {
-	return t.db.NewSelect().Model(model).Where("?TableAlias.company_id = ?", t.id)
+	return t.db.NewSelect().Model(model).Where("?TableAlias.company_id = ?", t.company())
 }
 
 // SelectByKey reads the company's rows of table by primary key. The company
@@ -43,39 +55,39 @@ func (t tenant) SelectByKey(table string) *bun.SelectQuery {
 
 // Update changes the company's rows of table.
 func (t tenant) Update(table string) *bun.UpdateQuery {
-	return t.db.NewUpdate().TableExpr(table).Where(table+".company_id = ?", t.id)
+	return t.db.NewUpdate().TableExpr(table).Where(table+".company_id = ?", t.company())
 }
 
 // UpdateModel changes the company's rows of the table of model.
 func (t tenant) UpdateModel(model any) *bun.UpdateQuery {
-	return t.db.NewUpdate().Model(model).Where("?TableAlias.company_id = ?", t.id)
+	return t.db.NewUpdate().Model(model).Where("?TableAlias.company_id = ?", t.company())
 }
 
 // Delete removes the company's rows of table.
 func (t tenant) Delete(table string) *bun.DeleteQuery {
-	return t.db.NewDelete().TableExpr(table).Where(table+".company_id = ?", t.id)
+	return t.db.NewDelete().TableExpr(table).Where(table+".company_id = ?", t.company())
 }
 
 // DeleteModel removes the company's rows of the table of model.
 func (t tenant) DeleteModel(model any) *bun.DeleteQuery {
-	return t.db.NewDelete().Model(model).Where("?TableAlias.company_id = ?", t.id)
+	return t.db.NewDelete().Model(model).Where("?TableAlias.company_id = ?", t.company())
 }
 
 // SelectOwn reads the company's own row of the companies table into model.
 func (t tenant) SelectOwn(model any) *bun.SelectQuery {
-	return t.db.NewSelect().Model(model).Where("?TableAlias.id = ?", t.id)
+	return t.db.NewSelect().Model(model).Where("?TableAlias.id = ?", t.company())
 }
 
 // UpdateOwn changes the company's own row of the companies table.
 func (t tenant) UpdateOwn() *bun.UpdateQuery {
-	return t.db.NewUpdate().Model((*companyRow)(nil)).Where("?TableAlias.id = ?", t.id)
+	return t.db.NewUpdate().Model((*companyRow)(nil)).Where("?TableAlias.id = ?", t.company())
 }
 
 // Raw is a statement of the company's that the builders cannot write (a
 // chain of data-modifying CTEs): its arguments are indexed, ?0 being the
 // company, and every table it reads or changes must be limited by ?0.
 func (t tenant) Raw(query string, args ...any) *bun.RawQuery {
-	return t.db.NewRaw(query, append([]any{t.id}, args...)...)
+	return t.db.NewRaw(query, append([]any{t.company()}, args...)...)
 }
 
 // acrossCompanies is the one way around tenant: a query that must not be

@@ -1,0 +1,119 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
+
+	"github.com/praxis-health/praxis/domain"
+)
+
+// Hot statements (docs/contract.md §5): the few statements nearly every
+// request runs — a company by id, an object of a section by id — are sent
+// to PostgreSQL as prepared statements with their arguments apart, so that
+// it parses and plans each once per connection instead of once per
+// request. Everything else keeps the query builder, which writes its
+// arguments into the text (sent in one round trip, never cached).
+//
+// A hot statement is built by the same builders as the rest, from a tenant
+// whose company is the placeholder $1 (tenancy.go): it cannot leave the
+// company out any more than they can. Its text is built once per key (a
+// section's statement per section), so the texts a connection prepares
+// are bounded by the keys: pgx's statement cache of 512 never evicts.
+// SQLite has no parse cost worth a second path: it runs the builder's.
+
+// PrepareHot turns the hot statements on (the default) or off; the
+// benchmark compares the two in one run (PRAXIS_DB_PREPARE_HOT).
+var PrepareHot atomic.Bool
+
+func init() { PrepareHot.Store(true) }
+
+// hotStatement is a statement's text and the query that built it (its
+// table and text for the span).
+type hotStatement struct {
+	text  string
+	query bun.Query
+}
+
+var (
+	hotMu    sync.Mutex
+	hotBuilt = map[string]hotStatement{}
+)
+
+// HotStatements answers how many hot statement texts exist: at most this
+// many are prepared on any connection.
+func HotStatements() int {
+	hotMu.Lock()
+	defer hotMu.Unlock()
+	return len(hotBuilt)
+}
+
+// hot reports whether db runs hot statements.
+func hot(db *bun.DB) bool { return PrepareHot.Load() && db.Dialect().Name() == dialect.PG }
+
+// scanHot runs the hot statement key of company — built the first time by
+// build, from a tenant whose company is $1 and with args as $2, $3, … —
+// and scans its one row into dest: sql.ErrNoRows when there is none.
+func scanHot(ctx context.Context, db *bun.DB, key string, build func(tn tenant) *bun.SelectQuery, company domain.CompanyID, args []any, dest ...any) error {
+	hotMu.Lock()
+	st, ok := hotBuilt[key]
+	if !ok {
+		q := build(tenant{db: db, placeholder: "$1"})
+		st = hotStatement{text: q.String(), query: q}
+		hotBuilt[key] = st
+	}
+	hotMu.Unlock()
+
+	var runner interface {
+		QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	} = db.DB
+	if tx, ok := conn(ctx, db).(bun.Tx); ok {
+		runner = tx.Tx
+	}
+	ctx, done := observeHot(ctx, db, st)
+	rows, err := runner.QueryContext(ctx, st.text, append([]any{pgx.QueryExecModeCacheStatement, uuid.UUID(company)}, args...)...)
+	if err == nil {
+		err = scanOne(ctx, db, rows, dest...)
+	}
+	done(err)
+	return err
+}
+
+func scanOne(ctx context.Context, db *bun.DB, rows *sql.Rows, dest ...any) error {
+	defer func() { _ = rows.Close() }()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		return sql.ErrNoRows
+	}
+	if err := db.ScanRow(ctx, rows, dest...); err != nil {
+		return err
+	}
+	return rows.Close()
+}
+
+// hooks are the query hooks Instrument added, by the database they were
+// added to: a hot statement runs beside bun and reports to them itself.
+var queryHooks sync.Map // *bun.DB → *queryHook
+
+func observeHot(ctx context.Context, db *bun.DB, st hotStatement) (context.Context, func(error)) {
+	h, ok := queryHooks.Load(db)
+	if !ok {
+		return ctx, func(error) {}
+	}
+	hook := h.(*queryHook)
+	event := &bun.QueryEvent{DB: db, IQuery: st.query, Query: st.text, QueryTemplate: st.text, StartTime: time.Now()}
+	ctx = hook.BeforeQuery(ctx, event)
+	return ctx, func(err error) {
+		event.Err = err
+		hook.AfterQuery(ctx, event)
+	}
+}
