@@ -154,4 +154,3 @@ func TestTenantQueriesNameTheCompany(t *testing.T) {
 		}
 	}
 }
-
