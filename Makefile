@@ -80,7 +80,8 @@ lint:
 ## bench: Go benchmarks, then the load programs against the built binary (figures printed):
 ## uploads on the embedded defaults; OAuth, booking slots, the million-row sync, reads by id (ids=) and
 ## import/export, the audit trail's cost (its own build, -tags auditbench), webhook latency and
-## in-order throughput, and one vs three replicas with a rolling restart, on PostgreSQL + Redis.
+## in-order throughput, one vs three replicas with a rolling restart, and the hot statements prepared
+## vs not (GET company and customer, same build, one run), on PostgreSQL + Redis.
 ## Exits non-zero if a target is missed.
 bench: build
 	$(GO) test -run=NONE -bench=. -benchmem ./...
@@ -95,7 +96,8 @@ bench: build
 	$(GO) run ./test/bench/audit; audit=$$?; \
 	$(GO) run ./test/bench/webhooks -binary $(BIN); webhooks=$$?; \
 	$(GO) run ./test/bench/replicas -binary $(BIN); replicas=$$?; \
-	exit $$((upload | oauth | booking | records | batch | devices | exchange | audit | webhooks | replicas))
+	$(GO) run ./test/bench/prepared -binary $(BIN); prepared=$$?; \
+	exit $$((upload | oauth | booking | records | batch | devices | exchange | audit | webhooks | replicas | prepared))
 
 ## fuzz: run each fuzz target for FUZZTIME (their seed corpora run in `make test`), then the
 ## bad-input suite with 20,000 random requests more per backend (the seed is logged)

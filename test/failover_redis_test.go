@@ -163,11 +163,11 @@ func TestRedisFailoverKeepsRevocations(t *testing.T) {
 	client := &http.Client{Timeout: 30 * time.Second}
 	t0 := time.Now()
 	count := func(tl *tally, status int) {
-		switch {
-		case status == http.StatusOK:
+		switch status {
+		case http.StatusOK:
 			tl.ok.Add(1)
 			return
-		case status == http.StatusServiceUnavailable:
+		case http.StatusServiceUnavailable:
 			tl.unavailable.Add(1)
 		default:
 			tl.other.Add(1)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -82,13 +83,23 @@ func startRedis(t *testing.T, extra ...string) (process, string) {
 }
 
 // privatePostgres is a PostgreSQL cluster of the test's own, run as the
-// postgres user (the server refuses root).
+// postgres user (the server refuses root), on loopback or, for the
+// partition drill, inside a network namespace of the test's.
 type privatePostgres struct {
 	dir, port string
 	pgCtl     string
+	host      string   // the address it listens on
+	netns     []string // the command prefix that enters its namespace, if any
 }
 
 func startPostgres(t *testing.T) (*privatePostgres, string) {
+	t.Helper()
+	return startPostgresOn(t, "127.0.0.1", testenv.FreeAddr(t), nil)
+}
+
+// startPostgresOn starts the cluster listening on host (with a port free
+// on addr), its commands run after the prefix netns.
+func startPostgresOn(t *testing.T, host, addr string, netns []string) (*privatePostgres, string) {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("the PostgreSQL fault drill runs its own cluster as the postgres user: it needs root")
@@ -113,26 +124,41 @@ func startPostgres(t *testing.T) (*privatePostgres, string) {
 		}
 	}
 	asPostgres(filepath.Join(bin, "initdb"), "-D", filepath.Join(dir, "data"), "-A", "trust", "-U", "postgres")
-	_, port, _ := net.SplitHostPort(testenv.FreeAddr(t))
-	pg := &privatePostgres{dir: dir, port: port, pgCtl: filepath.Join(bin, "pg_ctl")}
+	if host != "127.0.0.1" { // the test's own network: its other end may connect
+		hba, err := os.OpenFile(filepath.Join(dir, "data", "pg_hba.conf"), os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = fmt.Fprintf(hba, "host all all %s/24 trust\n", host)
+		_ = hba.Close()
+	}
+	_, port, _ := net.SplitHostPort(addr)
+	pg := &privatePostgres{dir: dir, port: port, pgCtl: filepath.Join(bin, "pg_ctl"), host: host, netns: netns}
 	pg.start(t)
 	t.Cleanup(func() { pg.stop(t) })
-	return pg, "postgres://postgres@127.0.0.1:" + port + "/postgres?sslmode=disable"
+	return pg, "postgres://postgres@" + net.JoinHostPort(host, port) + "/postgres?sslmode=disable"
+}
+
+func (pg *privatePostgres) command(args ...string) *exec.Cmd {
+	all := append(append(slices.Clone(pg.netns), "runuser", "-u", "postgres", "--", pg.pgCtl, "-D", filepath.Join(pg.dir, "data")), args...)
+	return exec.Command(all[0], all[1:]...)
 }
 
 func (pg *privatePostgres) start(t *testing.T) {
 	t.Helper()
-	out, err := exec.Command("runuser", "-u", "postgres", "--", pg.pgCtl, "-D", filepath.Join(pg.dir, "data"), "-w", "-l", filepath.Join(pg.dir, "log"),
-		"-o", "-p "+pg.port+" -k "+pg.dir+" -c listen_addresses=127.0.0.1", "start").CombinedOutput()
+	out, err := pg.command("-w", "-l", filepath.Join(pg.dir, "log"),
+		"-o", "-p "+pg.port+" -k "+pg.dir+" -c listen_addresses="+pg.host, "start").CombinedOutput()
 	if err != nil {
 		t.Fatalf("pg_ctl start: %v\n%s", err, out)
 	}
-	waitForPort(t, "127.0.0.1:"+pg.port)
+	if len(pg.netns) == 0 {
+		waitForPort(t, net.JoinHostPort(pg.host, pg.port))
+	}
 }
 
 func (pg *privatePostgres) stop(t *testing.T) {
 	t.Helper()
-	_ = exec.Command("runuser", "-u", "postgres", "--", pg.pgCtl, "-D", filepath.Join(pg.dir, "data"), "-m", "immediate", "-w", "stop").Run()
+	_ = pg.command("-m", "immediate", "-w", "stop").Run()
 }
 
 // within runs fn and fails t when it took longer than d: a frozen dependency must not hold a request.

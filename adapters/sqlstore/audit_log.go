@@ -177,8 +177,16 @@ func (l *AuditLog) appendAfter(ctx context.Context, company domain.CompanyID, he
 	segment := segmentOf(block.FirstSeq)
 	indexed := l.unindexed(company, segment, customers)
 	var moved bool
-	err := tenantOf(l.db, company).Raw("SELECT audit_append(?0, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)", head.Seq, orEmpty(head.Hash), link.Seq, link.Hash,
-		block.FirstAt, block.LastAt, block.Events, pgdialect.Array(customers), pgdialect.Array(indexed)).Scan(ctx, &moved)
+	var err error
+	if hot(l.db) {
+		err = scanHot(ctx, l.db, "audit append", func(tn tenant) hotQuery {
+			return tn.Raw("SELECT audit_append(?0, $2, $3, $4, $5, $6, $7, $8, $9, $10)")
+		}, company, []any{head.Seq, orEmpty(head.Hash), link.Seq, link.Hash, block.FirstAt, block.LastAt, block.Events,
+			nonNil(customers), nonNil(indexed)}, &moved)
+	} else {
+		err = tenantOf(l.db, company).Raw("SELECT audit_append(?0, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)", head.Seq, orEmpty(head.Hash), link.Seq, link.Hash,
+			block.FirstAt, block.LastAt, block.Events, pgdialect.Array(customers), pgdialect.Array(indexed)).Scan(ctx, &moved)
+	}
 	if err != nil {
 		return false, translate(err)
 	}
@@ -188,6 +196,14 @@ func (l *AuditLog) appendAfter(ctx context.Context, company domain.CompanyID, he
 	}
 	l.remember(company, link, segment, indexed) // one statement, committed
 	return true, nil
+}
+
+// nonNil is ids as an array argument: empty, not NULL, when there are none.
+func nonNil(ids []int64) []int64 {
+	if ids == nil {
+		return []int64{}
+	}
+	return ids
 }
 
 // customerColumn is a block's customers as its column holds them: an array

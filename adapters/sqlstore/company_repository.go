@@ -69,7 +69,7 @@ func (r *CompanyRepository) Create(ctx context.Context, c domain.Company) error 
 func (r *CompanyRepository) Get(ctx context.Context, id domain.CompanyID) (domain.Company, error) {
 	var row companyRow
 	if hot(r.db) {
-		err := scanHot(ctx, r.db, "company", func(tn tenant) *bun.SelectQuery { return tn.SelectOwn((*companyRow)(nil)) }, id, nil, &row)
+		err := scanHot(ctx, r.db, "company", func(tn tenant) hotQuery { return tn.SelectOwn((*companyRow)(nil)) }, id, nil, &row)
 		if err != nil {
 			return domain.Company{}, translate(err)
 		}

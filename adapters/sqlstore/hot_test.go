@@ -47,11 +47,17 @@ func TestHotStatementsNameTheCompany(t *testing.T) {
 		}
 	}
 	texts := sqlstore.HotTexts()
-	if want := 1 + len(domain.Kinds()); len(texts) != want {
-		t.Errorf("%d hot statements, want %d (the company, an object of each section)", len(texts), want)
+	// The audit trail's append is hot too; it runs here when another test of
+	// this package appended first.
+	if n := len(texts); n != 1+len(domain.Kinds()) && n != 2+len(domain.Kinds()) {
+		t.Errorf("%d hot statements, want %d (the company, an object of each section, perhaps the audit append)", n, 1+len(domain.Kinds()))
 	}
 	for key, text := range texts {
-		if !strings.Contains(text, `.company_id = $1`) && !(key == "company" && strings.Contains(text, `FROM "companies" AS "company_row" WHERE ("company_row".id = $1)`)) {
+		switch {
+		case key == "company" && strings.Contains(text, `FROM "companies" AS "company_row" WHERE ("company_row".id = $1)`),
+			key == "audit append" && strings.HasPrefix(text, "SELECT audit_append($1, "),
+			strings.HasPrefix(key, "object:") && strings.Contains(text, `.company_id = $1`):
+		default:
 			t.Errorf("hot statement %s does not name the company as $1: %s", key, text)
 		}
 	}
@@ -59,7 +65,7 @@ func TestHotStatementsNameTheCompany(t *testing.T) {
 	if err := db.NewRaw("SELECT count(*) FROM pg_prepared_statements").Scan(ctx, &prepared); err != nil {
 		t.Fatal(err)
 	}
-	if prepared > len(texts) || prepared == 0 {
+	if prepared > 1+len(domain.Kinds()) || prepared == 0 {
 		t.Errorf("%d statements prepared on the connection after %d requests, want at most the %d hot statements", prepared, 50*(1+len(domain.Kinds())), len(texts))
 	}
 	t.Logf("%d hot statements; %d prepared on one connection after %d requests", len(texts), prepared, 50*(1+len(domain.Kinds())))

@@ -16,7 +16,8 @@ import (
 )
 
 // Hot statements (docs/contract.md §5): the few statements nearly every
-// request runs — a company by id, an object of a section by id — are sent
+// request runs — a company by id, an object of a section by id, the audit
+// trail's append — are sent
 // to PostgreSQL as prepared statements with their arguments apart, so that
 // it parses and plans each once per connection instead of once per
 // request. Everything else keeps the query builder, which writes its
@@ -34,6 +35,13 @@ import (
 var PrepareHot atomic.Bool
 
 func init() { PrepareHot.Store(true) }
+
+// hotQuery is what builds a hot statement: a select of the tenant's, or
+// its raw statement (a function of the company's).
+type hotQuery interface {
+	bun.Query
+	String() string
+}
 
 // hotStatement is a statement's text and the query that built it (its
 // table and text for the span).
@@ -61,7 +69,7 @@ func hot(db *bun.DB) bool { return PrepareHot.Load() && db.Dialect().Name() == d
 // scanHot runs the hot statement key of company — built the first time by
 // build, from a tenant whose company is $1 and with args as $2, $3, … —
 // and scans its one row into dest: sql.ErrNoRows when there is none.
-func scanHot(ctx context.Context, db *bun.DB, key string, build func(tn tenant) *bun.SelectQuery, company domain.CompanyID, args []any, dest ...any) error {
+func scanHot(ctx context.Context, db *bun.DB, key string, build func(tn tenant) hotQuery, company domain.CompanyID, args []any, dest ...any) error {
 	hotMu.Lock()
 	st, ok := hotBuilt[key]
 	if !ok {

@@ -220,7 +220,7 @@ func (s *RecordStore) Get(ctx context.Context, company domain.CompanyID, kind *d
 	}
 	var row objectRow
 	if !forUpdate && hot(s.db) {
-		err := scanHot(ctx, s.db, "object:"+kind.Slug, func(tn tenant) *bun.SelectQuery {
+		err := scanHot(ctx, s.db, "object:"+kind.Slug, func(tn tenant) hotQuery {
 			return t.selectIn(tn).Where("id = ?", bun.Safe("$2")).Where("deleted_at IS NULL")
 		}, company, []any{arg}, &row)
 		if err != nil {
