@@ -68,11 +68,32 @@ const commitWait = 5 * time.Second
 // its Idempotency-Key finds the truth: its key was written in the same
 // transaction, or nothing was).
 func runInTx(ctx context.Context, db *bun.DB, fn func(ctx context.Context, tx bun.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err // nothing begun for a request that has ended
+	}
 	txCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
+	// BEGIN is bounded by the request's deadline like any statement.
+	begun := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		select {
+		case <-begun:
+		default:
+			cancel()
+		}
+	})
 	tx, err := db.BeginTx(txCtx, nil)
+	close(begun)
+	stop()
 	if err != nil {
+		if ctx.Err() != nil {
+			return errors.Join(err, ctx.Err())
+		}
 		return err
+	}
+	if txCtx.Err() != nil { // the deadline fell as BEGIN returned
+		_ = tx.Rollback()
+		return ctx.Err()
 	}
 	if err := fn(ctx, tx); err != nil {
 		_ = tx.Rollback()
@@ -121,7 +142,7 @@ func lostConnection(err error) bool {
 	case pgconn.Timeout(err), pgconn.SafeToRetry(err):
 		return true
 	case errors.As(err, &netErr), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
-		errors.Is(err, driver.ErrBadConn), errors.Is(err, sql.ErrConnDone), errors.Is(err, context.DeadlineExceeded),
+		errors.Is(err, driver.ErrBadConn), errors.Is(err, sql.ErrConnDone), errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled),
 		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET):
 		return true
 	}
