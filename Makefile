@@ -81,7 +81,8 @@ lint:
 ## uploads on the embedded defaults; OAuth, booking slots, the million-row sync, reads by id (ids=) and
 ## import/export, the audit trail's cost (its own build, -tags auditbench), webhook latency and
 ## in-order throughput, one vs three replicas with a rolling restart, and the hot statements prepared
-## vs not (GET company and customer, same build, one run), on PostgreSQL + Redis.
+## vs not (GET company and customer, same build, one run), on PostgreSQL + Redis; and on a Patroni
+## cluster of its own (root): planning's share of PostgreSQL's time and a failover's write gap.
 ## Exits non-zero if a target is missed.
 bench: build
 	$(GO) test -run=NONE -bench=. -benchmem ./...
@@ -97,7 +98,8 @@ bench: build
 	$(GO) run ./test/bench/webhooks -binary $(BIN); webhooks=$$?; \
 	$(GO) run ./test/bench/replicas -binary $(BIN); replicas=$$?; \
 	$(GO) run ./test/bench/prepared -binary $(BIN); prepared=$$?; \
-	exit $$((upload | oauth | booking | records | batch | devices | exchange | audit | webhooks | replicas | prepared))
+	$(GO) run ./test/bench/failover -binary $(BIN); failover=$$?; \
+	exit $$((upload | oauth | booking | records | batch | devices | exchange | audit | webhooks | replicas | prepared | failover))
 
 ## fuzz: run each fuzz target for FUZZTIME (their seed corpora run in `make test`), then the
 ## bad-input suite with 20,000 random requests more per backend (the seed is logged)

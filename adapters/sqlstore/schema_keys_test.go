@@ -28,14 +28,6 @@ var (
 		"customers_pkey": "a customer's number is unique across the service (GDT field 3000 names one patient): " +
 			"the upload door tells another company's customer from an unknown one (docs/contract.md §2)",
 		"oauth_clients_pkey": "a token request names its client before its company is known: the id alone finds it",
-		// These can move to (company_id, id): every query of them names the
-		// company already (tenantOf). The foreign keys that refer to them use
-		// the unique (company_id, id) beside the key, so moving the key means
-		// moving those foreign keys too: a migration of its own, not made yet.
-		// (files, staff_passkeys and webhook_deliveries moved in 20261126000400_company_keys.)
-		"records_pkey":           "can move: not migrated yet ((company_id, id) is unique beside it; foreign keys use that)",
-		"staff_members_pkey":     "can move: not migrated yet ((company_id, id) is unique beside it; foreign keys use that)",
-		"webhook_endpoints_pkey": "can move: not migrated yet ((company_id, id) is unique beside it; foreign keys use that)",
 	}
 )
 
