@@ -24,6 +24,13 @@ type mixedLoad struct {
 	patience time.Duration
 	start    time.Time
 
+	// What it writes to: a practice (creates), a practice with room for
+	// uploads, and a client for the tokens.
+	p             practice
+	roomy         company
+	roomyCustomer int64
+	roomyAuth     string
+
 	ops, failures, retries atomic.Int64
 	mu                     sync.Mutex
 	created, uploaded      []string
@@ -35,11 +42,18 @@ type mixedLoad struct {
 	once sync.Once
 }
 
-// startMixedLoad runs workers against base for practice p (the creates),
-// roomy and its customer (the uploads) and cl (the tokens) until stopped.
-func startMixedLoad(t *testing.T, base string, patience time.Duration, workers int, p practice, roomy company, roomyCustomer int64, cl oauthClient) *mixedLoad {
+// startMixedLoad makes its practices on s and runs workers against base
+// until halted.
+func startMixedLoad(t *testing.T, s *server, base string, patience time.Duration, workers int) *mixedLoad {
 	t.Helper()
-	l := &mixedLoad{t: t, base: base, patience: patience, start: time.Now(), statuses: map[int]int{}}
+	l := &mixedLoad{t: t, base: base, patience: patience, statuses: map[int]int{}}
+	l.p = newPractice(t, s)
+	cl := s.newClient(t, l.p.company, "company:read")
+	l.roomy = s.newCompany(t, 1<<30)
+	l.roomyCustomer = s.newCustomer(t, l.roomy)
+	l.roomyAuth = "Authorization: Bearer " + s.tokenFor(t, s.newClient(t, l.roomy, ""))
+	p, roomy, roomyCustomer := l.p, l.roomy, l.roomyCustomer
+	l.start = time.Now()
 	pdf, pdfType := multipartBody(t, filePart("befund.pdf", pdfOfSize(20_000)))
 	ctx, stop := context.WithCancel(context.Background())
 	l.stop = stop
@@ -162,9 +176,10 @@ func (l *mixedLoad) writeGap(from time.Duration) time.Duration {
 
 // verify checks that every create and upload answered 2xx is stored, and
 // nothing twice: the store holds as many as were answered (the practice's
-// customers: plus seeded ones).
-func (l *mixedLoad) verify(t *testing.T, s *server, p practice, roomy company, roomyAuth string, seeded int) {
+// customers: and its first patient).
+func (l *mixedLoad) verify(t *testing.T, s *server) {
 	t.Helper()
+	p, roomy, roomyAuth, seeded := l.p, l.roomy, l.roomyAuth, 1
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if len(l.created) < 10 || len(l.uploaded) < 10 {
