@@ -23,7 +23,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 )
@@ -150,7 +149,7 @@ func groupCommit(ctx context.Context, pool *pgxpool.Pool, events <-chan event) {
 			fmt.Fprintf(&sql, "($%d, $%d, $%d, $%d)", 4*i+1, 4*i+2, 4*i+3, 4*i+4)
 			args = append(args, e.company, h.seq, h.hash, e.body)
 		}
-		_, err := pool.Exec(ctx, sql.String(), append([]any{pgx.QueryExecModeExec}, args...)...)
+		_, err := pool.Exec(ctx, sql.String(), args...)
 		if err == nil {
 			for k, h := range next {
 				heads[k] = h
