@@ -17,10 +17,9 @@ import (
 
 // Hot statements (docs/contract.md §5): the few statements nearly every
 // request runs — a company by id, an object of a section by id, the audit
-// trail's append — are sent
-// to PostgreSQL as prepared statements with their arguments apart, so that
-// it parses and plans each once per connection instead of once per
-// request. Everything else keeps the query builder, which writes its
+// trail's append — are sent to PostgreSQL as prepared statements with
+// their arguments apart, so that it parses and plans each once per
+// connection instead of once per request. Everything else keeps the query builder, which writes its
 // arguments into the text (sent in one round trip, never cached).
 //
 // A hot statement is built by the same builders as the rest, from a tenant
