@@ -23,6 +23,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -59,7 +60,7 @@ func Open(rawURL string) (*redis.Client, error) {
 	if strings.Contains(rawURL, "master_name=") {
 		opts, err := redis.ParseFailoverURL(rawURL)
 		if err != nil {
-			return nil, fmt.Errorf("PRAXIS_REDIS_URL (Sentinel): %w", err)
+			return nil, fmt.Errorf("PRAXIS_REDIS_URL (Sentinel): %w", withoutURL(err))
 		}
 		opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout, opts.MaxRetries =
 			bounded(opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout, opts.MaxRetries)
@@ -67,11 +68,21 @@ func Open(rawURL string) (*redis.Client, error) {
 	}
 	opts, err := redis.ParseURL(rawURL)
 	if err != nil {
-		return nil, fmt.Errorf("PRAXIS_REDIS_URL: %w", err)
+		return nil, fmt.Errorf("PRAXIS_REDIS_URL: %w", withoutURL(err))
 	}
 	opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout, opts.MaxRetries =
 		bounded(opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout, opts.MaxRetries)
 	return redis.NewClient(opts), nil
+}
+
+// withoutURL is a parse error without the URL it would quote (a url.Error
+// does): the URL holds the password.
+func withoutURL(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
 }
 
 // bounded gives the waits their defaults: a frozen Redis answers 503

@@ -62,9 +62,14 @@ func Open(databaseURL string) (*bun.DB, error) {
 func openPostgres(databaseURL string) (*bun.DB, error) {
 	cfg, err := pgx.ParseConfig(databaseURL)
 	if err != nil {
-		// pgx's message quotes the URL (password redacted); ours names the part.
+		// pgx's message quotes the URL, and so does a url.Error inside it:
+		// ours names what is wrong and never the URL, which holds a password.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			return nil, fmt.Errorf("database url: %w", ue.Err)
+		}
 		var pe *pgconn.ParseConfigError
-		if errors.As(err, &pe) {
+		if errors.As(err, &pe) && errors.Unwrap(pe) != nil {
 			return nil, fmt.Errorf("database url: %w", errors.Unwrap(pe))
 		}
 		return nil, errors.New("database url: cannot be parsed")
