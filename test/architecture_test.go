@@ -9,8 +9,10 @@ import (
 // TestAdaptersNeverImportAnotherAdapter: an adapter serves one technology;
 // what two adapters share belongs in ports or domain (docs/ARCHITECTURE.md),
 // or, a helper of no technology's (an instrument's attribute sets), in
-// adapters/internal, which imports nothing of ours. depguard cannot say
-// "another adapter", so the import graph is read here.
+// adapters/internal, which imports nothing of ours, or, what the two HTTP
+// doors share (the table from domain errors to statuses), in
+// adapters/httpkit, which imports the domain and nothing else of ours.
+// depguard cannot say "another adapter", so the import graph is read here.
 func TestAdaptersNeverImportAnotherAdapter(t *testing.T) {
 	t.Parallel()
 	const adapters = "github.com/praxis-health/praxis/adapters/"
@@ -25,11 +27,15 @@ func TestAdaptersNeverImportAnotherAdapter(t *testing.T) {
 		own := adapters + strings.SplitN(strings.TrimPrefix(pkg, adapters), "/", 2)[0]
 		checked++
 		helper := strings.HasPrefix(pkg, adapters+"internal/")
+		kit := pkg == adapters+"httpkit"
 		for _, imp := range fields[1:] {
 			switch {
 			case helper && strings.HasPrefix(imp, "github.com/praxis-health/praxis/"):
 				t.Errorf("%s, a helper of the adapters, imports %s", pkg, imp)
-			case strings.HasPrefix(imp, adapters) && imp != own && !strings.HasPrefix(imp, own+"/") && !strings.HasPrefix(imp, adapters+"internal/"):
+			case kit && strings.HasPrefix(imp, "github.com/praxis-health/praxis/") && imp != "github.com/praxis-health/praxis/domain":
+				t.Errorf("%s, the doors' kit, imports %s (the domain only)", pkg, imp)
+			case strings.HasPrefix(imp, adapters) && imp != own && !strings.HasPrefix(imp, own+"/") &&
+				!strings.HasPrefix(imp, adapters+"internal/") && imp != adapters+"httpkit":
 				t.Errorf("%s imports %s", pkg, imp)
 			}
 		}

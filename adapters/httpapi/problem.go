@@ -11,6 +11,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/praxis-health/praxis/adapters/httpkit"
 	"github.com/praxis-health/praxis/domain"
 )
 
@@ -18,10 +19,6 @@ import (
 // the upload endpoints answer {"status":"error","message":…}, everything
 // else RFC 9457 problem+json.
 func ErrorHandler(c *fiber.Ctx, err error) error {
-	if errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, domain.ErrUnavailable) {
-		// The request's deadline passed in a wait no store translated.
-		err = domain.Unavailable(err)
-	}
 	var answered *problemError
 	if errors.As(err, &answered) {
 		return writeProblem(c, answered.doc)
@@ -46,7 +43,7 @@ func ErrorHandler(c *fiber.Ctx, err error) error {
 		case errors.Is(err, domain.ErrStorageFull):
 			c.Set(fiber.HeaderRetryAfter, strconv.Itoa(domain.RetryAfterUnavailable))
 			status, detail = fiber.StatusInsufficientStorage, domain.MessageStorageFull
-		case errors.Is(err, domain.ErrUnavailable):
+		case errors.Is(err, domain.ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
 			c.Set(fiber.HeaderRetryAfter, strconv.Itoa(domain.RetryAfterUnavailable))
 			status, detail = fiber.StatusServiceUnavailable, domain.MessageUnavailable
 		case errors.As(err, &fe):
@@ -100,49 +97,26 @@ type problemDoc struct {
 	CurrentVersion int64 `json:"current_version,omitempty"`
 }
 
-// problems is the one table from domain errors to answers, matched in order.
-var problems = []struct {
-	err    error
-	status int
-	typ    string
-	detail string
-}{
-	{domain.ErrUnavailable, fiber.StatusServiceUnavailable, "service-unavailable", "a dependency is unavailable: try again later"},
-	{domain.ErrStorageFull, fiber.StatusInsufficientStorage, "insufficient-storage", "the file store is full: try again later"},
-	{domain.ErrIdempotencyKeyReused, fiber.StatusUnprocessableEntity, "idempotency-key-reused",
-		"this Idempotency-Key was already used for a different request"},
-	{domain.ErrMalformedJSON, fiber.StatusBadRequest, "malformed-json", "the body is not well-formed JSON"},
-	{domain.ErrInvalid, fiber.StatusUnprocessableEntity, "validation-error", "the request has invalid fields"},
-	{domain.ErrNotFound, fiber.StatusNotFound, "not-found", "no such object in this company"},
-	{domain.ErrOtherCompany, fiber.StatusNotFound, "not-found", "no such object in this company"},
-	{domain.ErrSlotUnavailable, fiber.StatusConflict, "slot-unavailable", "this start is not, or no longer, a free slot"},
-	{domain.ErrInvalidTransition, fiber.StatusConflict, "invalid-transition",
-		"the appointment's status does not allow this change (see the appointments' status table)"},
-	{domain.ErrVersionMismatch, fiber.StatusPreconditionFailed, "version-mismatch",
-		"the object has changed since the version If-Match names"},
-	{domain.ErrWebhooksDisabled, fiber.StatusConflict, "webhooks-disabled",
-		"webhooks are not enabled on this installation: its operator has set no PRAXIS_WEBHOOK_KEY"},
-	{domain.ErrOrderClosed, fiber.StatusConflict, "order-closed",
-		"the device order is done, cancelled or failed: it does not change so"},
-	{domain.ErrNotADevice, fiber.StatusForbidden, "device-credential-required",
-		"the bridge's calls take a token of a device's own credential (POST devices/{id}/credential)"},
-	{domain.ErrConflict, fiber.StatusConflict, "conflict", "the request conflicts with an existing object"},
-}
+// StatusOf is the status the API answers err with (a handler's error,
+// outside the upload doors): the settings pages answer the same
+// (adapters/httpkit's test holds the two doors alike).
+func StatusOf(err error) int { return problemFor(err).Status }
 
+// problemFor is err's problem document: its row of the doors' one table
+// (httpkit.Problems), the field errors of a 422, a fiber error's own
+// status, else 500.
 func problemFor(err error) problemDoc {
-	for _, p := range problems {
-		if errors.Is(err, p.err) {
-			doc := problemDoc{Type: p.typ, Title: http.StatusText(p.status), Status: p.status, Detail: p.detail}
-			if p.status == fiber.StatusUnprocessableEntity {
-				doc.Errors = []domain.FieldError{}
-				if fe, ok := domain.AsFieldErrors(err); ok {
-					doc.Errors = fe
-				} else if errors.Is(err, domain.ErrIdempotencyKeyReused) {
-					doc.Errors = []domain.FieldError{{Field: "Idempotency-Key", Message: "was used with another request"}}
-				}
+	if p, ok := httpkit.ProblemOf(err); ok {
+		doc := problemDoc{Type: p.Type, Title: http.StatusText(p.Status), Status: p.Status, Detail: p.Detail}
+		if p.Status == fiber.StatusUnprocessableEntity {
+			doc.Errors = []domain.FieldError{}
+			if fe, ok := domain.AsFieldErrors(err); ok {
+				doc.Errors = fe
+			} else if errors.Is(err, domain.ErrIdempotencyKeyReused) {
+				doc.Errors = []domain.FieldError{{Field: "Idempotency-Key", Message: "was used with another request"}}
 			}
-			return doc
 		}
+		return doc
 	}
 	var fe *fiber.Error
 	if errors.As(err, &fe) {

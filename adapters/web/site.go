@@ -27,6 +27,7 @@ import (
 	"github.com/google/uuid"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/praxis-health/praxis/adapters/httpkit"
 	"github.com/praxis-health/praxis/domain"
 	"github.com/praxis-health/praxis/domain/audit"
 	"github.com/praxis-health/praxis/domain/staff"
@@ -403,19 +404,14 @@ func (s *Site) source(c *fiber.Ctx) string {
 	return domain.ClientAddress(peer, hops, s.opts.TrustedProxies)
 }
 
+// StatusOf is the status a page answers err with: the pages' own refusals,
+// then the doors' one table (httpkit.Problems), as the API answers them.
+func StatusOf(err error) int { return statusOf(err) }
+
 func statusOf(err error) int {
-	var ve *domain.ValidationError
 	switch {
-	case errors.As(err, &ve), errors.Is(err, domain.ErrInvalid):
-		return http.StatusUnprocessableEntity
 	case errors.Is(err, staff.ErrForbidden), errors.Is(err, errCSRF):
 		return http.StatusForbidden
-	case errors.Is(err, domain.ErrNotFound):
-		return http.StatusNotFound
-	case errors.Is(err, domain.ErrConflict):
-		return http.StatusConflict
-	case errors.Is(err, domain.ErrVersionMismatch):
-		return http.StatusPreconditionFailed
 	case errors.Is(err, errSignedOut):
 		return http.StatusUnauthorized
 	case errors.Is(err, errTooMany):
@@ -424,8 +420,13 @@ func statusOf(err error) int {
 		return http.StatusBadRequest
 	case errors.Is(err, errTooLarge):
 		return http.StatusRequestEntityTooLarge
-	case errors.Is(err, domain.ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
-		return http.StatusServiceUnavailable
+	}
+	var ve *domain.ValidationError
+	if errors.As(err, &ve) {
+		return http.StatusUnprocessableEntity
+	}
+	if p, ok := httpkit.ProblemOf(err); ok {
+		return p.Status
 	}
 	return http.StatusInternalServerError
 }
