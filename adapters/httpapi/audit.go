@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/praxis-health/praxis/adapters/httpkit"
 	"github.com/praxis-health/praxis/domain"
 	"github.com/praxis-health/praxis/domain/audit"
 	"github.com/praxis-health/praxis/ports"
@@ -56,7 +57,7 @@ func (d auditDoor) audited(describe func(c *fiber.Ctx) (subject, bool)) fiber.Ha
 			return c.Next()
 		}
 		e := audit.New(time.Now())
-		e.Source.Address = clientAddress(c, trusted)
+		e.Source.Address = httpkit.ClientAddress(c, trusted)
 		if sc := trace.SpanContextFromContext(c.UserContext()); sc.HasTraceID() {
 			e.TraceID = sc.TraceID().String()
 		}

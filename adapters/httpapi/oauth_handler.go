@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/praxis-health/praxis/adapters/httpkit"
 	"github.com/praxis-health/praxis/domain"
 	"github.com/praxis-health/praxis/ports"
 )
@@ -190,7 +191,7 @@ func readClientRequest(c *fiber.Ctx, trusted []netip.Prefix) (clientRequest, err
 	req.params = params
 	if !req.basic {
 		req.client = ports.ClientCredentials{ID: domain.ClientID(params.Get("client_id")), Secret: params.Get("client_secret"),
-			Source: clientAddress(c, trusted)}
+			Source: httpkit.ClientAddress(c, trusted)}
 		return req, nil
 	}
 	if params.Has("client_secret") {
@@ -203,7 +204,7 @@ func readClientRequest(c *fiber.Ctx, trusted []netip.Prefix) (clientRequest, err
 	if params.Has("client_id") && params.Get("client_id") != id {
 		return req, domain.OAuthErrorf(domain.OAuthInvalidRequest, "client_id in the body differs from the one in the Authorization header")
 	}
-	req.client = ports.ClientCredentials{ID: domain.ClientID(id), Secret: secret, Source: clientAddress(c, trusted)}
+	req.client = ports.ClientCredentials{ID: domain.ClientID(id), Secret: secret, Source: httpkit.ClientAddress(c, trusted)}
 	return req, nil
 }
 

@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/praxis-health/praxis/adapters/httpkit"
 	"github.com/praxis-health/praxis/domain"
 	"github.com/praxis-health/praxis/ports"
 )
@@ -118,7 +119,7 @@ func (h *Uploads) upload(c *fiber.Ctx, source domain.Source) error {
 		Company:  uploadHeader(c, "company"),
 		Customer: uploadHeader(c, "customer"),
 		Secret:   uploadHeader(c, "secret"),
-		Source:   clientAddress(c, h.opts.TrustedProxies),
+		Source:   httpkit.ClientAddress(c, h.opts.TrustedProxies),
 	}
 	// A device's own credential (docs/contract.md §14) stands for the
 	// company and its secret; a token that is not live is a wrong secret.

@@ -395,14 +395,7 @@ func (s *Site) change(action, section string, next fiber.Handler) fiber.Handler 
 }
 
 // source is the request's address after the trusted proxies.
-func (s *Site) source(c *fiber.Ctx) string {
-	peer, _ := netip.AddrFromSlice(c.Context().RemoteIP())
-	var hops []string
-	for _, h := range c.Request().Header.PeekAll(fiber.HeaderXForwardedFor) {
-		hops = append(hops, string(h))
-	}
-	return domain.ClientAddress(peer, hops, s.opts.TrustedProxies)
-}
+func (s *Site) source(c *fiber.Ctx) string { return httpkit.ClientAddress(c, s.opts.TrustedProxies) }
 
 // StatusOf is the status a page answers err with: the pages' own refusals,
 // then the doors' one table (httpkit.Problems), as the API answers them.

@@ -1,4 +1,4 @@
-package httpapi
+package httpkit
 
 import (
 	"net/netip"
@@ -8,9 +8,10 @@ import (
 	"github.com/praxis-health/praxis/domain"
 )
 
-// clientAddress is the address a request comes from, after the trusted
-// proxies (domain.ClientAddress).
-func clientAddress(c *fiber.Ctx, trusted []netip.Prefix) string {
+// ClientAddress is the address a request comes from, after the trusted
+// proxies (domain.ClientAddress): the same for both doors' throttling and
+// audit events.
+func ClientAddress(c *fiber.Ctx, trusted []netip.Prefix) string {
 	peer, _ := netip.AddrFromSlice(c.Context().RemoteIP())
 	var hops []string
 	for _, h := range c.Request().Header.PeekAll(fiber.HeaderXForwardedFor) {
