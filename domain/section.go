@@ -8,6 +8,9 @@ package domain
 // Kind is bespoke and registers its own routes.
 type Section struct {
 	Slug string
+	// Name is what the practice calls the section, in German and English:
+	// the settings pages show it where a scope is shown, never the slug.
+	Name Names
 	Kind *Kind
 	// OptIn sections' scopes are granted only when asked for by name, like
 	// audit:read (a device carries a credential of its own).
@@ -17,39 +20,39 @@ type Section struct {
 // Sections is the table of the resource API, in the spec's order. Each
 // section has a read and a write scope (AllScopes).
 var Sections = []Section{
-	{Slug: "booking"},
-	{Slug: "locations", Kind: inCatalog(masterData[Location]("locations", exampleLocation))},
-	{Slug: "users", Kind: inCatalog(masterData[User]("users", exampleUser))},
-	{Slug: "services", Kind: inCatalog(masterData[Service]("services", exampleService))},
-	{Slug: "service-assignments", Kind: inCatalog(masterData[ServiceAssignment]("service-assignments", exampleServiceAssignment))},
-	{Slug: "appointments", Kind: calendar(withPatch(record[Appointment]("appointments", exampleAppointment)))},
-	{Slug: "customers", Kind: customersKind},
-	{Slug: "notes", Kind: record[Note]("notes", exampleNote)},
-	{Slug: "medical-fee-services", Kind: withPatch(record[MedicalFeeService]("medical-fee-services", exampleMedicalFeeService), "customer_id")},
-	{Slug: "diagnoses", Kind: record[Diagnosis]("diagnoses", exampleDiagnosis)},
-	{Slug: "files"},
-	{Slug: "anamneses", Kind: record[Anamnesis]("anamneses", exampleAnamnesis)},
-	{Slug: "measurements", Kind: record[Measurement]("measurements", exampleMeasurement)},
-	{Slug: "long-term-medications", Kind: record[LongTermMedication]("long-term-medications", exampleLongTermMedication)},
-	{Slug: "sports-exemptions", Kind: record[SportsExemption]("sports-exemptions", exampleSportsExemption)},
-	{Slug: "referrals", Kind: record[Referral]("referrals", exampleReferral)},
-	{Slug: "regulations", Kind: record[Regulation]("regulations", exampleRegulation)},
-	{Slug: "visit-confirmations", Kind: record[VisitConfirmation]("visit-confirmations", exampleVisitConfirmation)},
-	{Slug: "incoming-referrals", Kind: record[IncomingReferral]("incoming-referrals", exampleIncomingReferral)},
-	{Slug: "doctor-letters", Kind: record[DoctorLetter]("doctor-letters", exampleDoctorLetter)},
-	{Slug: "patient-letters", Kind: record[PatientLetter]("patient-letters", examplePatientLetter)},
-	{Slug: "medical-transports", Kind: record[MedicalTransport]("medical-transports", exampleMedicalTransport)},
-	{Slug: "lab-results", Kind: record[LabResult]("lab-results", exampleLabResult)},
-	{Slug: "illness-notifications", Kind: record[IllnessNotification]("illness-notifications", exampleIllnessNotification)},
-	{Slug: "health-notifications", Kind: record[HealthNotification]("health-notifications", exampleHealthNotification)},
-	{Slug: "invoices", Kind: masterData[Invoice]("invoices", exampleInvoice)},
-	{Slug: "cash-revenues", Kind: masterData[CashRevenue]("cash-revenues", exampleCashRevenue)},
-	{Slug: "fee-notes", Kind: masterData[FeeNote]("fee-notes", exampleFeeNote)},
-	{Slug: "tenants", Kind: masterData[Tenant]("tenants", exampleTenant)},
-	{Slug: "devices", Kind: withActions(unique(withPatch(newKind[Device]("devices", ShapeMasterData, exampleDevice)), "gdt_id"),
+	{Slug: "booking", Name: Names{"Online-Buchung", "Online booking"}},
+	{Slug: "locations", Name: Names{"Standorte", "Locations"}, Kind: inCatalog(masterData[Location]("locations", exampleLocation))},
+	{Slug: "users", Name: Names{"Benutzer", "Users"}, Kind: inCatalog(masterData[User]("users", exampleUser))},
+	{Slug: "services", Name: Names{"Leistungen", "Services"}, Kind: inCatalog(masterData[Service]("services", exampleService))},
+	{Slug: "service-assignments", Name: Names{"Leistungszuordnungen", "Service assignments"}, Kind: inCatalog(masterData[ServiceAssignment]("service-assignments", exampleServiceAssignment))},
+	{Slug: "appointments", Name: Names{"Termine", "Appointments"}, Kind: calendar(withPatch(record[Appointment]("appointments", exampleAppointment)))},
+	{Slug: "customers", Name: Names{"Patienten", "Patients"}, Kind: customersKind},
+	{Slug: "notes", Name: Names{"Notizen", "Notes"}, Kind: record[Note]("notes", exampleNote)},
+	{Slug: "medical-fee-services", Name: Names{"Honorarleistungen", "Medical fee services"}, Kind: withPatch(record[MedicalFeeService]("medical-fee-services", exampleMedicalFeeService), "customer_id")},
+	{Slug: "diagnoses", Name: Names{"Diagnosen", "Diagnoses"}, Kind: record[Diagnosis]("diagnoses", exampleDiagnosis)},
+	{Slug: "files", Name: Names{"Dateien", "Files"}},
+	{Slug: "anamneses", Name: Names{"Anamnesen", "Anamneses"}, Kind: record[Anamnesis]("anamneses", exampleAnamnesis)},
+	{Slug: "measurements", Name: Names{"Messwerte", "Measurements"}, Kind: record[Measurement]("measurements", exampleMeasurement)},
+	{Slug: "long-term-medications", Name: Names{"Dauermedikation", "Long-term medication"}, Kind: record[LongTermMedication]("long-term-medications", exampleLongTermMedication)},
+	{Slug: "sports-exemptions", Name: Names{"Sportbefreiungen", "Sports exemptions"}, Kind: record[SportsExemption]("sports-exemptions", exampleSportsExemption)},
+	{Slug: "referrals", Name: Names{"Überweisungen", "Referrals"}, Kind: record[Referral]("referrals", exampleReferral)},
+	{Slug: "regulations", Name: Names{"Verordnungen", "Prescriptions and orders"}, Kind: record[Regulation]("regulations", exampleRegulation)},
+	{Slug: "visit-confirmations", Name: Names{"Besuchsbestätigungen", "Visit confirmations"}, Kind: record[VisitConfirmation]("visit-confirmations", exampleVisitConfirmation)},
+	{Slug: "incoming-referrals", Name: Names{"Eingehende Überweisungen", "Incoming referrals"}, Kind: record[IncomingReferral]("incoming-referrals", exampleIncomingReferral)},
+	{Slug: "doctor-letters", Name: Names{"Arztbriefe", "Doctor's letters"}, Kind: record[DoctorLetter]("doctor-letters", exampleDoctorLetter)},
+	{Slug: "patient-letters", Name: Names{"Patientenbriefe", "Letters to patients"}, Kind: record[PatientLetter]("patient-letters", examplePatientLetter)},
+	{Slug: "medical-transports", Name: Names{"Krankentransporte", "Medical transports"}, Kind: record[MedicalTransport]("medical-transports", exampleMedicalTransport)},
+	{Slug: "lab-results", Name: Names{"Laborbefunde", "Lab results"}, Kind: record[LabResult]("lab-results", exampleLabResult)},
+	{Slug: "illness-notifications", Name: Names{"Krankmeldungen", "Sick notes"}, Kind: record[IllnessNotification]("illness-notifications", exampleIllnessNotification)},
+	{Slug: "health-notifications", Name: Names{"Gesundmeldungen", "Fit-for-work notes"}, Kind: record[HealthNotification]("health-notifications", exampleHealthNotification)},
+	{Slug: "invoices", Name: Names{"Rechnungen", "Invoices"}, Kind: masterData[Invoice]("invoices", exampleInvoice)},
+	{Slug: "cash-revenues", Name: Names{"Bareinnahmen", "Cash takings"}, Kind: masterData[CashRevenue]("cash-revenues", exampleCashRevenue)},
+	{Slug: "fee-notes", Name: Names{"Honorarnoten", "Fee notes"}, Kind: masterData[FeeNote]("fee-notes", exampleFeeNote)},
+	{Slug: "tenants", Name: Names{"Abrechnungskonten", "Billing accounts"}, Kind: masterData[Tenant]("tenants", exampleTenant)},
+	{Slug: "devices", Name: Names{"Geräte", "Devices"}, Kind: withActions(unique(withPatch(newKind[Device]("devices", ShapeMasterData, exampleDevice)), "gdt_id"),
 		"POST devices/{id}/credential (the device's OAuth client for its bridge)"), OptIn: true},
-	{Slug: "device-orders", Kind: filters(numbered(ownWrites(record[DeviceOrder]("device-orders", exampleDeviceOrder), deviceOrderActions...), "number"), "device_id", "status")},
-	{Slug: "company"},
+	{Slug: "device-orders", Name: Names{"Geräteaufträge", "Device orders"}, Kind: filters(numbered(ownWrites(record[DeviceOrder]("device-orders", exampleDeviceOrder), deviceOrderActions...), "number"), "device_id", "status")},
+	{Slug: "company", Name: Names{"Praxis", "Practice"}},
 }
 
 func record[T any, PT interface {
@@ -167,4 +170,33 @@ func KindOf(slug string) *Kind {
 		return s.Kind
 	}
 	return nil
+}
+
+// Names is a name in German and in English.
+type Names struct{ De, En string }
+
+// In is the name in lang ("de" or "en"; English otherwise).
+func (n Names) In(lang string) string {
+	if lang == "de" {
+		return n.De
+	}
+	return n.En
+}
+
+// scopeOnlyNames name the scopes that are no section's.
+var scopeOnlyNames = map[string]Names{
+	"audit":    {"Zugriffsprotokoll", "Audit trail"},
+	"webhooks": {"Webhooks", "Webhooks"},
+}
+
+// SectionName is what the practice calls the section of slug (or the part
+// of a scope before its colon); false when nothing names it.
+func SectionName(slug string) (Names, bool) {
+	for _, s := range Sections {
+		if s.Slug == slug {
+			return s.Name, s.Name.De != ""
+		}
+	}
+	n, ok := scopeOnlyNames[slug]
+	return n, ok
 }

@@ -336,6 +336,16 @@ func TestSettingsInABrowser(t *testing.T) {
 		}
 		// Rotation: the new secret works, and the old one for a day more.
 		b.open("/settings/integrations")
+		// Scopes in the practice's words, not slugs (the table's names).
+		if got := b.text(fmt.Sprintf(`tr[data-client="%s"] td.scopes`, cl.ID)); got != "Practice (read)" {
+			t.Errorf("the client's scopes read %q, want %q", got, "Practice (read)")
+		}
+		if got := b.evalString(`document.querySelector('input[value="notes:write"]').getAttribute("aria-label")`); got != "Notes (write)" {
+			t.Errorf("the notes:write box is labelled %q, want %q", got, "Notes (write)")
+		}
+		if got := b.text(`th[title="medical-fee-services"]`); got != "Medical fee services" {
+			t.Errorf("a section's row reads %q, want its name", got)
+		}
 		b.submitFresh(fmt.Sprintf(`tr[data-client="%s"] button:not(.danger)`, cl.ID))
 		rotated := oauthClient{ID: b.text("#shown-client-id"), Secret: b.text("#shown-secret")}
 		secrets = append(secrets, rotated.Secret)

@@ -91,6 +91,25 @@ type page struct {
 func (p page) T(key string) string               { return translate(p.Lang, key) }
 func (p page) Tf(key string, args ...any) string { return translate(p.Lang, key, args...) }
 
+// Section is what the practice calls a section, in the page's language
+// (the slug where nothing names it).
+func (p page) Section(slug string) string {
+	if n, ok := domain.SectionName(slug); ok {
+		return n.In(p.Lang)
+	}
+	return slug
+}
+
+// Scope is a scope in the practice's words: "Notizen (lesen)".
+func (p page) Scope(sc domain.Scope) string {
+	section, access, _ := strings.Cut(string(sc), ":")
+	switch access {
+	case "read", "write":
+		return p.Section(section) + " (" + p.T("integrations."+access) + ")"
+	}
+	return p.Section(section) + " (" + access + ")"
+}
+
 // render answers the page name with data, in the request's language.
 func (s *Site) render(c *fiber.Ctx, name string, data map[string]any) error {
 	m := memberOf(c)
