@@ -99,8 +99,8 @@ const (
 	HookCatalogVersion StoreHook = "catalog-version"
 )
 
-// Runs reports whether the kind's writes run hook.
-func (k *Kind) Runs(hook StoreHook) bool { return slices.Contains(k.Hooks, hook) }
+// HasHook reports whether the kind's writes run hook.
+func (k *Kind) HasHook(hook StoreHook) bool { return slices.Contains(k.Hooks, hook) }
 
 // WithHooks is a copy of k under another slug whose writes also run hooks:
 // the way a test declares a kind of its own on a real payload.

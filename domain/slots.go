@@ -23,7 +23,7 @@ type Offer struct {
 var CatalogSections = func() []string {
 	var out []string
 	for _, k := range Kinds() {
-		if k.Runs(HookCatalogVersion) {
+		if k.HasHook(HookCatalogVersion) {
 			out = append(out, k.Slug)
 		}
 	}

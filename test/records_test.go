@@ -79,7 +79,7 @@ func seedRecord(t *testing.T, s *server, companyID, kind, payload string) string
 	}
 	// As the record store does with every write to the booking catalogue:
 	// a server that cached the catalogue reads it again.
-	if domain.KindOf(kind).Runs(domain.HookCatalogVersion) {
+	if domain.KindOf(kind).HasHook(domain.HookCatalogVersion) {
 		_, err := db.NewUpdate().TableExpr("companies").Set("catalog_version = catalog_version + 1").Where("id = ?", uuid.MustParse(companyID)).Exec(context.Background())
 		if err != nil {
 			t.Fatal(err)

@@ -151,13 +151,13 @@ func (s *Site) overviewPage(c *fiber.Ctx) error {
 	return s.render(c, "overview", map[string]any{"Overview": o, "Release": s.opts.Release})
 }
 
-// scopeRow is one section of the catalogue with its read and write scopes.
+// scopeRow is one section of the scope table with its read and write scopes.
 type scopeRow struct {
 	Section     string
 	Read, Write domain.Scope
 }
 
-func catalogue() []scopeRow {
+func scopeTable() []scopeRow {
 	var rows []scopeRow
 	index := map[string]int{}
 	for _, sc := range domain.SupportedScopes() {
@@ -197,7 +197,7 @@ func (s *Site) integrations(c *fiber.Ctx, once *shown) error {
 	if err != nil {
 		return s.fail(c, err)
 	}
-	return s.render(c, "integrations", map[string]any{"Clients": clients, "Catalogue": catalogue(), "Shown": once, "Calls": calls,
+	return s.render(c, "integrations", map[string]any{"Clients": clients, "ScopeTable": scopeTable(), "Shown": once, "Calls": calls,
 		"Usage": usage})
 }
 

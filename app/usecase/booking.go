@@ -228,7 +228,7 @@ func (b *Booking) Book(ctx context.Context, grant domain.Grant, body []byte, key
 		return ports.Response{}, err
 	}
 	booking := domain.Booking(req)
-	return b.once(ctx, grant, key, rc.Now, func(ctx context.Context) (ports.Response, error) {
+	return b.idempotently(ctx, grant, key, rc.Now, func(ctx context.Context) (ports.Response, error) {
 		if err := b.checkRefs(ctx, grant.CompanyID, req); err != nil {
 			return ports.Response{}, err
 		}
@@ -254,6 +254,7 @@ func (b *Booking) Book(ctx context.Context, grant domain.Grant, body []byte, key
 		audit.Created(ctx, stored.ID)
 		return answer(http.StatusCreated, appointments.Slug+"/"+stored.ID, appointments, stored), nil
 	})
+
 }
 
 // freeSlot checks, inside the booking's transaction and after a lock on

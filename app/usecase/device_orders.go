@@ -55,7 +55,7 @@ func (d *DeviceOrders) Create(ctx context.Context, grant domain.Grant, body []by
 		return ports.Response{}, err
 	}
 	var device string
-	resp, err := d.once(ctx, grant, key, rc.Now, func(ctx context.Context) (ports.Response, error) {
+	resp, err := d.idempotently(ctx, grant, key, rc.Now, func(ctx context.Context) (ports.Response, error) {
 		obj, err := ordersKind.Decode(body, rc)
 		if err != nil {
 			return ports.Response{}, err
@@ -92,6 +92,7 @@ func (d *DeviceOrders) Create(ctx context.Context, grant domain.Grant, body []by
 		audit.Created(ctx, stored.ID)
 		return answer(http.StatusCreated, ordersKind.Slug+"/"+stored.ID, ordersKind, stored), nil
 	})
+
 	if err == nil && !resp.Replayed {
 		d.wake.notify(grant.CompanyID, device)
 	}

@@ -132,7 +132,7 @@ func (r *recordWriter) change(ctx context.Context, grant domain.Grant, kind *dom
 	if err != nil {
 		return ports.Response{}, err
 	}
-	return r.once(ctx, grant, w.Key, rc.Now, func(ctx context.Context) (ports.Response, error) {
+	return r.idempotently(ctx, grant, w.Key, rc.Now, func(ctx context.Context) (ports.Response, error) {
 		current, err := r.store.Get(ctx, grant.CompanyID, kind, id, true)
 		if err != nil {
 			return ports.Response{}, err
@@ -152,4 +152,5 @@ func (r *recordWriter) change(ctx context.Context, grant domain.Grant, kind *dom
 		touch(ctx, kind, updated)
 		return answer(http.StatusOK, kind.Slug+"/"+updated.ID, kind, updated), nil
 	})
+
 }

@@ -160,7 +160,7 @@ func (r *Records) Create(ctx context.Context, grant domain.Grant, kind *domain.K
 	if err != nil {
 		return ports.Response{}, err
 	}
-	return r.once(ctx, grant, key, rc.Now, func(ctx context.Context) (ports.Response, error) {
+	return r.idempotently(ctx, grant, key, rc.Now, func(ctx context.Context) (ports.Response, error) {
 		obj, err := kind.Decode(body, rc)
 		if err != nil {
 			return ports.Response{}, err
@@ -183,6 +183,7 @@ func (r *Records) Create(ctx context.Context, grant domain.Grant, kind *domain.K
 		audit.Created(ctx, stored.ID)
 		return answer(http.StatusCreated, kind.Slug+"/"+stored.ID, kind, stored), nil
 	})
+
 }
 
 // uniqueClash names the field of a kind's unique value that another live

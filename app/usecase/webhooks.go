@@ -141,7 +141,7 @@ func (w *Webhooks) List(ctx context.Context, grant domain.Grant) ([]webhook.Endp
 // version wr names.
 func (w *Webhooks) Update(ctx context.Context, grant domain.Grant, id uuid.UUID, in ports.WebhookInput, wr ports.Write) (ports.Response, error) {
 	now := w.now().UTC()
-	return w.writes.once(ctx, grant, wr.Key, now, func(ctx context.Context) (ports.Response, error) {
+	return w.writes.idempotently(ctx, grant, wr.Key, now, func(ctx context.Context) (ports.Response, error) {
 		e, err := w.store.Change(ctx, grant.CompanyID, id, func(e *webhook.Endpoint) error {
 			if err := wr.IfMatch.CheckVersion(e.Version); err != nil {
 				return err
@@ -154,6 +154,7 @@ func (w *Webhooks) Update(ctx context.Context, grant domain.Grant, id uuid.UUID,
 		}
 		return endpointAnswer(http.StatusOK, e, now)
 	})
+
 }
 
 // endpointAnswer is a change's answer with the endpoint as it now stands:
@@ -170,7 +171,7 @@ func endpointAnswer(status int, e webhook.Endpoint, now time.Time) (ports.Respon
 // Delete removes the endpoint and its delivery log, if it is still at the
 // version wr names. The answer is 204, replayed to a retry of its key.
 func (w *Webhooks) Delete(ctx context.Context, grant domain.Grant, id uuid.UUID, wr ports.Write) (ports.Response, error) {
-	return w.writes.once(ctx, grant, wr.Key, w.now().UTC(), func(ctx context.Context) (ports.Response, error) {
+	return w.writes.idempotently(ctx, grant, wr.Key, w.now().UTC(), func(ctx context.Context) (ports.Response, error) {
 		_, err := w.store.Change(ctx, grant.CompanyID, id, func(e *webhook.Endpoint) error { return wr.IfMatch.CheckVersion(e.Version) })
 		if err != nil {
 			return ports.Response{}, err
@@ -180,6 +181,7 @@ func (w *Webhooks) Delete(ctx context.Context, grant domain.Grant, id uuid.UUID,
 		}
 		return ports.Response{SavedResponse: ports.SavedResponse{Status: http.StatusNoContent}}, nil
 	})
+
 }
 
 // RotateSecret makes a new secret; the one it replaces goes on signing

@@ -17,13 +17,13 @@ type writeOnce struct {
 	audits *Auditor
 }
 
-// once claims the key first (a retry replays the first answer, a
+// idempotently claims the key first (a retry replays the first answer, a
 // concurrent twin waits here for the first one's commit), then runs write,
 // then saves its answer under the key, all in one transaction. A retry of
 // a conditional write is replayed before its If-Match is looked at, so a
 // client that lost the answer to its own write is told that answer, not
 // that the object has moved on.
-func (w *writeOnce) once(ctx context.Context, grant domain.Grant, key *ports.IdempotencyKey, now time.Time,
+func (w *writeOnce) idempotently(ctx context.Context, grant domain.Grant, key *ports.IdempotencyKey, now time.Time,
 	write func(ctx context.Context) (ports.Response, error)) (ports.Response, error) {
 	var resp ports.Response
 	err := w.tx.InTx(ctx, func(ctx context.Context) error {
