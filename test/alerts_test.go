@@ -1,3 +1,5 @@
+// Holds docs/contract.md §5 Operations (the chart's alerts and dashboard against a real server's metrics).
+
 package test
 
 import (

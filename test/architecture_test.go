@@ -1,3 +1,5 @@
+// Holds docs/ARCHITECTURE.md (the import rules depguard cannot say).
+
 package test
 
 import (

@@ -1,3 +1,5 @@
+// Holds docs/contract.md §11 The audit trail.
+
 package test
 
 import (

@@ -1,3 +1,5 @@
+// Holds docs/contract.md §4 The resource API (no bad input answers 5xx).
+
 package test
 
 import (

@@ -1,3 +1,5 @@
+// Holds docs/contract.md §2 Upload doors (bad requests answer 400 and leave nothing).
+
 package test
 
 import (

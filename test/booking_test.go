@@ -1,3 +1,5 @@
+// Holds docs/contract.md §4 The resource API: booking and appointments.
+
 package test
 
 import (

@@ -1,3 +1,5 @@
+// Holds docs/contract.md §8 The GDT bridge.
+
 package test
 
 import (

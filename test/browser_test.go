@@ -1,3 +1,5 @@
+// Holds docs/contract.md §13 The settings pages, in a real browser.
+
 package test
 
 import (

@@ -1,3 +1,5 @@
+// Holds docs/contract.md §1 Programs, commands, configuration.
+
 package test
 
 import (

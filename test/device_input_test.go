@@ -1,3 +1,5 @@
+// Holds docs/contract.md §14 The GDT round trip: bad device input.
+
 package test
 
 import (

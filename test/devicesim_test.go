@@ -1,3 +1,5 @@
+// Helpers: a simulated GDT device and the round trip's practice.
+
 package test
 
 import (

@@ -1,3 +1,5 @@
+// Holds docs/contract.md §4 The resource API: /docs rendered in a browser.
+
 package test
 
 import (

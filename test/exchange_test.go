@@ -1,3 +1,5 @@
+// Holds docs/contract.md §6 Import and export.
+
 package test
 
 import (

@@ -1,3 +1,5 @@
+// Holds docs/contract.md §5 Operations, Failover: PostgreSQL with Patroni.
+
 package test
 
 import (

@@ -1,3 +1,5 @@
+// Holds docs/contract.md §5 Operations, Failover: Redis with Sentinel.
+
 package test
 
 import (

@@ -1,3 +1,5 @@
+// Holds docs/contract.md §5 Operations (a dependency that fails).
+
 package test
 
 import (

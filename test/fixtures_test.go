@@ -1,3 +1,5 @@
+// Helpers: GDT and file fixtures.
+
 package test
 
 import (

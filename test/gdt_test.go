@@ -1,3 +1,5 @@
+// Holds docs/contract.md §7 GDT content of uploads.
+
 package test
 
 import (

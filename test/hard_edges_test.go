@@ -1,3 +1,5 @@
+// Holds docs/contract.md §4 The resource API (input that once answered 500).
+
 package test
 
 import (

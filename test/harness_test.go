@@ -1,3 +1,5 @@
+// Helpers: servers, backends, companies, customers.
+
 // Package test holds black-box tests: they build the real praxis binary,
 // start it on the embedded defaults and on PostgreSQL, and speak HTTP to it.
 package test

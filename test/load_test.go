@@ -1,3 +1,5 @@
+// Helpers: the mixed load of the drills.
+
 package test
 
 import (

@@ -1,3 +1,5 @@
+// Helpers: clients, tokens, requests.
+
 package test
 
 import (

@@ -1,3 +1,5 @@
+// Holds docs/contract.md §3 OAuth 2.0, client credentials.
+
 package test
 
 import (

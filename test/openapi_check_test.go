@@ -1,3 +1,5 @@
+// Helpers: every answer validated against the served OpenAPI document.
+
 package test
 
 import (

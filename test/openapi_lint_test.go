@@ -1,3 +1,5 @@
+// Holds docs/contract.md §4 The resource API: the OpenAPI document linted.
+
 package test
 
 import (

@@ -1,3 +1,5 @@
+// Holds docs/contract.md §9 The operator.
+
 package test
 
 import (

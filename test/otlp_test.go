@@ -1,3 +1,5 @@
+// Holds docs/contract.md §5 Operations: traces exported over OTLP.
+
 package test
 
 import (

@@ -1,3 +1,5 @@
+// Holds docs/contract.md §5 Operations, Failover: a network partition.
+
 package test
 
 import (

@@ -1,3 +1,5 @@
+// Holds docs/contract.md §4 The resource API: every section's records.
+
 package test
 
 import (

@@ -1,3 +1,5 @@
+// Holds docs/contract.md §10 Releases and deprecation.
+
 package test
 
 import (

@@ -1,3 +1,5 @@
+// Holds docs/contract.md §5 Operations: rolling restarts and a kill -9.
+
 package test
 
 import (

@@ -1,3 +1,5 @@
+// Holds docs/contract.md §5 Operations: files on S3, three replicas.
+
 package test
 
 import (

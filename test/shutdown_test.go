@@ -1,3 +1,5 @@
+// Holds docs/contract.md §5 Operations: SIGTERM.
+
 package test
 
 import (

@@ -1,3 +1,5 @@
+// Holds docs/contract.md §2 Upload doors: orphaned blobs swept.
+
 package test
 
 import (

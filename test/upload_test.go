@@ -1,3 +1,5 @@
+// Holds docs/contract.md §2 Upload doors.
+
 package test
 
 import (

@@ -1,3 +1,5 @@
+// Holds docs/contract.md §4 The resource API: versions and conditional writes.
+
 package test
 
 import (

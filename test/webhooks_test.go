@@ -1,3 +1,5 @@
+// Holds docs/contract.md §12 Webhooks.
+
 package test
 
 import (
