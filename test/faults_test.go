@@ -27,12 +27,7 @@ func needTool(t *testing.T, name string) string {
 	t.Helper()
 	path, err := exec.LookPath(name)
 	if err != nil {
-		msg := name + " not installed: the fault drill is skipped"
-		if os.Getenv("CI") == "true" {
-			t.Fatal("CI=true: " + msg)
-		}
-		fmt.Fprintf(os.Stderr, "\n*** SKIPPING: %s ***\n\n", msg)
-		t.Skip(msg)
+		testenv.SkipOrFail(t, name+" not installed: the fault drill is skipped")
 	}
 	return path
 }
@@ -45,14 +40,8 @@ func (p process) thaw()   { _ = p.cmd.Process.Signal(syscall.SIGCONT) }
 
 func waitForPort(t *testing.T, addr string) {
 	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if conn, err := net.Dial("tcp", addr); err == nil {
-			_ = conn.Close()
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("nothing listens on %s", addr)
-		}
+	if err := testenv.WaitTCP(addr, 20*time.Second); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -85,7 +85,7 @@ func StartPatroni(parameters ...string) (*Patroni, error) {
 	if err := c.etcd.Start(); err != nil {
 		return fail(err)
 	}
-	if err := waitTCP(client, 20*time.Second); err != nil {
+	if err := WaitTCP(client, 20*time.Second); err != nil {
 		return fail(err)
 	}
 	params := ""
@@ -170,17 +170,6 @@ func freeAddrs(n int) ([]string, error) {
 		out = append(out, ln.Addr().String())
 	}
 	return out, nil
-}
-
-func waitTCP(addr string, d time.Duration) error {
-	for deadline := time.Now().Add(d); ; time.Sleep(50 * time.Millisecond) {
-		if conn, err := net.Dial("tcp", addr); err == nil {
-			return conn.Close()
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("nothing listens on %s", addr)
-		}
-	}
 }
 
 // Start runs n's Patroni as the postgres user, its output in a file: a

@@ -29,10 +29,10 @@ func StartS3(t testing.TB) *S3 {
 	t.Helper()
 	bin := os.Getenv("PRAXIS_TEST_VERSITYGW")
 	if bin == "" {
-		skipOrFail(t, "Versity Gateway (S3) missing: PRAXIS_TEST_VERSITYGW is not set: run make test, or PRAXIS_TEST_VERSITYGW=$(.ci/versitygw) go test")
+		SkipOrFail(t, "Versity Gateway (S3) missing: PRAXIS_TEST_VERSITYGW is not set: run make test, or PRAXIS_TEST_VERSITYGW=$(.ci/versitygw) go test")
 	}
 	if _, err := os.Stat(bin); err != nil {
-		skipOrFail(t, fmt.Sprintf("Versity Gateway (S3) missing: %v", err))
+		SkipOrFail(t, fmt.Sprintf("Versity Gateway (S3) missing: %v", err))
 	}
 	s := &S3{AccessKey: "praxis-test", Secret: "praxis-test-secret", Region: "eu-central-1", root: t.TempDir()}
 	addr := FreeAddr(t)

@@ -58,17 +58,19 @@ func PostgresURL(t testing.TB) string {
 // unavailable skips, loudly, or fails under CI=true.
 func unavailable(t testing.TB, what string, err error) {
 	t.Helper()
-	skipOrFail(t, fmt.Sprintf("%s unreachable (%v): set PRAXIS_TEST_POSTGRES_URL / PRAXIS_TEST_REDIS_URL or start the server", what, err))
+	SkipOrFail(t, fmt.Sprintf("%s unreachable (%v): set PRAXIS_TEST_POSTGRES_URL / PRAXIS_TEST_REDIS_URL or start the server", what, err))
 }
 
 // Missing skips a test whose tool (a Node linter, a code generator) cannot
 // be had here, loudly; under CI=true it fails, since CI installs every tool.
 func Missing(t testing.TB, what string, err error) {
 	t.Helper()
-	skipOrFail(t, fmt.Sprintf("%s missing (%v): run `make tools node-tools` (or .ci/run)", what, err))
+	SkipOrFail(t, fmt.Sprintf("%s missing (%v): run `make tools node-tools` (or .ci/run)", what, err))
 }
 
-func skipOrFail(t testing.TB, msg string) {
+// SkipOrFail skips t loudly with msg, or fails it under CI=true, where
+// every part is installed.
+func SkipOrFail(t testing.TB, msg string) {
 	t.Helper()
 	if os.Getenv("CI") == "true" {
 		t.Fatalf("CI=true: %s", msg)

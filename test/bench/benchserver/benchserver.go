@@ -6,7 +6,6 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -17,6 +16,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/praxis-health/praxis/test/testenv"
 )
 
 // Server is one running praxis process.
@@ -75,14 +76,7 @@ func (s *Server) Replica(addr string) (*Server, error) {
 }
 
 // FreeAddr is a loopback address no one listens on, for a program to take.
-func FreeAddr() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer func() { _ = ln.Close() }()
-	return ln.Addr().String(), nil
-}
+func FreeAddr() (string, error) { return testenv.FreeLoopback() }
 
 // Stop sends SIGTERM and waits for the process.
 func (s *Server) Stop() {
