@@ -42,10 +42,9 @@ type revocations struct {
 	log   *slog.Logger
 	now   func() time.Time
 
-	mu    sync.RWMutex
-	keys  map[[32]byte]time.Time
-	read  time.Time // when the last successful read began
-	since time.Time // what the next read asks for
+	mu   sync.RWMutex
+	keys map[[32]byte]time.Time
+	read time.Time // when the last successful read began (zero: none yet)
 }
 
 func newRevocations(store ports.Tombstones, log *slog.Logger) *revocations {
@@ -58,8 +57,11 @@ func tombstoneKey(kind, name string) [32]byte { return sha256.Sum256([]byte(kind
 // the first time) and forgets the expired ones.
 func (r *revocations) refresh(ctx context.Context) error {
 	start := r.now()
+	var since time.Time // the first read asks for all of them
 	r.mu.RLock()
-	since := r.since
+	if !r.read.IsZero() {
+		since = r.read.Add(-tombstoneOverlap)
+	}
 	r.mu.RUnlock()
 	found, err := r.store.Since(ctx, since, start)
 	if err != nil {
@@ -75,7 +77,7 @@ func (r *revocations) refresh(ctx context.Context) error {
 			delete(r.keys, k)
 		}
 	}
-	r.read, r.since = start, start.Add(-tombstoneOverlap)
+	r.read = start
 	return nil
 }
 

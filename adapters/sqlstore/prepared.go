@@ -19,8 +19,9 @@ import (
 // request runs — a company by id, an object of a section by id, the audit
 // trail's append — are sent to PostgreSQL as prepared statements with
 // their arguments apart, so that it parses and plans each once per
-// connection instead of once per request. Everything else keeps the query builder, which writes its
-// arguments into the text (sent in one round trip, never cached).
+// connection instead of once per request. Everything else keeps the query
+// builder, which writes its arguments into the text (sent in one round
+// trip, never cached).
 //
 // A hot statement is built by the same builders as the rest, from a tenant
 // whose company is the placeholder $1 (tenancy.go): it cannot leave the
@@ -49,18 +50,9 @@ type hotStatement struct {
 	query bun.Query
 }
 
-var (
-	hotMu    sync.Mutex
-	hotBuilt = map[string]hotStatement{}
-)
-
-// HotStatements answers how many hot statement texts exist: at most this
-// many are prepared on any connection.
-func HotStatements() int {
-	hotMu.Lock()
-	defer hotMu.Unlock()
-	return len(hotBuilt)
-}
+// hotBuilt holds each hot statement built, by key (a hotStatement): read
+// by every request without a lock, written once per key.
+var hotBuilt sync.Map
 
 // hot reports whether db runs hot statements.
 func hot(db *bun.DB) bool { return PrepareHot.Load() && db.Dialect().Name() == dialect.PG }
@@ -69,14 +61,12 @@ func hot(db *bun.DB) bool { return PrepareHot.Load() && db.Dialect().Name() == d
 // build, from a tenant whose company is $1 and with args as $2, $3, … —
 // and scans its one row into dest: sql.ErrNoRows when there is none.
 func scanHot(ctx context.Context, db *bun.DB, key string, build func(tn tenant) hotQuery, company domain.CompanyID, args []any, dest ...any) error {
-	hotMu.Lock()
-	st, ok := hotBuilt[key]
+	built, ok := hotBuilt.Load(key)
 	if !ok {
 		q := build(tenant{db: db, placeholder: "$1"})
-		st = hotStatement{text: q.String(), query: q}
-		hotBuilt[key] = st
+		built, _ = hotBuilt.LoadOrStore(key, hotStatement{text: q.String(), query: q})
 	}
-	hotMu.Unlock()
+	st := built.(hotStatement)
 
 	var runner interface {
 		QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
@@ -107,8 +97,8 @@ func scanOne(ctx context.Context, db *bun.DB, rows *sql.Rows, dest ...any) error
 	return rows.Close()
 }
 
-// hooks are the query hooks Instrument added, by the database they were
-// added to: a hot statement runs beside bun and reports to them itself.
+// queryHooks are the query hooks Instrument added, by the database they
+// were added to: a hot statement runs beside bun and reports to them itself.
 var queryHooks sync.Map // *bun.DB → *queryHook
 
 func observeHot(ctx context.Context, db *bun.DB, st hotStatement) (context.Context, func(error)) {

@@ -73,27 +73,18 @@ func runInTx(ctx context.Context, db *bun.DB, fn func(ctx context.Context, tx bu
 	}
 	txCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
-	// BEGIN is bounded by the request's deadline like any statement.
-	begun := make(chan struct{})
-	stop := context.AfterFunc(ctx, func() {
-		select {
-		case <-begun:
-		default:
-			cancel()
-		}
-	})
+	// BEGIN is bounded by the request's deadline like any statement: the
+	// deadline cancels the transaction's context until BEGIN has returned.
+	stop := context.AfterFunc(ctx, cancel)
 	tx, err := db.BeginTx(txCtx, nil)
-	close(begun)
-	stop()
-	if err != nil {
-		if ctx.Err() != nil {
-			return errors.Join(err, ctx.Err())
+	if !stop() { // the deadline fell during BEGIN: the transaction is ended
+		if err == nil {
+			_ = tx.Rollback()
 		}
-		return err
+		return errors.Join(err, ctx.Err())
 	}
-	if txCtx.Err() != nil { // the deadline fell as BEGIN returned
-		_ = tx.Rollback()
-		return ctx.Err()
+	if err != nil {
+		return err
 	}
 	if err := fn(ctx, tx); err != nil {
 		_ = tx.Rollback()
