@@ -23,13 +23,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/praxis-health/praxis/adapters/internal/redact"
 	"github.com/praxis-health/praxis/domain"
 	"github.com/praxis-health/praxis/ports"
 )
@@ -75,12 +75,11 @@ func Open(rawURL string) (*redis.Client, error) {
 	return redis.NewClient(opts), nil
 }
 
-// withoutURL is a parse error without the URL it would quote (a url.Error
-// does): the URL holds the password.
+// withoutURL is a parse error without the URL it would quote: the URL
+// holds the password.
 func withoutURL(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return ue.Err
+	if inner := redact.URLError(err); inner != nil {
+		return inner
 	}
 	return err
 }

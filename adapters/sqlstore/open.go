@@ -21,6 +21,8 @@ import (
 	"github.com/uptrace/bun/dialect"
 	"github.com/uptrace/bun/dialect/pgdialect"
 	"github.com/uptrace/bun/dialect/sqlitedialect"
+
+	"github.com/praxis-health/praxis/adapters/internal/redact"
 	_ "modernc.org/sqlite" // pure-Go SQLite, registers driver "sqlite"
 )
 
@@ -64,9 +66,8 @@ func openPostgres(databaseURL string) (*bun.DB, error) {
 	if err != nil {
 		// pgx's message quotes the URL, and so does a url.Error inside it:
 		// ours names what is wrong and never the URL, which holds a password.
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			return nil, fmt.Errorf("database url: %w", ue.Err)
+		if inner := redact.URLError(err); inner != nil {
+			return nil, fmt.Errorf("database url: %w", inner)
 		}
 		var pe *pgconn.ParseConfigError
 		if errors.As(err, &pe) && errors.Unwrap(pe) != nil {

@@ -414,11 +414,7 @@ func statusOf(err error) int {
 	case errors.Is(err, errTooLarge):
 		return http.StatusRequestEntityTooLarge
 	}
-	var ve *domain.ValidationError
-	if errors.As(err, &ve) {
-		return http.StatusUnprocessableEntity
-	}
-	if p, ok := httpkit.ProblemOf(err); ok {
+	if p, ok := httpkit.ProblemOf(err); ok { // a ValidationError is ErrInvalid: 422
 		return p.Status
 	}
 	return http.StatusInternalServerError
