@@ -170,8 +170,8 @@ func Rate(n int, d time.Duration, fn func() error) (float64, error) {
 // command is postgres or redis-server, summed.
 func (s *Server) CPU() map[string]time.Duration {
 	out := map[string]time.Duration{
-		"praxis": cpuOf(strconv.Itoa(s.Cmd.Process.Pid)),
-		"load":   cpuOf("self"),
+		"praxis": CPUOf(strconv.Itoa(s.Cmd.Process.Pid)),
+		"load":   CPUOf("self"),
 	}
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
@@ -181,7 +181,7 @@ func (s *Server) CPU() map[string]time.Duration {
 		comm, _ := os.ReadFile("/proc/" + e.Name() + "/comm")
 		switch name := strings.TrimSpace(string(comm)); name {
 		case "postgres", "redis-server":
-			out[name] += cpuOf(e.Name())
+			out[name] += CPUOf(e.Name())
 		}
 	}
 	return out
@@ -198,7 +198,8 @@ func AddCPU(sum, before, after map[string]time.Duration) {
 // clockTicks is USER_HZ, 100 on Linux.
 const clockTicks = 100
 
-func cpuOf(pid string) time.Duration {
+// CPUOf is what the process pid ("self": this one) has spent on the CPU.
+func CPUOf(pid string) time.Duration {
 	raw, err := os.ReadFile("/proc/" + pid + "/stat")
 	if err != nil {
 		return 0

@@ -130,12 +130,12 @@ func run(binary, pgURL, redisURL string, concurrency int, phase time.Duration, r
 		_, err := call(httpc, http.MethodGet, srv.URL+"/api/oauth/v2/resource/company", "", narrowToken, http.StatusForbidden)
 		return err
 	}
-	floorURL, stopFloor, err := startFloor("test/bench/floor", srv.Dir, srv.DatabaseURL, redisURL)
+	floorURL, _, stopFloor, err := startFloor("test/bench/floor", srv.Dir, srv.DatabaseURL, redisURL)
 	if err != nil {
 		return err
 	}
 	defer stopFloor()
-	bareURL, stopBare, err := startFloor("test/bench/barefloor", srv.Dir, srv.DatabaseURL, redisURL)
+	bareURL, barePID, stopBare, err := startFloor("test/bench/barefloor", srv.Dir, srv.DatabaseURL, redisURL)
 	if err != nil {
 		return err
 	}
@@ -169,7 +169,15 @@ func run(binary, pgURL, redisURL string, concurrency int, phase time.Duration, r
 	var livezSum, companySum, guardSum, floorSum, unauditedSum, commands, trips, requests, livezRequests, guardRequests float64
 	var ratios, bareRatios []float64 // GET company over the floor and over the bare floor, round by round
 	var bareSum float64
-	cpuLivez, cpuCompany, cpuGuard := map[string]time.Duration{}, map[string]time.Duration{}, map[string]time.Duration{}
+	cpuLivez, cpuCompany, cpuGuard, cpuBare := map[string]time.Duration{}, map[string]time.Duration{}, map[string]time.Duration{}, map[string]time.Duration{}
+	var bareRequests float64
+	// The independent floor's own CPU in the server's column, beside
+	// PostgreSQL's and Redis's while it is measured.
+	bareCPU := func() map[string]time.Duration {
+		m := srv.CPU()
+		m["praxis"] = benchserver.CPUOf(barePID)
+		return m
+	}
 	for range rounds {
 		cpuBefore, began := srv.CPU(), time.Now()
 		r, err := benchserver.Rate(concurrency, phase, guardOnly)
@@ -200,11 +208,14 @@ func run(binary, pgURL, redisURL string, concurrency int, phase time.Duration, r
 			return fmt.Errorf("floor: %w", err)
 		}
 		floorSum += floor
+		cpuBefore, began = bareCPU(), time.Now()
 		bare, err := benchserver.Rate(concurrency, phase, bareCompany)
 		if err != nil {
 			return fmt.Errorf("bare floor: %w", err)
 		}
 		bareSum += bare
+		bareRequests += bare * time.Since(began).Seconds()
+		benchserver.AddCPU(cpuBare, cpuBefore, bareCPU())
 
 		before, err := redisCounts(rdb)
 		if err != nil {
@@ -268,7 +279,7 @@ func run(binary, pgURL, redisURL string, concurrency int, phase time.Duration, r
 		name string
 		cpu  map[string]time.Duration
 		n    float64
-	}{{"/livez", cpuLivez, livezRequests}, {"bearer check alone", cpuGuard, guardRequests}, {"GET company", cpuCompany, requests}} {
+	}{{"/livez", cpuLivez, livezRequests}, {"bearer check alone", cpuGuard, guardRequests}, {"GET company", cpuCompany, requests}, {"independent floor", cpuBare, bareRequests}} {
 		us := func(k string) float64 { return float64(row.cpu[k].Microseconds()) / row.n }
 		fmt.Printf("    %-20s %8.1f %8.1f %8.1f %8.1f\n", row.name, us("praxis"), us("load"), us("postgres"), us("redis-server"))
 	}
@@ -320,32 +331,33 @@ func call(c *http.Client, method, target, form, token string, want int) ([]byte,
 }
 
 // startFloor builds and starts a floor server (the package pkg:
-// test/bench/floor or test/bench/barefloor) on the same database and Redis.
-func startFloor(pkg, dir, databaseURL, redisURL string) (string, func(), error) {
+// test/bench/floor or test/bench/barefloor) on the same database and Redis,
+// and answers its address and process id.
+func startFloor(pkg, dir, databaseURL, redisURL string) (string, string, func(), error) {
 	bin := filepath.Join(dir, filepath.Base(pkg))
 	build := exec.Command("go", "build", "-o", bin, "./"+pkg)
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
-		return "", nil, fmt.Errorf("build the floor server: %w", err)
+		return "", "", nil, fmt.Errorf("build the floor server: %w", err)
 	}
 	addr, err := benchserver.FreeAddr()
 	if err != nil {
-		return "", nil, err
+		return "", "", nil, err
 	}
 	cmd := exec.Command(bin, "-addr", addr, "-database", databaseURL, "-redis", redisURL) //nolint:gosec // the bench's own binary
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
-		return "", nil, err
+		return "", "", nil, err
 	}
 	stop := func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		if c, err := net.Dial("tcp", addr); err == nil {
 			_ = c.Close()
-			return "http://" + addr, stop, nil
+			return "http://" + addr, strconv.Itoa(cmd.Process.Pid), stop, nil
 		}
 		if time.Now().After(deadline) {
 			stop()
-			return "", nil, fmt.Errorf("the floor server did not start")
+			return "", "", nil, fmt.Errorf("the floor server did not start")
 		}
 	}
 }
