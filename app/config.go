@@ -2,6 +2,8 @@
 // adapters, and the praxis command line.
 package app
 
+//go:generate go run ./internal/genref config.go ../docs/reference
+
 import (
 	"fmt"
 	"log/slog"
@@ -20,82 +22,118 @@ import (
 // Config is praxis's environment (docs/contract.md §1). The defaults are the embedded
 // mode: SQLite and local files under ./data, nothing else to run.
 type Config struct {
-	HTTPAddr    string `env:"PRAXIS_HTTP_ADDR" envDefault:":8080"`
+	// HTTPAddr is the listen address.
+	HTTPAddr string `env:"PRAXIS_HTTP_ADDR" envDefault:":8080"`
+	// DatabaseURL selects the database: `postgres://user:pass@host:5432/db?sslmode=…` PostgreSQL;
+	// several hosts with `target_session_attrs=read-write`
+	// (`postgres://u:p@pg-0:5432,pg-1:5432/db?target_session_attrs=read-write`) follow a failover
+	// (docs/operators/failures.md); `sqlite:PATH` SQLite.
 	DatabaseURL string `env:"PRAXIS_DATABASE_URL" envDefault:"sqlite:data/praxis.db"`
-	BlobURL     string `env:"PRAXIS_BLOB_URL" envDefault:"file://data/files"`
-	AutoMigrate bool   `env:"PRAXIS_AUTO_MIGRATE" envDefault:"true"`
-	// UploadIdleTimeout ends an upload whose client has sent nothing for this long.
+	// BlobURL is where file bytes live: `file://DIR` (made absolute; praxis adds `create_dir=true`,
+	// `no_tmp_dir=true` and `metadata=skip` unless the URL says otherwise), `mem://` (tests),
+	// `s3://bucket?endpoint=…&region=…`.
+	BlobURL string `env:"PRAXIS_BLOB_URL" envDefault:"file://data/files"`
+	// AutoMigrate: `serve` and the admin commands apply migrations first; set `false` where a
+	// migration job does it.
+	AutoMigrate bool `env:"PRAXIS_AUTO_MIGRATE" envDefault:"true"`
+	// UploadIdleTimeout: an upload whose client sends nothing for this long is answered 400 and
+	// discarded (a whole request may take at most 10 minutes).
 	UploadIdleTimeout time.Duration `env:"PRAXIS_UPLOAD_IDLE_TIMEOUT" envDefault:"60s"`
-	// RedisURL selects Redis for tokens and lockouts; empty keeps them in process.
+	// RedisURL keeps tokens, throttling counts and rate budgets in Redis, shared by every replica:
+	// `redis://[:pass@]host:6379/0` or `rediss://`; with Sentinel
+	// `redis://[:pass@]sentinel-0:26379/0?master_name=praxis&addr=sentinel-1:26379&addr=…`. Empty keeps
+	// them in process (embedded mode, one replica). Commands time out after 1 s (dial, read, write)
+	// with one retry, unless the URL says otherwise (`?read_timeout=…`).
 	RedisURL string `env:"PRAXIS_REDIS_URL"`
-	// RedisPrefix begins every key: deployments sharing one Redis keep apart
-	// (replicas of one deployment share it: tokens, counts and budgets).
-	RedisPrefix string        `env:"PRAXIS_REDIS_PREFIX" envDefault:"praxis:"`
-	TokenTTL    time.Duration `env:"PRAXIS_TOKEN_TTL" envDefault:"1h"`
-	// PublicURL is the issuer the OAuth metadata names; empty: the request's own scheme and host.
+	// RedisPrefix begins every key: deployments sharing one Redis keep apart (the replicas of one
+	// deployment share it).
+	RedisPrefix string `env:"PRAXIS_REDIS_PREFIX" envDefault:"praxis:"`
+	// TokenTTL is the access tokens' lifetime (at least `1s`).
+	TokenTTL time.Duration `env:"PRAXIS_TOKEN_TTL" envDefault:"1h"`
+	// PublicURL is the public origin, e.g. `https://praxis.example`: the issuer the RFC 8414
+	// metadata names (empty: the scheme and host of the request), and the settings pages' origin,
+	// whose host is the passkeys' relying party (empty: `http://localhost:<port>`; with an IP
+	// address the settings pages are off, the API serves on).
 	PublicURL string `env:"PRAXIS_PUBLIC_URL"`
-	// SettingsReverify is how long after a passkey check the settings show
-	// or replace a secret without asking for the passkey again.
+	// SettingsReverify is how long after a passkey check the settings pages show or replace a
+	// secret without asking for the passkey again.
 	SettingsReverify time.Duration `env:"PRAXIS_SETTINGS_REVERIFY" envDefault:"5m"`
-	// SettingsIdle and SettingsLifetime end a session of the settings pages
-	// after so long without a request, and so long after its sign-in.
-	SettingsIdle     time.Duration `env:"PRAXIS_SETTINGS_IDLE_TIMEOUT" envDefault:"30m"`
+	// SettingsIdle: a settings session ends after so long without a request.
+	SettingsIdle time.Duration `env:"PRAXIS_SETTINGS_IDLE_TIMEOUT" envDefault:"30m"`
+	// SettingsLifetime: a settings session ends so long after its sign-in, however busy.
 	SettingsLifetime time.Duration `env:"PRAXIS_SETTINGS_SESSION_LIFETIME" envDefault:"12h"`
-	// SSOIssuer, when set, offers staff sign-in at this OpenID provider
-	// (authorization code with PKCE), matched by verified e-mail address.
-	SSOIssuer       string `env:"PRAXIS_SSO_ISSUER"`
-	SSOClientID     string `env:"PRAXIS_SSO_CLIENT_ID"`
+	// SSOIssuer is an OpenID provider's issuer URL: the sign-in page offers single sign-on there
+	// besides passkeys (authorization code with PKCE; the person is matched by the verified e-mail
+	// address of exactly one account).
+	SSOIssuer string `env:"PRAXIS_SSO_ISSUER"`
+	// SSOClientID is praxis's client at that provider; register the redirect URI
+	// `<PRAXIS_PUBLIC_URL>/settings/sso/callback` and the scopes `openid email`.
+	SSOClientID string `env:"PRAXIS_SSO_CLIENT_ID"`
+	// SSOClientSecret is that client's secret.
 	SSOClientSecret string `env:"PRAXIS_SSO_CLIENT_SECRET"`
-	SSOName         string `env:"PRAXIS_SSO_NAME" envDefault:"single sign-on"`
-	// AuthMaxFailures wrong secrets for one client id (or one company's
-	// upload secret) within AuthFailureWindow lock it for AuthLockout.
-	AuthMaxFailures   int           `env:"PRAXIS_AUTH_MAX_FAILURES" envDefault:"10"`
+	// SSOName is what the button calls the provider ("Sign in with …").
+	SSOName string `env:"PRAXIS_SSO_NAME" envDefault:"single sign-on"`
+	// AuthMaxFailures wrong secrets from one address for one client id or company upload door
+	// (five times as many from one address in all) slow that address down …
+	AuthMaxFailures int `env:"PRAXIS_AUTH_MAX_FAILURES" envDefault:"10"`
+	// AuthFailureWindow: … when they fall within this window …
 	AuthFailureWindow time.Duration `env:"PRAXIS_AUTH_FAILURE_WINDOW" envDefault:"15m"`
-	AuthLockout       time.Duration `env:"PRAXIS_AUTH_LOCKOUT" envDefault:"1m"`
-	// BlobMinFree is the free space a file:// blob store needs for /readyz to
-	// answer 200 (default 256 MiB: a little more than the largest request).
+	// AuthLockout: … for this long (429 with `Retry-After`, even for the right secret from that
+	// address; other addresses are never refused).
+	AuthLockout time.Duration `env:"PRAXIS_AUTH_LOCKOUT" envDefault:"1m"`
+	// BlobMinFree is the bytes a `file://` blob store must have free for `/readyz` to answer 200
+	// (`blob_store: low_disk` below it; the default, 256 MiB, is a little more than the largest
+	// request).
 	BlobMinFree int64 `env:"PRAXIS_BLOB_MIN_FREE" envDefault:"268435456"`
-	// SweepInterval is how often the embedded mode deletes crash leftovers
-	// in the blob store (0: never; with a shared database the chart's CronJob does).
+	// SweepInterval: on SQLite (the embedded mode) the server deletes crash leftovers in the blob
+	// store older than an hour this often; `0` never (with a shared database the chart's CronJob
+	// does).
 	SweepInterval time.Duration `env:"PRAXIS_SWEEP_INTERVAL" envDefault:"1h"`
-	// AuditRetention is how long audit events are kept (default 3 years,
-	// the GTelG's and § 309 SGB V's period); older ones are swept hourly.
+	// AuditRetention is how long audit events are kept (three years, the GTelG's and § 309 SGB V's
+	// period); every server deletes older ones hourly, keeping the chain verifiable.
 	AuditRetention time.Duration `env:"PRAXIS_AUDIT_RETENTION" envDefault:"26280h"`
-	// Webhooks (docs/contract.md §12). The key seals the endpoints' signing
-	// secrets: 32 bytes in base64, the same on every replica. Without it the
-	// embedded mode keeps one in a file beside its database; a shared
-	// database without it has no webhooks (registering one answers 409 webhooks-disabled).
+	// WebhookKey is 32 random bytes in base64 (`openssl rand -base64 32`) that seal the webhook
+	// endpoints' signing secrets in the database (docs/contract.md §12); **the same on every
+	// replica**. Empty: the embedded mode makes one in `webhook.key` beside its SQLite file; on
+	// PostgreSQL webhooks are off (registering, rotating or testing an endpoint answers 409
+	// `webhooks-disabled`, no `Retry-After`).
 	WebhookKey string `env:"PRAXIS_WEBHOOK_KEY"`
-	// WebhookAllowPrivate lets endpoints be plain http and inside this
-	// network (loopback, private, link-local): for tests and private networks.
-	WebhookAllowPrivate bool          `env:"PRAXIS_WEBHOOK_ALLOW_PRIVATE" envDefault:"false"`
-	WebhookLease        time.Duration `env:"PRAXIS_WEBHOOK_LEASE" envDefault:"30s"`
-	WebhookPoll         time.Duration `env:"PRAXIS_WEBHOOK_POLL" envDefault:"250ms"`
-	WebhookWorkers      int           `env:"PRAXIS_WEBHOOK_WORKERS" envDefault:"16"`
-	// WebhookTimeScale shrinks the retry schedule and the five days before an
-	// endpoint is disabled, for tests; 1 in production.
+	// WebhookAllowPrivate lets webhook endpoints be plain `http` and inside this network
+	// (loopback, private, link-local): for tests and closed networks only.
+	WebhookAllowPrivate bool `env:"PRAXIS_WEBHOOK_ALLOW_PRIVATE" envDefault:"false"`
+	// WebhookLease is how long an endpoint stays with one replica without a word from it (a
+	// killed replica's endpoints pass on after this).
+	WebhookLease time.Duration `env:"PRAXIS_WEBHOOK_LEASE" envDefault:"30s"`
+	// WebhookPoll is how often the dispatcher looks for new changes and for endpoints to drive.
+	WebhookPoll time.Duration `env:"PRAXIS_WEBHOOK_POLL" envDefault:"250ms"`
+	// WebhookWorkers is how many endpoints one replica delivers to at once.
+	WebhookWorkers int `env:"PRAXIS_WEBHOOK_WORKERS" envDefault:"16"`
+	// WebhookTimeScale shrinks the retry schedule and the five days before an endpoint is
+	// disabled (tests only, `0 < x ≤ 1`).
 	WebhookTimeScale float64 `env:"PRAXIS_WEBHOOK_TIME_SCALE" envDefault:"1"`
-	// RateLimits are the resource API's limits per OAuth client by plan.
+	// RateLimits are the resource API's requests per OAuth client and window, by the company's
+	// plan (`s`, `m` or `h`).
 	RateLimits string `env:"PRAXIS_RATE_LIMITS" envDefault:"basic=600/m,pro=3000/m,enterprise=12000/m"`
-	// TrustedProxies are the addresses (CIDR ranges or single addresses,
-	// comma-separated) whose X-Forwarded-For names the client: the ingress.
+	// TrustedProxies are the addresses or CIDR ranges (comma-separated) of the ingress proxies,
+	// whose `X-Forwarded-For` names the client; from any other peer the header is ignored (the
+	// chart's `config.trustedProxies`).
 	TrustedProxies string `env:"PRAXIS_TRUSTED_PROXIES"`
-	// LogLevel: debug, info, warn or error.
+	// LogLevel is `debug`, `info`, `warn` or `error`; the log is JSON lines on stdout.
 	LogLevel slog.Level `env:"PRAXIS_LOG_LEVEL" envDefault:"info"`
-	// PrepareHot sends the statements nearly every request runs (a company,
-	// an object by id) to PostgreSQL as prepared statements; off is for
-	// the benchmark that compares the two.
+	// PrepareHot: on PostgreSQL, send the statements nearly every request runs (a company, an
+	// object by id, the audit append) as prepared statements; `false` only to compare (the
+	// `prepared` benchmark).
 	PrepareHot bool `env:"PRAXIS_DB_PREPARE_HOT" envDefault:"true"`
-	// RequestTimeout is every request's deadline but the streams' (uploads,
-	// downloads, the audit export) and the outbox's long poll, which gets
-	// its wait on top: past it, a request waiting for the database or
-	// Redis is answered 503 with Retry-After.
+	// RequestTimeout is every request's deadline (not the uploads, a file's download, the audit
+	// export; the outbox's long poll gets its `wait` on top): past it, a request waiting for the
+	// database or Redis is answered 503 with `Retry-After`.
 	RequestTimeout time.Duration `env:"PRAXIS_REQUEST_TIMEOUT" envDefault:"10s"`
-	// ShutdownGrace is how long in-flight requests get after SIGTERM.
+	// ShutdownGrace: after SIGTERM (and PRAXIS_SHUTDOWN_DELAY), stop accepting and give in-flight
+	// requests, uploads included, this long; the process exits 0 when they are done, non-zero if
+	// the grace ran out.
 	ShutdownGrace time.Duration `env:"PRAXIS_SHUTDOWN_GRACE" envDefault:"30s"`
-	// ShutdownDelay keeps serving (with /readyz at 503) this long after
-	// SIGTERM before the listener closes, so that load balancers stop
-	// sending new requests first.
+	// ShutdownDelay: after SIGTERM, keep serving this long with `/readyz` at 503, so that load
+	// balancers stop sending first (the chart sets `5s`).
 	ShutdownDelay time.Duration `env:"PRAXIS_SHUTDOWN_DELAY" envDefault:"0s"`
 }
 
@@ -110,7 +148,6 @@ func (c Config) Limits() domain.RateLimits {
 	return limits
 }
 
-// Proxies parses PRAXIS_TRUSTED_PROXIES; LoadConfig has checked it.
 // SiteURL is the origin of the settings pages: PRAXIS_PUBLIC_URL, else
 // http://localhost on the listening port (the embedded mode on one machine).
 // Its host is the passkeys' relying party, so it is a name, never an address.
@@ -125,6 +162,7 @@ func (c Config) SiteURL() string {
 	return "http://localhost:" + port
 }
 
+// Proxies parses PRAXIS_TRUSTED_PROXIES; LoadConfig has checked it.
 func (c Config) Proxies() []netip.Prefix {
 	out, _ := parseProxies(c.TrustedProxies)
 	return out
