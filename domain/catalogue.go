@@ -11,9 +11,9 @@ import (
 // bespokeSections say, for the sections without a Kind, where their rules are told.
 var bespokeSections = map[string]string{
 	"booking": "Online booking: the bookable users, locations and services, free slots and `POST booking/appointments`. " +
-		"Hand-written (`adapters/httpapi/booking_handler.go`, `app/usecase/booking.go`, `domain/slots.go`); see the README, \"Booking and appointments\".",
+		"Hand-written (`adapters/httpapi/booking_handler.go`, `app/usecase/booking.go`, `domain/slots.go`); see docs/integrators/booking.md.",
 	"files": "The practice's files, uploads of the devices included: list, metadata, download with `Range`, `POST files` (multipart, the upload rules). " +
-		"Hand-written (`adapters/httpapi/files_handler.go`, `app/usecase/files.go`); see the README, \"Files\".",
+		"Hand-written (`adapters/httpapi/files_handler.go`, `app/usecase/files.go`); see docs/integrators/files.md.",
 	"company": "The token's own company: `GET company`. Hand-written (`adapters/httpapi/company_handler.go`).",
 }
 
@@ -152,7 +152,7 @@ func upperFirst(s string) string {
 	return strings.ToUpper(s[:1]) + s[1:]
 }
 
-// Generated blocks in files outside Go (the CRD's scope enum, the README's
+// Generated blocks in files outside Go (the CRD's scope enum, the documents'
 // lists of sections) stand between a line holding "generated from the table
 // of sections (NAME)" and one holding "end of generated (NAME)", in the
 // file's own comment syntax.
@@ -171,7 +171,7 @@ func ScopeEnum(indent string) string {
 	return b.String()
 }
 
-// SectionList is the README's list of every section slug, in the table's order.
+// SectionList is the OAuth how-to's list of every section slug, in the table's order.
 func SectionList(string) string {
 	slugs := make([]string, len(Sections))
 	for i, s := range Sections {
@@ -181,7 +181,7 @@ func SectionList(string) string {
 }
 
 // ImportLines is one import line of every kind of the table, its example as
-// the OpenAPI document shows it, for the README.
+// the OpenAPI document shows it, for the documents.
 func ImportLines(string) string {
 	var b strings.Builder
 	b.WriteString("```\n")
@@ -195,7 +195,7 @@ func ImportLines(string) string {
 	return b.String() + "```\n"
 }
 
-// exampleID is the id the README's import lines give an object of k.
+// exampleID is the id the commands page's import lines give an object of k.
 func exampleID(k *Kind) string {
 	if k.NumericIDs() {
 		return "1042"
@@ -204,7 +204,7 @@ func exampleID(k *Kind) string {
 }
 
 // bespokeOperations are the operations of the sections that offer more
-// than the table's generic ones, for the README's table.
+// than the table's generic ones, for the resource API's table.
 var bespokeOperations = map[string]string{
 	"company": "`GET company`",
 	"booking": "`GET booking/users`, `booking/locations`, `booking/services`, `booking/slots`; `POST booking/appointments`",
@@ -213,7 +213,7 @@ var bespokeOperations = map[string]string{
 	"files": "`GET files`, `GET files/{id}`, `GET files/{id}/download` (`Range`), `POST files`",
 }
 
-// SectionOperations is the README's table of every section's operations:
+// SectionOperations is the resource API how-to's table of every section's operations:
 // the bespoke ones as they are, the generic ones grouped by what they offer.
 func SectionOperations(string) string {
 	type group struct {

@@ -21,12 +21,14 @@ func TestCatalogueIsCurrent(t *testing.T) {
 }
 
 // TestGeneratedBlocksAreCurrent: the OAuthClient CRD allows exactly the
-// table's scopes, and the README lists exactly the table's sections.
+// table's scopes, and the documents list exactly the table's sections.
 func TestGeneratedBlocksAreCurrent(t *testing.T) {
 	t.Parallel()
 	for file, blocks := range map[string]map[string]func(string) string{
 		"../charts/praxis/crds/oauthclients.praxis-health.io.yaml": {"scopes": domain.ScopeEnum},
-		"../README.md": {"section list": domain.SectionList, "section operations": domain.SectionOperations},
+		"../docs/integrators/oauth.md":        {"section list": domain.SectionList},
+		"../docs/integrators/resource-api.md": {"section operations": domain.SectionOperations},
+		"../docs/operators/commands.md":       {"import lines": domain.ImportLines},
 	} {
 		raw, err := os.ReadFile(file)
 		if err != nil {

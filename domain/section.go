@@ -1,6 +1,6 @@
 package domain
 
-//go:generate go run ./internal/gendocs ../docs/sections.md ../charts/praxis/crds/oauthclients.praxis-health.io.yaml ../README.md
+//go:generate go run ./internal/gendocs ../docs/sections.md ../charts/praxis/crds/oauthclients.praxis-health.io.yaml ../docs/integrators/oauth.md ../docs/integrators/resource-api.md ../docs/operators/commands.md
 
 // Section is one part of the resource API (docs/contract.md §4) by its path slug.
 // Kind is set for the generic sections, whose routes, storage, OpenAPI

@@ -58,11 +58,12 @@ func family(series string) string {
 // alerts and dashboard parses as PromQL and reads a series the server
 // really serves at /metrics — those traffic makes here, read from a running
 // server; the failure counters, which no healthy run increments, must be in
-// the README's metrics table. Every alert has its runbook in the README.
+// the metrics table of docs/operators/observability.md. Every alert has its
+// runbook, docs/operators/runbooks/<alert>.md, and its runbook_url points there.
 func TestAlertsAndDashboardReadRealSeries(t *testing.T) {
 	t.Parallel()
 	rules := alertRules(t)
-	readme, err := os.ReadFile("../README.md")
+	readme, err := os.ReadFile("../docs/operators/observability.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,9 +73,11 @@ func TestAlertsAndDashboardReadRealSeries(t *testing.T) {
 		for _, n := range promQL(t, r.Alert, r.Expr) {
 			used[family(n)] = r.Alert
 		}
-		anchor := strings.ToLower(r.Alert)
-		if !strings.HasSuffix(r.Annotations["runbook_url"], "#"+anchor) || !strings.Contains(string(readme), "#### "+r.Alert+"\n") {
-			t.Errorf("%s: no runbook (README section %q, runbook_url %q)", r.Alert, "#### "+r.Alert, r.Annotations["runbook_url"])
+		runbook := "docs/operators/runbooks/" + r.Alert + ".md"
+		text, err := os.ReadFile("../" + runbook)
+		if err != nil || !strings.HasPrefix(string(text), "# "+r.Alert+"\n") ||
+			r.Annotations["runbook_url"] != "https://github.com/praxis-health/praxis/blob/main/"+runbook {
+			t.Errorf("%s: no runbook (%s, runbook_url %q)", r.Alert, runbook, r.Annotations["runbook_url"])
 		}
 		if r.Labels["severity"] == "" || r.Annotations["summary"] == "" {
 			t.Errorf("%s: severity and summary are required", r.Alert)
@@ -128,7 +131,7 @@ func TestAlertsAndDashboardReadRealSeries(t *testing.T) {
 		case strings.Contains(string(readme), "`"+name+"`") && strings.HasPrefix(name, "praxis_"):
 			// documented, and only counted when something fails or happens (webhooks, audit failures)
 		default:
-			t.Errorf("%s reads %s, which the server does not serve and the README does not name", where, name)
+			t.Errorf("%s reads %s, which the server does not serve and docs/operators/observability.md does not name", where, name)
 		}
 	}
 	t.Logf("%d alerts and %d panels read %d series families; %d checked against the live /metrics", alerts, len(dash.Panels), len(used), live)

@@ -498,14 +498,14 @@ func TestOperatorInvalidSpecsRefusedByTheAPIServer(t *testing.T) {
 			t.Errorf("OAuthClient %s %+v: %v, want refused as invalid", name, spec, err)
 		}
 	}
-	// The README's example (charts/praxis/examples) is accepted as written.
+	// The operator guide's example (charts/praxis/examples) is accepted as written.
 	example, err := os.ReadFile("../charts/praxis/examples/dr-huber.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	readme, err := os.ReadFile("../README.md")
-	if err != nil || !strings.Contains(string(readme), string(example)) {
-		t.Errorf("the README does not show charts/praxis/examples/dr-huber.yaml as it is (%v)", err)
+	guide, err := os.ReadFile("../docs/operators/kubernetes-operator.md")
+	if err != nil || !strings.Contains(string(guide), string(example)) {
+		t.Errorf("docs/operators/kubernetes-operator.md does not show charts/praxis/examples/dr-huber.yaml as it is (%v)", err)
 	}
 	dec := kyaml.NewYAMLOrJSONDecoder(bytes.NewReader(example), 4096)
 	for n := 0; ; n++ {

@@ -1,5 +1,5 @@
 // Package operatorcli is praxis-operator, the program that reconciles
-// Company and OAuthClient resources (docs: README "Kubernetes: the
+// Company and OAuthClient resources (docs: docs/operators/kubernetes-operator.md, "Kubernetes: the
 // operator"). It is a program of its own, apart from the server, so that
 // the server's binary carries none of the Kubernetes client libraries; both
 // drive the same use-case port, ports.Tenants.

@@ -1,6 +1,6 @@
 // Command gendocs writes what is derived from the table of sections outside
 // Go code: docs/sections.md (the field catalogue), the OAuthClient CRD's
-// scope enum and the README's lists of sections (go generate ./domain/...).
+// scope enum and the documents' lists of sections (go generate ./domain/...).
 package main
 
 import (
@@ -11,23 +11,25 @@ import (
 )
 
 func main() {
-	if len(os.Args) != 4 {
-		fmt.Fprintln(os.Stderr, "usage: gendocs SECTIONS.md OAUTHCLIENT-CRD.yaml README.md")
+	if len(os.Args) != 6 {
+		fmt.Fprintln(os.Stderr, "usage: gendocs SECTIONS.md OAUTHCLIENT-CRD.yaml OAUTH.md RESOURCE-API.md COMMANDS.md")
 		os.Exit(2)
 	}
-	if err := run(os.Args[1], os.Args[2], os.Args[3]); err != nil {
+	if err := run(os.Args[1], os.Args[2], os.Args[3], os.Args[4], os.Args[5]); err != nil {
 		fmt.Fprintln(os.Stderr, "gendocs:", err)
 		os.Exit(1)
 	}
 }
 
-func run(catalogue, crd, readme string) error {
+func run(catalogue, crd, oauth, resourceAPI, commands string) error {
 	if err := os.WriteFile(catalogue, []byte(domain.Catalogue()), 0o644); err != nil { //nolint:gosec // a document of the repository
 		return err
 	}
 	for file, blocks := range map[string]map[string]func(string) string{
-		crd:    {"scopes": domain.ScopeEnum},
-		readme: {"section list": domain.SectionList, "section operations": domain.SectionOperations, "import lines": domain.ImportLines},
+		crd:         {"scopes": domain.ScopeEnum},
+		oauth:       {"section list": domain.SectionList},
+		resourceAPI: {"section operations": domain.SectionOperations},
+		commands:    {"import lines": domain.ImportLines},
 	} {
 		if err := rewrite(file, blocks); err != nil {
 			return err
