@@ -45,6 +45,12 @@ func invalid(field, message string) error { return &ValidationError{Field: field
 // upload check that the spec requires tells this apart from ErrNotFound.
 var ErrOtherCompany = errors.New("belongs to another company")
 
+// ErrForbidden: the grant does not hold the scope the request needs (a
+// settings viewer's change, a client's call past its scopes). The API's
+// bearer guard refuses such a call first, in RFC 6750's words; the use
+// cases check again, so that every door is held to the same scopes.
+var ErrForbidden = errors.New("the grant does not hold the scope this needs")
+
 // ErrIdempotencyKeyReused: an Idempotency-Key came back with another request than its first.
 var ErrIdempotencyKeyReused = errors.New("the Idempotency-Key was used for another request")
 

@@ -135,6 +135,14 @@ type Grant struct {
 	ExpiresAt time.Time
 }
 
+// Require answers nil when the grant holds scope, else ErrForbidden naming it.
+func (g Grant) Require(scope Scope) error {
+	if g.Scopes.Contains(scope) {
+		return nil
+	}
+	return fmt.Errorf("%w: %s", ErrForbidden, scope)
+}
+
 // OAuthError is an error response of the token, revocation and introspection
 // endpoints (RFC 6749 §5.2): a registered code and a description for people.
 type OAuthError struct {

@@ -46,6 +46,23 @@ const (
 // else — no list of the company's orders, no patient.
 const ScopeDeviceBridge Scope = "devices:bridge"
 
+// ScopeSettingsWrite is staff's own: changing the practice's settings that
+// no API section has (its clients, the upload secret, its members). No
+// OAuth client holds it (it is not among SupportedScopes): a settings
+// admin's grant does (staff.Role.Scopes).
+const ScopeSettingsWrite Scope = "settings:write"
+
+// ReadScopes are the scopes of scopes that only read.
+func ReadScopes(scopes Scopes) Scopes {
+	var out Scopes
+	for _, s := range scopes {
+		if strings.HasSuffix(string(s), ":read") {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
 // OptInScopes are granted only when named, never by default: the audit
 // trail, webhooks, a device's bridge, and the scopes of the opt-in sections.
 var OptInScopes = func() Scopes {

@@ -9,7 +9,6 @@ import (
 	"github.com/praxis-health/praxis/domain"
 	"github.com/praxis-health/praxis/domain/release"
 	"github.com/praxis-health/praxis/domain/staff"
-	"github.com/praxis-health/praxis/domain/webhook"
 )
 
 // Staff keeps the practice's people, their invitations and passkeys. Every
@@ -63,9 +62,12 @@ type SettingsOverview struct {
 	Invites []staff.Invite
 }
 
-// Settings is the driving port of the settings pages: what a signed-in
-// member does, in the member's company only. A viewer's change is
-// staff.ErrForbidden; another company's object is domain.ErrNotFound.
+// Settings is the driving port of the settings pages for what is staff's
+// own: what a signed-in member does, in the member's company only. What the
+// API has too (webhooks, the audit trail, devices and orders) the pages do
+// through the API's own driving ports, with the member's grant
+// (staff.Member.Grant). A change the grant does not allow (a viewer's) is
+// domain.ErrForbidden; another company's object is domain.ErrNotFound.
 type Settings interface {
 	Join(ctx context.Context, company domain.CompanyID, token domain.Secret) (staff.Member, error)
 	Member(ctx context.Context, company domain.CompanyID, id uuid.UUID) (staff.Member, error)
@@ -92,45 +94,4 @@ type Settings interface {
 	// DeprecatedCalls answers the company's clients' calls to deprecated
 	// operations, newest day first.
 	DeprecatedCalls(ctx context.Context, m staff.Member) ([]release.Calls, error)
-	// The company's webhook endpoints, as the API has them (§12).
-	Webhooks(ctx context.Context, m staff.Member) ([]webhook.Endpoint, error)
-	CreateWebhook(ctx context.Context, m staff.Member, url string, types []string) (webhook.Endpoint, webhook.Secret, error)
-	WebhookDeliveries(ctx context.Context, m staff.Member, id uuid.UUID) (webhook.Endpoint, []webhook.Attempt, error)
-	// ReplayWebhook and DeleteWebhook act only on the version the page
-	// showed (a *domain.StaleVersion otherwise).
-	ReplayWebhook(ctx context.Context, m staff.Member, id uuid.UUID, version int64, since time.Time) error
-	DeleteWebhook(ctx context.Context, m staff.Member, id uuid.UUID, version int64) error
-	PingWebhook(ctx context.Context, m staff.Member, id uuid.UUID) (webhook.Attempt, error)
-	// The GDT round trip (§14), through the API's use cases.
-	DeviceBoard(ctx context.Context, m staff.Member) (DeviceBoard, error)
-	RegisterDevice(ctx context.Context, m staff.Member, body []byte) (Response, error)
-	DeviceCredential(ctx context.Context, m staff.Member, device string) (DeviceCredential, error)
-	// OrderAtDevice sends a patient to a device, or asks it to show a result.
-	OrderAtDevice(ctx context.Context, m staff.Member, body []byte) (Response, error)
-	// CancelDeviceOrder and AssignResult act only on the version the page showed.
-	CancelDeviceOrder(ctx context.Context, m staff.Member, id string, version int64) error
-	AssignResult(ctx context.Context, m staff.Member, order string, file domain.FileID, version int64) error
-}
-
-// DeviceBoard is the settings' Devices tab (docs/contract.md §14): the
-// company's devices, its latest device orders, and the device results that
-// matched no order.
-type DeviceBoard struct {
-	Devices   []DeviceEntry
-	Orders    []OrderEntry
-	Unmatched []domain.File
-}
-
-// DeviceEntry is one device as stored.
-type DeviceEntry struct {
-	ID      string `json:"id"`
-	Version int64  `json:"version"`
-	domain.Device
-}
-
-// OrderEntry is one device order as stored.
-type OrderEntry struct {
-	ID      string `json:"id"`
-	Version int64  `json:"version"`
-	domain.DeviceOrder
 }

@@ -534,6 +534,31 @@ func TestSettingsInABrowser(t *testing.T) {
 		if code := forge(t, site, "/settings/integrations", b.cookies(), url.Values{"_csrf": {b.csrf()}, "name": {"Viewer's"}, "scope": {"company:read"}}); code != http.StatusForbidden {
 			t.Errorf("a viewer's client creation: %d, want 403", code)
 		}
+		// The pages do what the API has through the API's own use cases, with
+		// the viewer's grant (the read scopes): they refuse each change, and
+		// the reads pass.
+		for path, form := range map[string]url.Values{
+			"/settings/webhooks":         {"url": {"https://hooks.example/praxis"}, "events": {"customers.created"}},
+			"/settings/devices/register": {"name": {"EKG"}, "gdt_id": {"EKG1"}, "gdt_version": {"3.0"}},
+			"/settings/devices/orders":   {"customer_id": {"1"}, "device_id": {"019c0000-0000-7000-8000-000000000000"}, "type": {"6302"}},
+		} {
+			form.Set("_csrf", b.csrf())
+			if code := forge(t, site, path, b.cookies(), form); code != http.StatusForbidden {
+				t.Errorf("a viewer's POST %s: %d, want 403", path, code)
+			}
+		}
+		for _, path := range []string{"/settings/webhooks", "/settings/devices", "/settings/audit"} {
+			req, _ := http.NewRequest(http.MethodGet, site+path, nil)
+			req.Header.Set("Cookie", b.cookies())
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_ = resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				t.Errorf("a viewer's GET %s: %d, want 200", path, resp.StatusCode)
+			}
+		}
 		b.click("#signout")
 		b.waitPath("/settings/signin")
 

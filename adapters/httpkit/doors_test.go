@@ -40,6 +40,8 @@ func TestEveryDomainErrorThroughBothDoors(t *testing.T) {
 		{domain.ErrVersionMismatch, http.StatusPreconditionFailed},
 		{&domain.StaleVersion{Current: 3}, http.StatusPreconditionFailed},
 		{domain.ErrNotADevice, http.StatusForbidden},
+		{domain.ErrForbidden, http.StatusForbidden},
+		{domain.Grant{}.Require(domain.ScopeWebhooksWrite), http.StatusForbidden},
 		{domain.ErrStorageFull, http.StatusInsufficientStorage},
 		{domain.ErrUnavailable, http.StatusServiceUnavailable},
 		{domain.Unavailable(errors.New("connection refused")), http.StatusServiceUnavailable},

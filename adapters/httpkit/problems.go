@@ -34,6 +34,7 @@ var Problems = []Problem{
 		"this Idempotency-Key was already used for a different request"},
 	{domain.ErrMalformedJSON, http.StatusBadRequest, "malformed-json", "the body is not well-formed JSON"},
 	{domain.ErrInvalid, http.StatusUnprocessableEntity, "validation-error", "the request has invalid fields"},
+	{domain.ErrForbidden, http.StatusForbidden, "insufficient-scope", "this request needs a scope the grant does not hold"},
 	{domain.ErrNotFound, http.StatusNotFound, "not-found", "no such object in this company"},
 	{domain.ErrOtherCompany, http.StatusNotFound, "not-found", "no such object in this company"},
 	{domain.ErrSlotUnavailable, http.StatusConflict, "slot-unavailable", "this start is not, or no longer, a free slot"},

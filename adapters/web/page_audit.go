@@ -47,13 +47,13 @@ func (s *Site) auditPage(c *fiber.Ctx) error {
 		return s.fail(c, err)
 	}
 	data := map[string]any{"CustomerID": c.Query("customer_id"), "Agent": q.Agent}
-	if s.auditor == nil {
+	if s.api.Auditor == nil {
 		return s.render(c, "audit", data)
 	}
 	var page audit.Page
 	err = s.change(audit.ActionList, "audit-events", func(c *fiber.Ctx) error {
 		var err error
-		page, err = s.auditor.List(ctx(c), domain.Grant{CompanyID: memberOf(c).Company}, q)
+		page, err = s.api.Auditor.List(ctx(c), memberOf(c).Grant(), q)
 		return err
 	})(c)
 	if err != nil || c.Response().StatusCode() >= 400 {
@@ -84,14 +84,14 @@ func (s *Site) auditExport(c *fiber.Ctx) error {
 	if err != nil {
 		return s.fail(c, err)
 	}
-	if s.auditor == nil {
+	if s.api.Auditor == nil {
 		return s.fail(c, domain.ErrNotFound)
 	}
 	var out []byte
 	n := 0
 	err = s.change(audit.ActionExport, "audit-events", func(c *fiber.Ctx) error {
 		for q.Limit = 500; ; {
-			page, err := s.auditor.List(ctx(c), domain.Grant{CompanyID: memberOf(c).Company}, q)
+			page, err := s.api.Auditor.List(ctx(c), memberOf(c).Grant(), q)
 			if err != nil {
 				return err
 			}

@@ -1,8 +1,10 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -16,6 +18,79 @@ import (
 // The Devices page: the round trip's devices, their credentials, orders sent
 // from the page, unmatched results, and the upload secret (docs/contract.md §14).
 
+// deviceBoard is what the tab shows (docs/contract.md §14): the company's
+// devices, its latest device orders (newest first) and the device results
+// that matched no order, read through the API's own use cases.
+type deviceBoard struct {
+	Devices   []deviceEntry
+	Orders    []orderEntry
+	Unmatched []domain.File
+}
+
+// deviceEntry and orderEntry are a device and a device order as the API answers them.
+type deviceEntry struct {
+	ID      string `json:"id"`
+	Version int64  `json:"version"`
+	domain.Device
+}
+
+type orderEntry struct {
+	ID      string `json:"id"`
+	Version int64  `json:"version"`
+	domain.DeviceOrder
+}
+
+var (
+	devicesKind = domain.KindOf("devices")
+	ordersKind  = domain.KindOf("device-orders")
+)
+
+// boardOrders is how many of the latest orders the tab shows.
+const boardOrders = 50
+
+func (s *Site) deviceBoard(ctx context.Context, g domain.Grant) (deviceBoard, error) {
+	var board deviceBoard
+	if err := readAll(ctx, s.api.Records, g, devicesKind, 500, &board.Devices); err != nil {
+		return board, err
+	}
+	if err := readAll(ctx, s.api.Records, g, ordersKind, 10_000, &board.Orders); err != nil {
+		return board, err
+	}
+	slices.Reverse(board.Orders)
+	board.Orders = board.Orders[:min(len(board.Orders), boardOrders)]
+	page, err := s.api.Files.List(ctx, g, domain.ListQuery{Limit: domain.MaxPageSize, Dump: true, Fields: map[string]string{"order_match": "unmatched"}})
+	board.Unmatched = page.Files
+	return board, err
+}
+
+// readAll pages through a section's feed into out (at most limit objects).
+// It reads every committed write, also those the feed still holds back for
+// an older open transaction (Dump): the page is read once and never
+// resumed, and a device just registered must be on it.
+func readAll[T any](ctx context.Context, records ports.Records, g domain.Grant, kind *domain.Kind, limit int, out *[]T) error {
+	q := domain.ListQuery{Limit: domain.MaxPageSize, Dump: true}
+	for len(*out) < limit {
+		page, err := records.List(ctx, g, kind, q)
+		if err != nil {
+			return err
+		}
+		var items []T
+		if err := json.Unmarshal(page.Data, &items); err != nil {
+			return err
+		}
+		*out = append(*out, items...)
+		if !page.HasMore {
+			return nil
+		}
+		cur, err := domain.ParseCursor(page.NextCursor)
+		if err != nil {
+			return err
+		}
+		q.After = &cur
+	}
+	return nil
+}
+
 func (s *Site) devices(c *fiber.Ctx, secret domain.Secret) error {
 	return s.devicesView(c, secret, nil, "")
 }
@@ -26,7 +101,7 @@ func (s *Site) devices(c *fiber.Ctx, secret domain.Secret) error {
 // sent the number of an order just made.
 func (s *Site) devicesView(c *fiber.Ctx, secret domain.Secret, cred *ports.DeviceCredential, sent string) error {
 	m := memberOf(c)
-	board, err := s.settings.DeviceBoard(ctx(c), m)
+	board, err := s.deviceBoard(ctx(c), m.Grant())
 	if err != nil {
 		return s.fail(c, err)
 	}
@@ -83,7 +158,7 @@ func (s *Site) registerDevice(c *fiber.Ctx) error {
 	}
 	body["procedures"] = procedures
 	raw, _ := json.Marshal(body)
-	resp, err := s.settings.RegisterDevice(ctx(c), memberOf(c), raw)
+	resp, err := s.api.Records.Create(ctx(c), memberOf(c).Grant(), devicesKind, raw, nil)
 	if err != nil {
 		return err
 	}
@@ -104,7 +179,7 @@ func (s *Site) deviceCredential(c *fiber.Ctx) error {
 		return domain.ErrNotFound
 	}
 	c.Locals(objectKey{}, id)
-	cred, err := s.settings.DeviceCredential(ctx(c), memberOf(c), id)
+	cred, err := s.api.Orders.Credential(ctx(c), memberOf(c).Grant(), id, domain.DefaultSecretOverlap)
 	if err != nil {
 		return err
 	}
@@ -128,7 +203,7 @@ func (s *Site) orderAtDevice(c *fiber.Ctx) error {
 		}
 	}
 	raw, _ := json.Marshal(body)
-	resp, err := s.settings.OrderAtDevice(ctx(c), memberOf(c), raw)
+	resp, err := s.api.Orders.Create(ctx(c), memberOf(c).Grant(), raw, nil)
 	if err != nil {
 		return err
 	}
@@ -156,7 +231,7 @@ func (s *Site) cancelDeviceOrder(c *fiber.Ctx) error {
 	if err != nil || v < 1 {
 		return &domain.ValidationError{Field: "version", Message: "the form names no version: reload the page"}
 	}
-	if err := s.settings.CancelDeviceOrder(ctx(c), memberOf(c), id, v); err != nil {
+	if _, err := s.api.Orders.Cancel(ctx(c), memberOf(c).Grant(), id, ports.Write{IfMatch: atVersion(v)}); err != nil {
 		return err
 	}
 	return s.devices(c, "")
@@ -178,7 +253,7 @@ func (s *Site) assignResult(c *fiber.Ctx) error {
 		return &domain.ValidationError{Field: "order", Message: "the form names no order: reload the page"}
 	}
 	c.Locals(objectKey{}, order)
-	if err := s.settings.AssignResult(ctx(c), memberOf(c), order, file, v); err != nil {
+	if _, err := s.api.Orders.Assign(ctx(c), memberOf(c).Grant(), order, file, ports.Write{IfMatch: atVersion(v)}); err != nil {
 		return err
 	}
 	return s.devices(c, "")

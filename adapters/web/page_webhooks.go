@@ -12,6 +12,7 @@ import (
 
 	"github.com/praxis-health/praxis/domain"
 	"github.com/praxis-health/praxis/domain/webhook"
+	"github.com/praxis-health/praxis/ports"
 )
 
 // The Webhooks page: endpoints, their delivery log, a test event, replay
@@ -22,16 +23,20 @@ import (
 func (s *Site) webhooksView(c *fiber.Ctx, id uuid.UUID, secret string, ping *webhook.Attempt) error {
 	m := memberOf(c)
 	data := map[string]any{}
-	endpoints, err := s.settings.Webhooks(ctx(c), m)
+	endpoints, err := s.api.Webhooks.List(ctx(c), m.Grant())
 	switch {
-	case errors.Is(err, domain.ErrWebhooksDisabled) || errors.Is(err, domain.ErrNotFound):
+	case errors.Is(err, domain.ErrWebhooksDisabled):
 		data["Off"] = true // no key: the use case answers 503, the page says why
 	case err != nil:
 		return s.fail(c, err)
 	}
 	data["Endpoints"] = endpoints
 	if id != uuid.Nil {
-		e, attempts, err := s.settings.WebhookDeliveries(ctx(c), m, id)
+		e, err := s.api.Webhooks.Get(ctx(c), m.Grant(), id)
+		if err != nil {
+			return s.fail(c, err)
+		}
+		attempts, _, err := s.api.Webhooks.Deliveries(ctx(c), m.Grant(), id, uuid.Nil, deliveriesShown)
 		if err != nil {
 			return s.fail(c, err)
 		}
@@ -65,7 +70,8 @@ func (s *Site) createWebhook(c *fiber.Ctx) error {
 			types = append(types, t)
 		}
 	}
-	e, secret, err := s.settings.CreateWebhook(ctx(c), memberOf(c), strings.TrimSpace(form.Get("url")), types)
+	url := strings.TrimSpace(form.Get("url"))
+	e, secret, err := s.api.Webhooks.Create(ctx(c), memberOf(c).Grant(), ports.WebhookInput{URL: &url, EventTypes: types})
 	if err != nil {
 		return err
 	}
@@ -80,7 +86,7 @@ func (s *Site) pingWebhook(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	a, err := s.settings.PingWebhook(ctx(c), memberOf(c), id)
+	a, err := s.api.Webhooks.Ping(ctx(c), memberOf(c).Grant(), id)
 	if err != nil {
 		return err
 	}
@@ -96,7 +102,7 @@ func (s *Site) replayWebhook(c *fiber.Ctx) error {
 	if err != nil {
 		return &domain.ValidationError{Field: "since", Message: "since must be a date and time"}
 	}
-	if err := s.settings.ReplayWebhook(ctx(c), memberOf(c), id, version, since); err != nil {
+	if _, err := s.api.Webhooks.Replay(ctx(c), memberOf(c).Grant(), id, ports.ReplayFrom{Since: &since}, atVersion(version)); err != nil {
 		return err
 	}
 	return c.Redirect("/settings/webhooks/"+id.String(), fiber.StatusSeeOther)
@@ -107,10 +113,19 @@ func (s *Site) deleteWebhook(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if err := s.settings.DeleteWebhook(ctx(c), memberOf(c), id, version); err != nil {
+	if _, err := s.api.Webhooks.Delete(ctx(c), memberOf(c).Grant(), id, ports.Write{IfMatch: atVersion(version)}); err != nil {
 		return err
 	}
 	return c.Redirect("/settings/webhooks", fiber.StatusSeeOther)
+}
+
+// deliveriesShown is how many of an endpoint's latest attempts its page shows.
+const deliveriesShown = 50
+
+// atVersion is the condition of a form that showed an object at version:
+// a second tab's stale form is refused (412), not applied.
+func atVersion(version int64) domain.Precondition {
+	return domain.Precondition{Versions: []int64{version}}
 }
 
 // versionedForm reads a form that changes the object :id, with the

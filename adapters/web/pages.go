@@ -12,7 +12,6 @@ import (
 
 	"github.com/praxis-health/praxis/domain"
 	"github.com/praxis-health/praxis/domain/staff"
-	"github.com/praxis-health/praxis/ports"
 )
 
 // pageNames are the templates besides the layout, one a page.
@@ -41,7 +40,7 @@ var funcs = template.FuncMap{
 	"derefBool": func(b *bool) bool { return b != nil && *b },
 	"open":      domain.OrderIsOpen,
 	// deviceName is the name of a device of the board.
-	"deviceName": func(b ports.DeviceBoard, id domain.UUID) string {
+	"deviceName": func(b deviceBoard, id domain.UUID) string {
 		for _, d := range b.Devices {
 			if d.ID == string(id) {
 				return d.Name
@@ -50,8 +49,8 @@ var funcs = template.FuncMap{
 		return string(id)
 	},
 	// assignable are the orders of the file's patient a result may be filed under.
-	"assignable": func(b ports.DeviceBoard, f domain.File) []ports.OrderEntry {
-		var out []ports.OrderEntry
+	"assignable": func(b deviceBoard, f domain.File) []orderEntry {
+		var out []orderEntry
 		for _, o := range b.Orders {
 			if o.CustomerID == f.CustomerID && o.Status != domain.OrderCancelled && o.Status != domain.OrderFailed {
 				out = append(out, o)
@@ -109,7 +108,7 @@ func (s *Site) render(c *fiber.Ctx, name string, data map[string]any) error {
 	m := memberOf(c)
 	token, _ := c.Locals("csrf").(string)
 	p := page{Lang: language(c), Title: "title." + name, Page: name, CSRF: token, Path: c.Path(),
-		Signed: m.ID != uuid.Nil, Admin: m.Role.CanChange(), Member: m, Data: data}
+		Signed: m.ID != uuid.Nil, Admin: m.Grant().Scopes.Contains(domain.ScopeSettingsWrite), Member: m, Data: data}
 	c.Type("html", "utf-8")
 	return s.pages[name].ExecuteTemplate(c, "layout", p)
 }

@@ -1,7 +1,10 @@
 // Package web is the practice's settings site (docs/contract.md §13):
 // server-rendered pages under /settings for the company's own staff, who sign
-// in with passkeys. It sits beside the JSON API, never inside it, and calls
-// the same use cases as the operator's commands through ports.Settings.
+// in with passkeys. It sits beside the JSON API, never inside it: what the
+// API has too (webhooks, the audit trail, devices and orders) it does
+// through the API's own driving ports with the member's grant, and what is
+// staff's own (members, passkeys, clients, the upload secret) through
+// ports.Settings.
 // Everything it serves is embedded: templates, one style sheet, one script.
 package web
 
@@ -62,7 +65,7 @@ type Options struct {
 type Site struct {
 	opts     Options
 	settings ports.Settings
-	auditor  ports.Auditor
+	api      API
 	attempts ports.AttemptCounter
 	log      *slog.Logger
 	store    *session.Store
@@ -72,9 +75,19 @@ type Site struct {
 	now      func() time.Time
 }
 
-// New builds the site. auditor may be nil (the benchmark build without the
-// trail); every change a member makes is otherwise an audit event.
-func New(opts Options, settings ports.Settings, sessions ports.Sessions, attempts ports.AttemptCounter, auditor ports.Auditor,
+// API is the API's driving ports the pages use, with the member's grant.
+// Auditor may be nil (the benchmark build without the trail); every change
+// a member makes is otherwise an audit event.
+type API struct {
+	Auditor  ports.Auditor
+	Webhooks ports.Webhooks
+	Records  ports.Records
+	Orders   ports.DeviceOrders
+	Files    ports.Files
+}
+
+// New builds the site.
+func New(opts Options, settings ports.Settings, api API, sessions ports.Sessions, attempts ports.AttemptCounter,
 	log *slog.Logger) (*Site, error) {
 	if opts.Idle <= 0 {
 		opts.Idle = staff.IdleTimeout
@@ -108,7 +121,7 @@ func New(opts Options, settings ports.Settings, sessions ports.Sessions, attempt
 	if err != nil {
 		return nil, err
 	}
-	s := &Site{opts: opts, settings: settings, auditor: auditor, attempts: attempts, log: log,
+	s := &Site{opts: opts, settings: settings, api: api, attempts: attempts, log: log,
 		passkeys: wa, pages: pages, now: time.Now}
 	if opts.SSO.Issuer != "" {
 		s.sso = &sso{cfg: opts.SSO, redirect: strings.TrimSuffix(opts.SiteURL, "/") + "/settings/sso/callback"}
@@ -372,7 +385,7 @@ func (s *Site) change(action, section string, next fiber.Handler) fiber.Handler 
 		if err != nil {
 			status = statusOf(err)
 		}
-		if m := memberOf(c); s.auditor != nil && m.ID != uuid.Nil {
+		if m := memberOf(c); s.api.Auditor != nil && m.ID != uuid.Nil {
 			e := audit.New(s.now())
 			e.Agent = audit.Agent{Type: audit.AgentStaff, ID: m.ID.String(), Name: m.Email}
 			e.Source = audit.Source{Address: s.source(c)}
@@ -382,7 +395,7 @@ func (s *Site) change(action, section string, next fiber.Handler) fiber.Handler 
 			e.Action, e.Section = action, section
 			e.ObjectID, _ = c.Locals(objectKey{}).(string)
 			e.Outcome = audit.Outcome{Status: status, Reason: reasonOf(err)}
-			if aerr := s.auditor.Record(c.UserContext(), m.Company, e); aerr != nil && err == nil {
+			if aerr := s.api.Auditor.Record(c.UserContext(), m.Company, e); aerr != nil && err == nil {
 				s.log.LogAttrs(c.UserContext(), slog.LevelError, "settings: audit event not recorded", slog.String("error", aerr.Error()))
 				return s.fail(c, domain.Unavailable(aerr))
 			}
@@ -403,7 +416,7 @@ func StatusOf(err error) int { return statusOf(err) }
 
 func statusOf(err error) int {
 	switch {
-	case errors.Is(err, staff.ErrForbidden), errors.Is(err, errCSRF):
+	case errors.Is(err, errCSRF):
 		return http.StatusForbidden
 	case errors.Is(err, errSignedOut):
 		return http.StatusUnauthorized

@@ -75,7 +75,7 @@ func TestLocalPath(t *testing.T) {
 // relying party, so a public URL that is one leaves the API serving and the
 // settings answering 404 with the reason.
 func TestAnAddressTurnsTheSiteOff(t *testing.T) {
-	s, err := New(Options{SiteURL: "https://10.0.0.5"}, nil, nil, nil, nil, slog.New(slog.DiscardHandler))
+	s, err := New(Options{SiteURL: "https://10.0.0.5"}, nil, API{}, nil, nil, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func TestAnAddressTurnsTheSiteOff(t *testing.T) {
 	if resp.StatusCode != http.StatusNotFound || !strings.Contains(string(body), "host name") {
 		t.Errorf("%d %s", resp.StatusCode, body)
 	}
-	if _, err := New(Options{SiteURL: "no host"}, nil, nil, nil, nil, slog.New(slog.DiscardHandler)); err == nil {
+	if _, err := New(Options{SiteURL: "no host"}, nil, API{}, nil, nil, slog.New(slog.DiscardHandler)); err == nil {
 		t.Error("a public URL without a host was taken")
 	}
 }

@@ -234,6 +234,9 @@ func (a *Auditor) inTx(ctx context.Context, company domain.CompanyID, status int
 
 // List answers one page of the company's events in chain order.
 func (a *Auditor) List(ctx context.Context, grant domain.Grant, q audit.Query) (audit.Page, error) {
+	if err := grant.Require(domain.ScopeAuditRead); err != nil {
+		return audit.Page{}, err
+	}
 	return a.log.List(ctx, grant.CompanyID, q)
 }
 

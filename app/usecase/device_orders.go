@@ -50,6 +50,9 @@ var (
 // Create checks the order, renders its GDT record once (a customer who
 // lacks a field the record needs is a 422 naming it), numbers it and stores it.
 func (d *DeviceOrders) Create(ctx context.Context, grant domain.Grant, body []byte, key *ports.IdempotencyKey) (ports.Response, error) {
+	if err := grant.Require(domain.WriteScope(ordersKind.Slug)); err != nil {
+		return ports.Response{}, err
+	}
 	rc, err := d.ruleContext(ctx, grant.CompanyID)
 	if err != nil {
 		return ports.Response{}, err
@@ -144,6 +147,9 @@ func (d *DeviceOrders) device(ctx context.Context, company domain.CompanyID, id 
 // Cancel ends an order that is not done: the bridge withdraws its file if
 // it was written (deleted while unread; a 6303 for a GDT 3.0 device).
 func (d *DeviceOrders) Cancel(ctx context.Context, grant domain.Grant, id string, w ports.Write) (ports.Response, error) {
+	if err := grant.Require(domain.WriteScope(ordersKind.Slug)); err != nil {
+		return ports.Response{}, err
+	}
 	var device string
 	resp, err := d.change(ctx, grant, ordersKind, id, w, func(_ context.Context, current ports.StoredObject, rc domain.RuleContext) ([]byte, error) {
 		o, err := orderOf(current)
@@ -180,6 +186,9 @@ const (
 // that arrive late (an order cancelled or done meanwhile) are kept as
 // times, never turn a closed order back; a repeated one changes nothing.
 func (d *DeviceOrders) Report(ctx context.Context, grant domain.Grant, id, status, reason string, w ports.Write) (ports.Response, error) {
+	if err := grant.Require(domain.ScopeDeviceBridge); err != nil {
+		return ports.Response{}, err
+	}
 	device, err := d.deviceOf(ctx, grant)
 	if err != nil {
 		return ports.Response{}, err
@@ -254,6 +263,9 @@ const outboxLimit = 100
 // act on, waiting up to wait for one to appear. A poll that answers orders
 // is an audit event naming their patients; an empty one leaves no trace.
 func (d *DeviceOrders) Outbox(ctx context.Context, grant domain.Grant, wait time.Duration) (ports.Outbox, error) {
+	if err := grant.Require(domain.ScopeDeviceBridge); err != nil {
+		return ports.Outbox{}, err
+	}
 	device, err := d.deviceOf(ctx, grant)
 	if err != nil {
 		return ports.Outbox{}, err
@@ -412,6 +424,9 @@ func (w *wakeups) notify(company domain.CompanyID, device string) {
 // Assign files a result that matched no order under one: the order is
 // done and names the file, the file names the order.
 func (d *DeviceOrders) Assign(ctx context.Context, grant domain.Grant, order string, file domain.FileID, w ports.Write) (ports.Response, error) {
+	if err := grant.Require(domain.WriteScope(ordersKind.Slug)); err != nil {
+		return ports.Response{}, err
+	}
 	return d.change(ctx, grant, ordersKind, order, w, func(ctx context.Context, current ports.StoredObject, rc domain.RuleContext) ([]byte, error) {
 		o, err := orderOf(current)
 		if err != nil {
@@ -480,6 +495,9 @@ var DeviceClientScopes = domain.Scopes{domain.ScopeDeviceBridge}
 // one it has a new secret (the old one works on for overlap, as for any
 // client). The secret is answered once and kept only as its hash.
 func (d *DeviceOrders) Credential(ctx context.Context, grant domain.Grant, device string, overlap time.Duration) (ports.DeviceCredential, error) {
+	if err := grant.Require(domain.WriteScope(devicesKind.Slug)); err != nil {
+		return ports.DeviceCredential{}, err
+	}
 	dev, err := d.device(ctx, grant.CompanyID, device)
 	if err != nil {
 		return ports.DeviceCredential{}, err

@@ -33,7 +33,13 @@ func NewFiles(files ports.FileRepository, blobs ports.BlobStore, companies ports
 	return &Files{files: files, blobs: blobs, companies: companies, customers: customers, uploads: uploads}
 }
 
+// filesSection is the files' section, whose scopes hold its reads and writes.
+const filesSection = "files"
+
 func (f *Files) List(ctx context.Context, grant domain.Grant, q domain.ListQuery) (ports.FilePage, error) {
+	if err := grant.Require(domain.ReadScope(filesSection)); err != nil {
+		return ports.FilePage{}, err
+	}
 	page, err := f.files.List(ctx, grant.CompanyID, q)
 	for _, file := range page.Files {
 		audit.Touch(ctx, file.CustomerID)
@@ -44,6 +50,9 @@ func (f *Files) List(ctx context.Context, grant domain.Grant, q domain.ListQuery
 // Batch answers the company's files among ids (ids= of the Files
 // section) in the order asked, and the ids found nowhere in the company.
 func (f *Files) Batch(ctx context.Context, grant domain.Grant, ids []string) ([]domain.File, []string, error) {
+	if err := grant.Require(domain.ReadScope(filesSection)); err != nil {
+		return nil, nil, err
+	}
 	keys := make([]domain.FileID, 0, len(ids))
 	for _, id := range ids {
 		if fid, err := domain.ParseFileID(id); err == nil {
@@ -72,6 +81,9 @@ func (f *Files) Batch(ctx context.Context, grant domain.Grant, ids []string) ([]
 }
 
 func (f *Files) Get(ctx context.Context, grant domain.Grant, id string) (domain.File, error) {
+	if err := grant.Require(domain.ReadScope(filesSection)); err != nil {
+		return domain.File{}, err
+	}
 	fid, err := domain.ParseFileID(id)
 	if err != nil || !domain.ValidObjectID(id) {
 		return domain.File{}, domain.ErrNotFound
@@ -84,6 +96,9 @@ func (f *Files) Get(ctx context.Context, grant domain.Grant, id string) (domain.
 }
 
 func (f *Files) Open(ctx context.Context, grant domain.Grant, file domain.File, offset, length int64) (io.ReadCloser, error) {
+	if err := grant.Require(domain.ReadScope(filesSection)); err != nil {
+		return nil, err
+	}
 	if file.CompanyID != grant.CompanyID {
 		return nil, domain.ErrNotFound
 	}
@@ -93,6 +108,9 @@ func (f *Files) Open(ctx context.Context, grant domain.Grant, file domain.File, 
 // Upload checks the form (every field error at once, 422), then stores the
 // parts all or nothing: 15 MiB a file, sniffed formats, the quota reserved atomically.
 func (f *Files) Upload(ctx context.Context, grant domain.Grant, form ports.FileUpload, parts ports.PartSource) (ports.UploadResult, error) {
+	if err := grant.Require(domain.WriteScope(filesSection)); err != nil {
+		return ports.UploadResult{}, err
+	}
 	company, err := f.companies.Get(ctx, grant.CompanyID)
 	if err != nil {
 		return ports.UploadResult{}, err

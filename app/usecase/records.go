@@ -24,6 +24,9 @@ func NewRecords(store ports.RecordStore, keys ports.IdempotencyStore, tx ports.T
 
 // List answers one page of the kind's feed.
 func (r *Records) List(ctx context.Context, grant domain.Grant, kind *domain.Kind, q domain.ListQuery) (ports.RenderedPage, error) {
+	if err := grant.Require(domain.ReadScope(kind.Slug)); err != nil {
+		return ports.RenderedPage{}, err
+	}
 	if q.Customer != nil && !kind.HasCustomer() {
 		return ports.RenderedPage{}, domain.FieldErrors{{Field: "customer_id", Message: "is not a filter of this section"}}.Err()
 	}
@@ -65,6 +68,9 @@ func (r *Records) List(ctx context.Context, grant domain.Grant, kind *domain.Kin
 // Batch answers the objects among q.IDs in the order asked: one query, in
 // the company only, so another company's id is not found like a missing one.
 func (r *Records) Batch(ctx context.Context, grant domain.Grant, kind *domain.Kind, q domain.BatchQuery) (ports.Batch, error) {
+	if err := grant.Require(domain.ReadScope(kind.Slug)); err != nil {
+		return ports.Batch{}, err
+	}
 	if err := r.includable(kind, q.IncludeCustomers); err != nil {
 		return ports.Batch{}, err
 	}
@@ -141,6 +147,9 @@ func (r *Records) customersOf(ctx context.Context, grant domain.Grant, items []p
 
 // Get answers one live object of the company; anything else is domain.ErrNotFound.
 func (r *Records) Get(ctx context.Context, grant domain.Grant, kind *domain.Kind, id string) (ports.Versioned, error) {
+	if err := grant.Require(domain.ReadScope(kind.Slug)); err != nil {
+		return ports.Versioned{}, err
+	}
 	o, err := r.store.Get(ctx, grant.CompanyID, kind, id, false)
 	if err != nil {
 		return ports.Versioned{}, err
@@ -155,6 +164,9 @@ func (r *Records) Get(ctx context.Context, grant domain.Grant, kind *domain.Kind
 func (r *Records) Create(ctx context.Context, grant domain.Grant, kind *domain.Kind, body []byte, key *ports.IdempotencyKey) (ports.Response, error) {
 	if kind.ReadOnly {
 		return ports.Response{}, errors.New("no POST on " + kind.Slug) // the router offers none
+	}
+	if err := grant.Require(domain.WriteScope(kind.Slug)); err != nil {
+		return ports.Response{}, err
 	}
 	rc, err := r.ruleContext(ctx, grant.CompanyID)
 	if err != nil {
@@ -206,6 +218,9 @@ func (r *Records) Patch(ctx context.Context, grant domain.Grant, kind *domain.Ki
 	if !kind.Patch {
 		return ports.Response{}, errors.New("no PATCH on " + kind.Slug) // the router offers none
 	}
+	if err := grant.Require(domain.WriteScope(kind.Slug)); err != nil {
+		return ports.Response{}, err
+	}
 	resp, err := r.change(ctx, grant, kind, id, w, func(ctx context.Context, current ports.StoredObject, rc domain.RuleContext) ([]byte, error) {
 		obj, err := kind.Merge(current.Payload, patch, rc)
 		if err != nil {
@@ -224,6 +239,9 @@ func (r *Records) Patch(ctx context.Context, grant domain.Grant, kind *domain.Ki
 
 // Cancel ends a booked or arrived appointment; the slot is free at once.
 func (r *Records) Cancel(ctx context.Context, grant domain.Grant, id string, body []byte, w ports.Write) (ports.Response, error) {
+	if err := grant.Require(domain.WriteScope(domain.AppointmentsKind().Slug)); err != nil {
+		return ports.Response{}, err
+	}
 	return r.change(ctx, grant, domain.AppointmentsKind(), id, w, func(_ context.Context, current ports.StoredObject, rc domain.RuleContext) ([]byte, error) {
 		reasons, err := domain.CancellationKind.Decode(body, rc)
 		if err != nil {

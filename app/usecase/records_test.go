@@ -29,7 +29,7 @@ func newPracticeFixture(t *testing.T, env *testenv.Embedded) practiceFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return practiceFixture{env: env, grant: domain.Grant{ClientID: "pc_test", CompanyID: c.ID, Scopes: domain.AllScopes()}, customer: cu.ID}
+	return practiceFixture{env: env, grant: domain.Grant{ClientID: "pc_test", CompanyID: c.ID, Scopes: domain.SupportedScopes()}, customer: cu.ID}
 }
 
 func (f practiceFixture) create(t *testing.T, k *domain.Kind, body string) (map[string]any, error) {

@@ -10,7 +10,6 @@ import (
 	"github.com/praxis-health/praxis/domain"
 	"github.com/praxis-health/praxis/domain/release"
 	"github.com/praxis-health/praxis/domain/staff"
-	"github.com/praxis-health/praxis/domain/webhook"
 	"github.com/praxis-health/praxis/ports"
 )
 
@@ -26,10 +25,6 @@ type Settings struct {
 	admin     *Admin
 	calls     ports.DeprecatedCalls
 	tokens    ports.TokenStore
-	hooks     ports.Webhooks
-	records   ports.Records
-	orders    ports.DeviceOrders
-	files     ports.Files
 	now       func() time.Time
 }
 
@@ -113,12 +108,9 @@ func (s *Settings) Overview(ctx context.Context, m staff.Member) (ports.Settings
 	return ports.SettingsOverview{Company: c, Members: members, Invites: invites}, nil
 }
 
-func mayChange(m staff.Member) error {
-	if !m.Role.CanChange() {
-		return staff.ErrForbidden
-	}
-	return nil
-}
+// mayChange: the settings' own changes (clients, the upload secret,
+// members) need the settings' write scope, which an admin's grant holds.
+func mayChange(m staff.Member) error { return m.Grant().Require(domain.ScopeSettingsWrite) }
 
 // Invite is an admin's invitation of a colleague.
 func (s *Settings) Invite(ctx context.Context, m staff.Member, email string, role staff.Role) (staff.Invite, domain.Secret, error) {
@@ -266,105 +258,3 @@ func (s *Settings) DeprecatedCalls(ctx context.Context, m staff.Member) ([]relea
 	return s.calls.List(ctx, &m.Company)
 }
 
-// WithWebhooks lets the settings manage the company's webhook endpoints
-// through the same use case as the API (the server has it; the admin
-// commands do not).
-func (s *Settings) WithWebhooks(hooks ports.Webhooks) *Settings {
-	s.hooks = hooks
-	return s
-}
-
-// grantOf is what a member may do to webhooks: everything of the company,
-// as a client holding every scope.
-func grantOf(m staff.Member) domain.Grant {
-	return domain.Grant{CompanyID: m.Company, Scopes: domain.SupportedScopes()}
-}
-
-func (s *Settings) webhooks() (ports.Webhooks, error) {
-	if s.hooks == nil {
-		return nil, domain.ErrNotFound
-	}
-	return s.hooks, nil
-}
-
-// Webhooks answers the company's webhook endpoints.
-func (s *Settings) Webhooks(ctx context.Context, m staff.Member) ([]webhook.Endpoint, error) {
-	hooks, err := s.webhooks()
-	if err != nil {
-		return nil, err
-	}
-	return hooks.List(ctx, grantOf(m))
-}
-
-// CreateWebhook registers an endpoint of the company; its signing secret
-// is shown once.
-func (s *Settings) CreateWebhook(ctx context.Context, m staff.Member, url string, types []string) (webhook.Endpoint, webhook.Secret, error) {
-	if err := mayChange(m); err != nil {
-		return webhook.Endpoint{}, "", err
-	}
-	hooks, err := s.webhooks()
-	if err != nil {
-		return webhook.Endpoint{}, "", err
-	}
-	return hooks.Create(ctx, grantOf(m), ports.WebhookInput{URL: &url, EventTypes: types})
-}
-
-// WebhookDeliveries answers the newest attempts of the company's endpoint.
-func (s *Settings) WebhookDeliveries(ctx context.Context, m staff.Member, id uuid.UUID) (webhook.Endpoint, []webhook.Attempt, error) {
-	hooks, err := s.webhooks()
-	if err != nil {
-		return webhook.Endpoint{}, nil, err
-	}
-	e, err := hooks.Get(ctx, grantOf(m), id)
-	if err != nil {
-		return webhook.Endpoint{}, nil, err
-	}
-	attempts, _, err := hooks.Deliveries(ctx, grantOf(m), id, uuid.Nil, 50)
-	return e, attempts, err
-}
-
-// ReplayWebhook sends the endpoint the changes since a time again, if the
-// endpoint is still at the version the page showed.
-func (s *Settings) ReplayWebhook(ctx context.Context, m staff.Member, id uuid.UUID, version int64, since time.Time) error {
-	if err := mayChange(m); err != nil {
-		return err
-	}
-	hooks, err := s.webhooks()
-	if err != nil {
-		return err
-	}
-	_, err = hooks.Replay(ctx, grantOf(m), id, ports.ReplayFrom{Since: &since}, shown(version))
-	return err
-}
-
-// DeleteWebhook removes the company's endpoint, if it is still at the
-// version the page showed.
-func (s *Settings) DeleteWebhook(ctx context.Context, m staff.Member, id uuid.UUID, version int64) error {
-	if err := mayChange(m); err != nil {
-		return err
-	}
-	hooks, err := s.webhooks()
-	if err != nil {
-		return err
-	}
-	_, err = hooks.Delete(ctx, grantOf(m), id, ports.Write{IfMatch: shown(version)})
-	return err
-}
-
-// shown is the condition of a form that showed an object at version: a
-// second tab's stale form is refused, not applied.
-func shown(version int64) domain.Precondition {
-	return domain.Precondition{Versions: []int64{version}}
-}
-
-// PingWebhook sends the company's endpoint a signed test event now.
-func (s *Settings) PingWebhook(ctx context.Context, m staff.Member, id uuid.UUID) (webhook.Attempt, error) {
-	if err := mayChange(m); err != nil {
-		return webhook.Attempt{}, err
-	}
-	hooks, err := s.webhooks()
-	if err != nil {
-		return webhook.Attempt{}, err
-	}
-	return hooks.Ping(ctx, grantOf(m), id)
-}

@@ -45,6 +45,9 @@ func NewWebhooks(store ports.WebhookEndpoints, feed ports.ChangeFeed, keys *webh
 // is told of the changes after its registration. The secret is answered
 // here once and kept only sealed.
 func (w *Webhooks) Create(ctx context.Context, grant domain.Grant, in ports.WebhookInput) (webhook.Endpoint, webhook.Secret, error) {
+	if err := grant.Require(domain.ScopeWebhooksWrite); err != nil {
+		return webhook.Endpoint{}, "", err
+	}
 	if w.keys == nil {
 		return webhook.Endpoint{}, "", domain.ErrWebhooksDisabled
 	}
@@ -130,16 +133,25 @@ func fieldErrors(err error) domain.FieldErrors {
 }
 
 func (w *Webhooks) Get(ctx context.Context, grant domain.Grant, id uuid.UUID) (webhook.Endpoint, error) {
+	if err := grant.Require(domain.ScopeWebhooksRead); err != nil {
+		return webhook.Endpoint{}, err
+	}
 	return w.store.Get(ctx, grant.CompanyID, id)
 }
 
 func (w *Webhooks) List(ctx context.Context, grant domain.Grant) ([]webhook.Endpoint, error) {
+	if err := grant.Require(domain.ScopeWebhooksRead); err != nil {
+		return nil, err
+	}
 	return w.store.List(ctx, grant.CompanyID)
 }
 
 // Update changes the fields in gives, if the endpoint is still at the
 // version wr names.
 func (w *Webhooks) Update(ctx context.Context, grant domain.Grant, id uuid.UUID, in ports.WebhookInput, wr ports.Write) (ports.Response, error) {
+	if err := grant.Require(domain.ScopeWebhooksWrite); err != nil {
+		return ports.Response{}, err
+	}
 	now := w.now().UTC()
 	return w.writes.idempotently(ctx, grant, wr.Key, now, func(ctx context.Context) (ports.Response, error) {
 		e, err := w.store.Change(ctx, grant.CompanyID, id, func(e *webhook.Endpoint) error {
@@ -171,6 +183,9 @@ func endpointAnswer(status int, e webhook.Endpoint, now time.Time) (ports.Respon
 // Delete removes the endpoint and its delivery log, if it is still at the
 // version wr names. The answer is 204, replayed to a retry of its key.
 func (w *Webhooks) Delete(ctx context.Context, grant domain.Grant, id uuid.UUID, wr ports.Write) (ports.Response, error) {
+	if err := grant.Require(domain.ScopeWebhooksWrite); err != nil {
+		return ports.Response{}, err
+	}
 	return w.writes.idempotently(ctx, grant, wr.Key, w.now().UTC(), func(ctx context.Context) (ports.Response, error) {
 		_, err := w.store.Change(ctx, grant.CompanyID, id, func(e *webhook.Endpoint) error { return wr.IfMatch.CheckVersion(e.Version) })
 		if err != nil {
@@ -187,6 +202,9 @@ func (w *Webhooks) Delete(ctx context.Context, grant domain.Grant, id uuid.UUID,
 // RotateSecret makes a new secret; the one it replaces goes on signing
 // beside it for overlap, so that receivers can switch without a gap.
 func (w *Webhooks) RotateSecret(ctx context.Context, grant domain.Grant, id uuid.UUID, overlap time.Duration) (webhook.Endpoint, webhook.Secret, error) {
+	if err := grant.Require(domain.ScopeWebhooksWrite); err != nil {
+		return webhook.Endpoint{}, "", err
+	}
 	if w.keys == nil {
 		return webhook.Endpoint{}, "", domain.ErrWebhooksDisabled
 	}
@@ -214,6 +232,9 @@ func (w *Webhooks) RotateSecret(ctx context.Context, grant domain.Grant, id uuid
 // change on, or written at or after the time, is delivered again, in order,
 // each with the webhook-id it had.
 func (w *Webhooks) Replay(ctx context.Context, grant domain.Grant, id uuid.UUID, from ports.ReplayFrom, ifMatch domain.Precondition) (webhook.Endpoint, error) {
+	if err := grant.Require(domain.ScopeWebhooksWrite); err != nil {
+		return webhook.Endpoint{}, err
+	}
 	var p webhook.Position
 	switch {
 	case from.Cursor != nil:
@@ -235,6 +256,9 @@ func (w *Webhooks) Replay(ctx context.Context, grant domain.Grant, id uuid.UUID,
 }
 
 func (w *Webhooks) Deliveries(ctx context.Context, grant domain.Grant, id uuid.UUID, before uuid.UUID, limit int) ([]webhook.Attempt, bool, error) {
+	if err := grant.Require(domain.ScopeWebhooksRead); err != nil {
+		return nil, false, err
+	}
 	if _, err := w.store.Get(ctx, grant.CompanyID, id); err != nil {
 		return nil, false, err
 	}
@@ -248,6 +272,9 @@ const TestEventType = "webhook.test"
 // Ping sends the endpoint one signed test event now, outside its order,
 // and answers the attempt; it is not retried and moves nothing.
 func (w *Webhooks) Ping(ctx context.Context, grant domain.Grant, id uuid.UUID) (webhook.Attempt, error) {
+	if err := grant.Require(domain.ScopeWebhooksWrite); err != nil {
+		return webhook.Attempt{}, err
+	}
 	if w.keys == nil {
 		return webhook.Attempt{}, domain.ErrWebhooksDisabled
 	}

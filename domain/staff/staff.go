@@ -36,12 +36,23 @@ func ParseRole(s string) (Role, error) {
 	return "", &domain.ValidationError{Field: "role", Message: "role must be admin or viewer"}
 }
 
-// ErrForbidden: the member's role does not allow the change (a viewer's).
-var ErrForbidden = errors.New("the role does not allow this")
-
-// CanChange reports whether the role may change anything: create, rotate,
-// revoke, invite, remove.
-func (r Role) CanChange() bool { return r == RoleAdmin }
+// Scopes are what the role may do, as the scopes the API knows (docs/contract.md
+// §13): an admin every scope a client may hold of the company (a device's
+// bridge's aside) and the settings' own changes; a viewer the read scopes,
+// the audit trail's included. The settings pages hold a member to them
+// through the same use cases as the API: no page checks a role.
+func (r Role) Scopes() domain.Scopes {
+	if r == RoleAdmin {
+		var out domain.Scopes
+		for _, s := range domain.SupportedScopes() {
+			if s != domain.ScopeDeviceBridge {
+				out = append(out, s)
+			}
+		}
+		return append(out, domain.ScopeSettingsWrite)
+	}
+	return domain.ReadScopes(domain.SupportedScopes())
+}
 
 // Member is one person of a company.
 type Member struct {
@@ -50,6 +61,11 @@ type Member struct {
 	Email     string // lower case
 	Role      Role
 	CreatedAt time.Time
+}
+
+// Grant is the member's grant: the company, and the role's scopes.
+func (m Member) Grant() domain.Grant {
+	return domain.Grant{CompanyID: m.Company, Scopes: m.Role.Scopes()}
 }
 
 // Handle is the member's WebAuthn user handle: its company and its id, so

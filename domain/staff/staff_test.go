@@ -46,8 +46,34 @@ func TestRoles(t *testing.T) {
 			t.Errorf("%q: %v, want invalid", r, err)
 		}
 	}
-	if !staff.RoleAdmin.CanChange() || staff.RoleViewer.CanChange() {
-		t.Error("only an admin changes")
+}
+
+// TestRolesAreScopes: an admin holds every scope a client may hold but a
+// device bridge's, and the settings' own changes; a viewer the read scopes,
+// the audit trail's included, and nothing that writes.
+func TestRolesAreScopes(t *testing.T) {
+	admin, viewer := staff.RoleAdmin.Scopes(), staff.RoleViewer.Scopes()
+	for _, s := range domain.SupportedScopes() {
+		if admin.Contains(s) == (s == domain.ScopeDeviceBridge) {
+			t.Errorf("admin and %s: %v", s, admin.Contains(s))
+		}
+		if viewer.Contains(s) != strings.HasSuffix(string(s), ":read") {
+			t.Errorf("viewer and %s: %v", s, viewer.Contains(s))
+		}
+	}
+	if !admin.Contains(domain.ScopeSettingsWrite) || viewer.Contains(domain.ScopeSettingsWrite) {
+		t.Error("only an admin changes the settings")
+	}
+	if !viewer.Contains(domain.ScopeAuditRead) || !viewer.Contains(domain.ScopeWebhooksRead) {
+		t.Error("a viewer reads the audit trail and the webhooks")
+	}
+	m := staff.Member{Company: domain.NewCompanyID(), Role: staff.RoleViewer}
+	g := m.Grant()
+	if g.CompanyID != m.Company || !errors.Is(g.Require(domain.WriteScope("customers")), domain.ErrForbidden) || g.Require(domain.ReadScope("customers")) != nil {
+		t.Errorf("a viewer's grant: %+v", g)
+	}
+	if domain.SupportedScopes().Contains(domain.ScopeSettingsWrite) {
+		t.Error("no OAuth client may hold the settings' own scope")
 	}
 }
 
