@@ -9,7 +9,6 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"go.opentelemetry.io/otel/metric"
-	"go.opentelemetry.io/otel/trace"
 
 	"github.com/praxis-health/praxis/adapters/httpkit"
 	"github.com/praxis-health/praxis/domain"
@@ -56,11 +55,7 @@ func (d auditDoor) audited(describe func(c *fiber.Ctx) (subject, bool)) fiber.Ha
 		if auditor == nil {
 			return c.Next()
 		}
-		e := audit.New(time.Now())
-		e.Source.Address = httpkit.ClientAddress(c, trusted)
-		if sc := trace.SpanContextFromContext(c.UserContext()); sc.HasTraceID() {
-			e.TraceID = sc.TraceID().String()
-		}
+		e := httpkit.NewEvent(c, trusted, time.Now())
 		access := audit.NewAccess(e, func(e *audit.Event) {
 			if s, ok := describe(c); ok {
 				e.Agent, e.Section, e.Action = s.agent, s.section, s.action

@@ -9,86 +9,15 @@ import (
 	"mime"
 	"mime/multipart"
 	"net/url"
-	"strings"
 
 	"github.com/gofiber/fiber/v2"
+
+	"github.com/praxis-health/praxis/adapters/httpkit"
 )
 
-// errBodyTooLarge answers a body over nonStreamingBodyLimit.
-var errBodyTooLarge = fiber.NewError(fiber.StatusRequestEntityTooLarge, "request body too large")
-
 // readSmallBody reads a body that is handled whole (token requests, resource
-// writes), up to nonStreamingBodyLimit. The app streams request bodies for
-// the uploads, so fasthttp enforces no limit itself: without this, c.Body()
-// would read whatever a client sends. A longer body closes the connection.
-func readSmallBody(c *fiber.Ctx) ([]byte, error) {
-	if c.Context().RequestBodyStream() == nil { // read before: it is kept as the raw body
-		return c.Body(), nil
-	}
-	stream := requestBody(c)
-	if c.Request().Header.ContentLength() > nonStreamingBodyLimit {
-		drainOrClose(c, stream)
-		return nil, errBodyTooLarge
-	}
-	b, err := io.ReadAll(io.LimitReader(stream, nonStreamingBodyLimit+1))
-	if err != nil {
-		c.Context().SetConnectionClose()
-		return nil, fiber.NewError(fiber.StatusBadRequest, "the request body could not be read")
-	}
-	if len(b) > nonStreamingBodyLimit {
-		drainOrClose(c, stream)
-		return nil, errBodyTooLarge
-	}
-	c.Request().SetBodyRaw(b)
-	return b, nil
-}
-
-// drainLimit is how much of a too-large body is read and dropped so that the
-// client, still sending, gets its 413 rather than a reset connection.
-const drainLimit = 8 << 20
-
-func drainOrClose(c *fiber.Ctx, stream io.Reader) {
-	n, err := io.Copy(io.Discard, io.LimitReader(stream, drainLimit))
-	if err != nil || n == drainLimit {
-		c.Context().SetConnectionClose()
-	}
-}
-
-type bodyKey struct{}
-
-// trackedBody remembers that the request body has ended: fasthttp's chunked
-// body stream, read again after its end, waits for more bytes from the
-// connection instead of answering io.EOF again.
-type trackedBody struct {
-	r    io.Reader
-	done bool
-}
-
-func (b *trackedBody) Read(p []byte) (int, error) {
-	if b.done {
-		return 0, io.EOF
-	}
-	n, err := b.r.Read(p)
-	if err != nil {
-		b.done = true // at the end, or broken: never read again
-	}
-	return n, err
-}
-
-// requestBody is the request body as a stream: the same reader for every
-// caller within one request (handler, then the drain after it).
-func requestBody(c *fiber.Ctx) io.Reader {
-	if b, ok := c.Locals(bodyKey{}).(*trackedBody); ok {
-		return b
-	}
-	s := c.Context().RequestBodyStream()
-	if s == nil {
-		return strings.NewReader("")
-	}
-	b := &trackedBody{r: s}
-	c.Locals(bodyKey{}, b)
-	return b
-}
+// writes), up to nonStreamingBodyLimit (httpkit.ReadBody).
+func readSmallBody(c *fiber.Ctx) ([]byte, error) { return httpkit.ReadBody(c, nonStreamingBodyLimit) }
 
 // errParams is a body that cannot be read as parameters.
 type errParams struct{ reason string }

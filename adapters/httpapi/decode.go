@@ -5,6 +5,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/praxis-health/praxis/adapters/httpkit"
 	"github.com/praxis-health/praxis/domain"
 )
 
@@ -14,7 +15,7 @@ import (
 func jsonBody(c *fiber.Ctx) ([]byte, error) {
 	mediaType, _, err := mime.ParseMediaType(c.Get(fiber.HeaderContentType))
 	if err != nil || (mediaType != fiber.MIMEApplicationJSON && mediaType != "application/merge-patch+json") {
-		drainOrClose(c, requestBody(c))
+		httpkit.DrainOrClose(c, httpkit.Body(c))
 		return nil, fiber.NewError(fiber.StatusUnsupportedMediaType, "the body must be application/json")
 	}
 	body, err := readSmallBody(c)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/praxis-health/praxis/adapters/httpkit"
 	"github.com/praxis-health/praxis/domain"
 	"github.com/praxis-health/praxis/ports"
 )
@@ -171,7 +172,7 @@ func parseRange(spec string, size int64) (start, end int64, ok bool) {
 
 // upload is POST files: the form fields, then the file parts, streamed.
 func (h *FilesSection) upload(c *fiber.Ctx) error {
-	body := &countingReader{r: io.LimitReader(idleDeadline(c, requestBody(c), h.opts.IdleTimeout), maxUploadBody)}
+	body := &countingReader{r: io.LimitReader(idleDeadline(c, httpkit.Body(c), h.opts.IdleTimeout), maxUploadBody)}
 	defer finishBody(c, body)
 	parts, err := newMultipartSource(c.Get(fiber.HeaderContentType), body)
 	if err != nil {

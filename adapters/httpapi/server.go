@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+
+	"github.com/praxis-health/praxis/adapters/httpkit"
 )
 
 // Route is the one registration interface: a set of handlers mounted on the
@@ -47,6 +49,8 @@ func NewWithDeadline(tel Telemetry, life *Lifecycle, timeout time.Duration, rout
 		IdleTimeout:  2 * time.Minute,
 	})
 	app.Use(observe(tel))
+	// Both doors' answers: no sniffing, no referrer, no framing.
+	app.Use(httpkit.SecurityHeaders)
 	app.Use(deadline(timeout))
 	if life != nil {
 		app.Use(life.handle)

@@ -23,6 +23,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
+	"github.com/praxis-health/praxis/adapters/httpkit"
 	"github.com/praxis-health/praxis/adapters/internal/otelattr"
 )
 
@@ -94,7 +95,7 @@ func observe(t Telemetry) fiber.Handler {
 		// A body the handler did not read (a refused request) is read and
 		// dropped, up to a bound, so that the client still sending it gets
 		// the answer instead of a reset; past the bound the connection closes.
-		drainOrClose(c, requestBody(c))
+		httpkit.DrainOrClose(c, httpkit.Body(c))
 		status, route := c.Response().StatusCode(), routeOf(c)
 		span.SetName(method + " " + route)
 		span.SetAttributes(semconv.HTTPRoute(route), semconv.URLPath(scrubbedPath(route)), semconv.HTTPResponseStatusCode(status),

@@ -109,7 +109,7 @@ func (h *Uploads) handle(source domain.Source) fiber.Handler {
 }
 
 func (h *Uploads) upload(c *fiber.Ctx, source domain.Source) error {
-	body := &countingReader{r: io.LimitReader(idleDeadline(c, requestBody(c), h.opts.IdleTimeout), maxUploadBody)}
+	body := &countingReader{r: io.LimitReader(idleDeadline(c, httpkit.Body(c), h.opts.IdleTimeout), maxUploadBody)}
 	// Whatever happens, the client gets its answer: the rest of its body is
 	// read (up to the limit), or the connection closes after the response.
 	defer finishBody(c, body)

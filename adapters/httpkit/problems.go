@@ -1,8 +1,10 @@
 // Package httpkit is what praxis's two HTTP doors share and neither owns:
 // the API (adapters/httpapi) and the practice's settings pages
-// (adapters/web) answer the same domain errors with the same statuses. It
-// may import the domain and nothing else of ours, and no adapter; both
-// doors may import it (docs/ARCHITECTURE.md, test/architecture_test.go).
+// (adapters/web) answer the same domain errors with the same statuses, read
+// bodies with the same bound, send the same security headers, address
+// their audit events alike. It may import the domain's packages and nothing
+// else of ours, and no adapter; both doors may import it
+// (docs/ARCHITECTURE.md, test/architecture_test.go).
 package httpkit
 
 import (

@@ -28,7 +28,6 @@ import (
 	"github.com/gofiber/fiber/v2/middleware/csrf"
 	"github.com/gofiber/fiber/v2/middleware/session"
 	"github.com/google/uuid"
-	"go.opentelemetry.io/otel/trace"
 
 	"github.com/praxis-health/praxis/adapters/httpkit"
 	"github.com/praxis-health/praxis/domain"
@@ -237,12 +236,9 @@ func (s *Site) Register(r fiber.Router) {
 func (s *Site) headers(c *fiber.Ctx) error {
 	c.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "+
 		"connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
-	c.Set(fiber.HeaderXContentTypeOptions, "nosniff")
-	c.Set(fiber.HeaderReferrerPolicy, "no-referrer")
-	c.Set(fiber.HeaderXFrameOptions, "DENY")
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	c.Set("Cross-Origin-Opener-Policy", "same-origin")
-	return c.Next()
+	return httpkit.SecurityHeaders(c)
 }
 
 func csrfFromHeaderOrForm(c *fiber.Ctx) (string, error) {
@@ -386,12 +382,8 @@ func (s *Site) change(action, section string, next fiber.Handler) fiber.Handler 
 			status = statusOf(err)
 		}
 		if m := memberOf(c); s.api.Auditor != nil && m.ID != uuid.Nil {
-			e := audit.New(s.now())
+			e := httpkit.NewEvent(c, s.opts.TrustedProxies, s.now())
 			e.Agent = audit.Agent{Type: audit.AgentStaff, ID: m.ID.String(), Name: m.Email}
-			e.Source = audit.Source{Address: s.source(c)}
-			if sc := trace.SpanContextFromContext(c.UserContext()); sc.HasTraceID() {
-				e.TraceID = sc.TraceID().String()
-			}
 			e.Action, e.Section = action, section
 			e.ObjectID, _ = c.Locals(objectKey{}).(string)
 			e.Outcome = audit.Outcome{Status: status, Reason: reasonOf(err)}
@@ -424,8 +416,10 @@ func statusOf(err error) int {
 		return http.StatusTooManyRequests
 	case errors.Is(err, errBadRequest):
 		return http.StatusBadRequest
-	case errors.Is(err, errTooLarge):
-		return http.StatusRequestEntityTooLarge
+	}
+	var fe *fiber.Error // the body reader's (httpkit.ReadBody): 413, 400
+	if errors.As(err, &fe) {
+		return fe.Code
 	}
 	if p, ok := httpkit.ProblemOf(err); ok { // a ValidationError is ErrInvalid: 422
 		return p.Status

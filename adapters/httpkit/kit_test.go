@@ -1,0 +1,78 @@
+package httpkit_test
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/praxis-health/praxis/adapters/httpkit"
+)
+
+// TestReadBodyBoundsWhatADoorReadsWhole: a body within the bound is read
+// (also when sent in chunks, without a length), one past it is 413 whether
+// its length is declared or not, and both doors answer those statuses.
+func TestReadBodyBoundsWhatADoorReadsWhole(t *testing.T) {
+	const limit = 1 << 10
+	app := fiber.New(fiber.Config{StreamRequestBody: true})
+	app.Post("/", func(c *fiber.Ctx) error {
+		b, err := httpkit.ReadBody(c, limit)
+		if err != nil {
+			var fe *fiber.Error
+			if errors.As(err, &fe) {
+				return c.SendStatus(fe.Code)
+			}
+			return err
+		}
+		return c.Send(b)
+	})
+	for _, c := range []struct {
+		name    string
+		body    io.Reader
+		length  int64
+		want    int
+		content string
+	}{
+		{"within, with its length", strings.NewReader("hello"), 5, 200, "hello"},
+		{"within, chunked", io.MultiReader(strings.NewReader("hel"), strings.NewReader("lo")), -1, 200, "hello"},
+		{"past, with its length", bytes.NewReader(make([]byte, limit+1)), limit + 1, 413, ""},
+		{"past, chunked", io.MultiReader(bytes.NewReader(make([]byte, limit)), strings.NewReader("x")), -1, 413, ""},
+		{"exactly the bound", bytes.NewReader(make([]byte, limit)), limit, 200, ""},
+	} {
+		req := httptest.NewRequest(http.MethodPost, "/", c.body)
+		req.ContentLength = c.length
+		if c.length < 0 {
+			req.ContentLength, req.TransferEncoding = 0, []string{"chunked"}
+		}
+		resp, err := app.Test(req, -1)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		got, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != c.want || (c.content != "" && string(got) != c.content) {
+			t.Errorf("%s: %d %q, want %d %q", c.name, resp.StatusCode, got, c.want, c.content)
+		}
+	}
+}
+
+// TestSecurityHeaders: every answer through the kit's middleware says no
+// sniffing, no referrer, no framing.
+func TestSecurityHeaders(t *testing.T) {
+	app := fiber.New()
+	app.Use(httpkit.SecurityHeaders)
+	app.Get("/", func(c *fiber.Ctx) error { return c.SendString("ok") })
+	resp, err := app.Test(httptest.NewRequest(http.MethodGet, "/", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{"X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer", "X-Frame-Options": "DENY"} {
+		if got := resp.Header.Get(name); got != want {
+			t.Errorf("%s: %q, want %q", name, got, want)
+		}
+	}
+}
