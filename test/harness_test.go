@@ -149,24 +149,8 @@ func (s *server) launch(t *testing.T, addr string) {
 			t.Logf("server log:\n%s", s.log.String())
 		}
 	})
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		resp, err := http.Get(s.url + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
-			}
-		}
-		select {
-		case err := <-s.exited:
-			t.Fatalf("server exited: %v\n%s", err, s.log.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("server not ready: %v\n%s", err, s.log.String())
-		}
-		time.Sleep(50 * time.Millisecond)
+	if err := testenv.WaitReady(s.url, 30*time.Second, s.exited); err != nil {
+		t.Fatalf("%v\n%s", err, s.log.String())
 	}
 }
 

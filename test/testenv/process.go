@@ -2,8 +2,11 @@ package testenv
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"net"
+	"net/http"
+	"net/url"
 	"sync"
 	"testing"
 	"time"
@@ -58,4 +61,47 @@ func WaitTCP(addr string, d time.Duration) error {
 			return fmt.Errorf("nothing listens on %s", addr)
 		}
 	}
+}
+
+// WaitReady waits until a praxis process at base answers /readyz with 200:
+// at most d, and not past its end (exited, when given, receives its exit).
+func WaitReady(base string, d time.Duration, exited <-chan error) error {
+	var last error
+	for deadline := time.Now().Add(d); ; time.Sleep(50 * time.Millisecond) {
+		resp, err := http.Get(base + "/readyz") //nolint:gosec // a test's own server
+		if err == nil {
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+			err = fmt.Errorf("/readyz: %d", resp.StatusCode)
+		}
+		last = err
+		select {
+		case err := <-exited:
+			return fmt.Errorf("the server exited: %v", err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the server is not ready: %w", last)
+		}
+	}
+}
+
+// ClientToken gets an access token for an OAuth client (client
+// credentials, the secret in the form) from the server at base.
+func ClientToken(c *http.Client, base, id, secret string) (string, error) {
+	resp, err := c.PostForm(base+"/api/oauth/v2/token", url.Values{"grant_type": {"client_credentials"}, "client_id": {id}, "client_secret": {secret}})
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("token for %s: %d", id, resp.StatusCode)
+	}
+	var t struct {
+		AccessToken string `json:"access_token"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&t)
+	return t.AccessToken, err
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/uptrace/bun/driver/pgdriver"
 
 	"github.com/praxis-health/praxis/test/bench/benchserver"
+	"github.com/praxis-health/praxis/test/testenv"
 )
 
 func main() {
@@ -98,7 +99,7 @@ func start(bin, pgURL, redisURL, dir string, off bool) (*side, func(), error) {
 			stop()
 			return nil, nil, err
 		}
-		token, err := benchserver.TokenFor(http.DefaultClient, srv.URL, cl.ID, cl.Secret)
+		token, err := testenv.ClientToken(http.DefaultClient, srv.URL, cl.ID, cl.Secret)
 		if err != nil {
 			stop()
 			return nil, nil, err

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"strconv"
@@ -50,16 +49,11 @@ func StartAt(binary, addr string, env ...string) (*Server, error) {
 	if err := s.Cmd.Start(); err != nil {
 		return nil, err
 	}
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if resp, err := http.Get(s.URL + "/readyz"); err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return s, nil
-			}
-		}
+	if err := testenv.WaitReady(s.URL, 30*time.Second, nil); err != nil {
+		s.Stop()
+		return nil, err
 	}
-	s.Stop()
-	return nil, fmt.Errorf("server did not become ready")
+	return s, nil
 }
 
 // Replica starts another process of s's deployment (its stores, its
@@ -215,20 +209,6 @@ func CPUOf(pid string) time.Duration {
 	return time.Duration(utime+stime) * time.Second / clockTicks
 }
 
-// TokenFor gets an access token for a client through the token endpoint at base.
-func TokenFor(c *http.Client, base, id, secret string) (string, error) {
-	resp, err := c.PostForm(base+"/api/oauth/v2/token", url.Values{"grant_type": {"client_credentials"}, "client_id": {id}, "client_secret": {secret}})
-	if err != nil {
-		return "", err
-	}
-	defer func() { _ = resp.Body.Close() }()
-	var t struct {
-		AccessToken string `json:"access_token"`
-	}
-	err = json.NewDecoder(resp.Body).Decode(&t)
-	return t.AccessToken, err
-}
-
 // Integrator is a company of a server and a signed-in OAuth client of it.
 type Integrator struct {
 	Company Company
@@ -246,6 +226,6 @@ func (s *Server) NewIntegrator(c *http.Client, quota int64, scopes string) (Inte
 	if err != nil {
 		return Integrator{}, err
 	}
-	token, err := TokenFor(c, s.URL, client.ID, client.Secret)
+	token, err := testenv.ClientToken(c, s.URL, client.ID, client.Secret)
 	return Integrator{Company: company, Token: token}, err
 }

@@ -31,6 +31,7 @@ import (
 
 	"github.com/praxis-health/praxis/domain"
 	"github.com/praxis-health/praxis/test/bench/benchserver"
+	"github.com/praxis-health/praxis/test/testenv"
 )
 
 func main() {
@@ -73,7 +74,7 @@ func run(binary, pgURL, redisURL string, clients int, duration, maxP99 time.Dura
 		return err
 	}
 	httpc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}} // paced calls overlap: reuse their connections too
-	token, err := benchserver.TokenFor(httpc, srv.URL, client.ID, client.Secret)
+	token, err := testenv.ClientToken(httpc, srv.URL, client.ID, client.Secret)
 	if err != nil {
 		return err
 	}

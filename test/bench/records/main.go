@@ -33,6 +33,7 @@ import (
 
 	"github.com/praxis-health/praxis/domain"
 	"github.com/praxis-health/praxis/test/bench/benchserver"
+	"github.com/praxis-health/praxis/test/testenv"
 )
 
 func main() {
@@ -82,7 +83,7 @@ func run(binary, pgURL, redisURL string, rows, samples int, maxDepthRatio, minSy
 	fmt.Printf("loaded %d notes in %.1f s\n", rows, time.Since(start).Seconds())
 
 	httpc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
-	token, err := benchserver.TokenFor(httpc, srv.URL, client.ID, client.Secret)
+	token, err := testenv.ClientToken(httpc, srv.URL, client.ID, client.Secret)
 	if err != nil {
 		return err
 	}

@@ -33,6 +33,7 @@ import (
 	"github.com/uptrace/bun/driver/pgdriver"
 
 	"github.com/praxis-health/praxis/test/bench/benchserver"
+	"github.com/praxis-health/praxis/test/testenv"
 )
 
 func main() {
@@ -82,7 +83,7 @@ func run(binary, pgURL, redisURL string, concurrency int, phase time.Duration, r
 		return err
 	}
 	httpc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: concurrency, MaxConnsPerHost: concurrency}}
-	token, err := benchserver.TokenFor(httpc, d.URL, client.ID, client.Secret)
+	token, err := testenv.ClientToken(httpc, d.URL, client.ID, client.Secret)
 	if err != nil {
 		return err
 	}

@@ -26,6 +26,7 @@ import (
 
 	"github.com/praxis-health/praxis/domain/webhook"
 	"github.com/praxis-health/praxis/test/bench/benchserver"
+	"github.com/praxis-health/praxis/test/testenv"
 )
 
 func main() {
@@ -118,7 +119,7 @@ func run(bin, pgURL, redisURL string, rate int, duration time.Duration, backlog 
 		return err
 	}
 	client := &http.Client{Timeout: 30 * time.Second}
-	token, err := benchserver.TokenFor(client, srv.URL, cl.ID, cl.Secret)
+	token, err := testenv.ClientToken(client, srv.URL, cl.ID, cl.Secret)
 	if err != nil {
 		return err
 	}
