@@ -27,11 +27,11 @@ func (h *AuditEvents) list(c *fiber.Ctx) error {
 	q := audit.Query{Limit: limitParam(c, &errs), Agent: c.Query("agent"), Customer: customerParam(c, &errs)}
 	q.From, q.To = instantParam(c, "from", &errs), instantParam(c, "to", &errs)
 	if v := c.Query("cursor"); v != "" {
-		cur, err := domain.ParseCursor(v)
-		if err != nil || cur.ID != "audit" {
+		after, err := audit.ParseCursor(v)
+		if err != nil {
 			errs.Add("cursor", "is not a cursor this API handed out")
 		}
-		q.After = cur.Change
+		q.After = after
 	}
 	if err := errs.Err(); err != nil {
 		return err
@@ -47,5 +47,5 @@ func (h *AuditEvents) list(c *fiber.Ctx) error {
 		}
 		data = append(data, e...)
 	}
-	return writePage(c, append(data, ']'), domain.Cursor{Change: page.Last, ID: "audit"}.Encode(), page.HasMore, nil)
+	return writePage(c, append(data, ']'), audit.NextCursor(page.Last), page.HasMore, nil)
 }

@@ -30,9 +30,9 @@ func auditQuery(c *fiber.Ctx) (audit.Query, error) {
 		q.Customer = &customer
 	}
 	if cur := c.Query("cursor"); cur != "" {
-		after, err := strconv.ParseInt(cur, 10, 64)
-		if err != nil || after < 0 {
-			return q, errBadRequest
+		after, err := audit.ParseCursor(cur)
+		if err != nil {
+			return q, err
 		}
 		q.After = after
 	}
@@ -68,7 +68,7 @@ func (s *Site) auditPage(c *fiber.Ctx) error {
 		events = append(events, e)
 	}
 	if page.HasMore {
-		data["Next"] = strconv.FormatInt(page.Last, 10)
+		data["Next"] = audit.NextCursor(page.Last)
 	}
 	data["Events"] = events
 	return s.render(c, "audit", data)

@@ -296,6 +296,21 @@ func Verify(company domain.CompanyID, from, head Link, walk func(fn func(Sealed)
 	return v.Checked, v.End(head)
 }
 
+// NextCursor is the opaque cursor of the page after the event at seq, as
+// both doors hand it out (the API's audit-events list, the settings' audit
+// page): one of the sync cursors, named for the trail.
+func NextCursor(seq int64) string { return domain.Cursor{Change: seq, ID: "audit"}.Encode() }
+
+// ParseCursor reads a cursor NextCursor made: the sequence number after
+// which the next page starts.
+func ParseCursor(s string) (int64, error) {
+	cur, err := domain.ParseCursor(s)
+	if err != nil || cur.ID != "audit" || cur.Change < 0 {
+		return 0, &domain.ValidationError{Field: "cursor", Message: "is not a cursor this API handed out"}
+	}
+	return cur.Change, nil
+}
+
 // Query narrows a company's events and pages them in sequence order.
 type Query struct {
 	Customer *domain.CustomerID

@@ -2,6 +2,7 @@ package audit_test
 
 import (
 	"bytes"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -146,6 +147,22 @@ func TestReachesReadsOnlyTheCustomers(t *testing.T) {
 	for _, payload := range []string{`{"customer_ids":[1,x]}`, `{"customer_ids":[1]} `, `{"id":"a"}`, `{"customer_ids":[1,,2]}`} {
 		if _, ok := audit.Reaches([]byte(payload), 2); ok {
 			t.Errorf("%s: ok, want the caller to read it whole", payload)
+		}
+	}
+}
+
+// TestCursorsOfTheTrail: both doors hand out the same opaque cursor and
+// read back only their own.
+func TestCursorsOfTheTrail(t *testing.T) {
+	for _, seq := range []int64{0, 1, 41, 1 << 40} {
+		got, err := audit.ParseCursor(audit.NextCursor(seq))
+		if err != nil || got != seq {
+			t.Errorf("%d: read back %d %v", seq, got, err)
+		}
+	}
+	for _, bad := range []string{"41", "", "not a cursor", domain.Cursor{Change: 3, ID: "notes"}.Encode()} {
+		if _, err := audit.ParseCursor(bad); !errors.Is(err, domain.ErrInvalid) {
+			t.Errorf("%q: %v, want invalid", bad, err)
 		}
 	}
 }
