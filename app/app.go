@@ -189,6 +189,7 @@ var HTTP = fx.Module("http",
 		asSection(httpapi.NewDeviceOrders),
 		usecase.NewAdmin,
 		usecase.NewSettings,
+		usecase.NewIntegrations,
 		func(s *usecase.Settings) ports.Settings { return s },
 		asRoute(newSite),
 		fx.Annotate(func(cfg Config, tel httpapi.Telemetry, life *httpapi.Lifecycle, routes ...httpapi.Route) *fiber.App {
@@ -200,10 +201,12 @@ var HTTP = fx.Module("http",
 
 // newSite is the practice's settings pages on the token store's sessions.
 func newSite(cfg Config, settings ports.Settings, sessions ports.Sessions, attempts ports.AttemptCounter, auditor ports.Auditor,
-	hooks ports.Webhooks, records ports.Records, orders ports.DeviceOrders, files ports.Files, logger *slog.Logger) (*web.Site, error) {
+	hooks ports.Webhooks, records ports.Records, orders ports.DeviceOrders, files ports.Files, integrations *usecase.Integrations,
+	logger *slog.Logger) (*web.Site, error) {
 	return web.New(web.Options{SiteURL: cfg.SiteURL(), Reverify: cfg.SettingsReverify, Idle: cfg.SettingsIdle, Lifetime: cfg.SettingsLifetime, Release: api.Latest(), Lockout: cfg.Lockout(),
 		TrustedProxies: cfg.Proxies(), SSO: web.SSO{Issuer: cfg.SSOIssuer, ClientID: cfg.SSOClientID, ClientSecret: cfg.SSOClientSecret,
-			Name: cfg.SSOName}}, settings, web.API{Auditor: auditor, Webhooks: hooks, Records: records, Orders: orders, Files: files},
+			Name: cfg.SSOName}}, settings, web.API{Auditor: auditor, Webhooks: hooks, Records: records, Orders: orders, Files: files,
+			Integrations: integrations},
 		sessions, attempts, logger)
 }
 

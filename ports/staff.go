@@ -83,15 +83,23 @@ type Settings interface {
 	AddPasskey(ctx context.Context, m staff.Member, id []byte, name string, credential []byte) (staff.Passkey, error)
 	UsePasskey(ctx context.Context, m staff.Member, id, credential []byte) error
 	RemovePasskey(ctx context.Context, m staff.Member, id []byte) error
-	Clients(ctx context.Context, m staff.Member) ([]domain.Client, error)
+}
+
+// Integrations is one company's OAuth clients and upload secret, by grant:
+// the operator's use case (the admin commands') as the settings pages use
+// it. Reading needs the company only; a change needs settings:write
+// (domain.ErrForbidden otherwise); another company's client is
+// domain.ErrNotFound.
+type Integrations interface {
+	Clients(ctx context.Context, grant domain.Grant) ([]domain.Client, error)
 	// ClientUsage answers the calls per day and last call of each of
-	// clients that is the member's company's.
-	ClientUsage(ctx context.Context, m staff.Member, clients []domain.Client) (map[domain.ClientID]domain.ClientUsage, error)
-	CreateClient(ctx context.Context, m staff.Member, name string, scopes domain.Scopes) (domain.Client, domain.Secret, error)
-	RotateClientSecret(ctx context.Context, m staff.Member, id domain.ClientID, overlap time.Duration) (domain.Secret, error)
-	RevokeClient(ctx context.Context, m staff.Member, id domain.ClientID) error
-	RotateUploadSecret(ctx context.Context, m staff.Member) (domain.Secret, error)
+	// clients that is the grant's company's.
+	ClientUsage(ctx context.Context, grant domain.Grant, clients []domain.Client) (map[domain.ClientID]domain.ClientUsage, error)
+	CreateClient(ctx context.Context, grant domain.Grant, name string, scopes domain.Scopes) (domain.Client, domain.Secret, error)
+	RotateClientSecret(ctx context.Context, grant domain.Grant, id domain.ClientID, overlap time.Duration) (domain.Secret, error)
+	RevokeClient(ctx context.Context, grant domain.Grant, id domain.ClientID) error
+	RotateUploadSecret(ctx context.Context, grant domain.Grant) (domain.Secret, error)
 	// DeprecatedCalls answers the company's clients' calls to deprecated
 	// operations, newest day first.
-	DeprecatedCalls(ctx context.Context, m staff.Member) ([]release.Calls, error)
+	DeprecatedCalls(ctx context.Context, grant domain.Grant) ([]release.Calls, error)
 }

@@ -262,7 +262,7 @@ func (s *Site) assignResult(c *fiber.Ctx) error {
 func (s *Site) rotateUploadSecret(c *fiber.Ctx) error {
 	m := memberOf(c)
 	c.Locals(objectKey{}, m.Company.String())
-	secret, err := s.settings.RotateUploadSecret(ctx(c), m)
+	secret, err := s.api.Integrations.RotateUploadSecret(ctx(c), m.Grant())
 	if err != nil {
 		return err
 	}

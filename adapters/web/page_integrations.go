@@ -45,15 +45,15 @@ type shown struct {
 }
 
 func (s *Site) integrations(c *fiber.Ctx, once *shown) error {
-	clients, err := s.settings.Clients(ctx(c), memberOf(c))
+	clients, err := s.api.Integrations.Clients(ctx(c), memberOf(c).Grant())
 	if err != nil {
 		return s.fail(c, err)
 	}
-	calls, err := s.settings.DeprecatedCalls(ctx(c), memberOf(c))
+	calls, err := s.api.Integrations.DeprecatedCalls(ctx(c), memberOf(c).Grant())
 	if err != nil {
 		return s.fail(c, err)
 	}
-	usage, err := s.settings.ClientUsage(ctx(c), memberOf(c), clients)
+	usage, err := s.api.Integrations.ClientUsage(ctx(c), memberOf(c).Grant(), clients)
 	if err != nil {
 		return s.fail(c, err)
 	}
@@ -72,7 +72,7 @@ func (s *Site) createClient(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	client, secret, err := s.settings.CreateClient(ctx(c), memberOf(c), form.Get("name"), scopes)
+	client, secret, err := s.api.Integrations.CreateClient(ctx(c), memberOf(c).Grant(), form.Get("name"), scopes)
 	if err != nil {
 		return err
 	}
@@ -90,7 +90,7 @@ func (s *Site) rotateClient(c *fiber.Ctx) error {
 		return domain.ErrNotFound
 	}
 	c.Locals(objectKey{}, string(id))
-	secret, err := s.settings.RotateClientSecret(ctx(c), memberOf(c), id, rotationOverlap)
+	secret, err := s.api.Integrations.RotateClientSecret(ctx(c), memberOf(c).Grant(), id, rotationOverlap)
 	if err != nil {
 		return err
 	}
@@ -103,7 +103,7 @@ func (s *Site) revokeClient(c *fiber.Ctx) error {
 		return domain.ErrNotFound
 	}
 	c.Locals(objectKey{}, string(id))
-	if err := s.settings.RevokeClient(ctx(c), memberOf(c), id); err != nil {
+	if err := s.api.Integrations.RevokeClient(ctx(c), memberOf(c).Grant(), id); err != nil {
 		return err
 	}
 	return c.Redirect("/settings/integrations", fiber.StatusSeeOther)

@@ -83,6 +83,9 @@ type API struct {
 	Records  ports.Records
 	Orders   ports.DeviceOrders
 	Files    ports.Files
+	// Integrations is the operator's use case for the company's clients
+	// and upload secret, which the API does not have.
+	Integrations ports.Integrations
 }
 
 // New builds the site.

@@ -8,32 +8,27 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/praxis-health/praxis/domain"
-	"github.com/praxis-health/praxis/domain/release"
 	"github.com/praxis-health/praxis/domain/staff"
 	"github.com/praxis-health/praxis/ports"
 )
 
-// Settings is what the practice's own staff do in the settings pages
-// (docs/contract.md §13). Every change names the member who makes it and
-// reaches only that member's company; the clients, the upload secret and the
-// tokens are changed through the same Admin use case as the operator's
-// commands.
+// Settings is what is staff's own in the settings pages (docs/contract.md
+// §13): members, invitations, passkeys, single sign-on. Every change names
+// the member who makes it and reaches only that member's company. The
+// company's clients and upload secret are Integrations' (the operator's use
+// case, by grant); what the API has too the pages do through the API's use
+// cases.
 type Settings struct {
 	staff     ports.Staff
 	companies ports.CompanyRepository
-	clients   ports.ClientRepository
-	admin     *Admin
-	calls     ports.DeprecatedCalls
-	tokens    ports.TokenStore
 	now       func() time.Time
 }
 
 var _ ports.Settings = (*Settings)(nil)
 
 // NewSettings wires the settings use case.
-func NewSettings(s ports.Staff, companies ports.CompanyRepository, clients ports.ClientRepository, admin *Admin,
-	calls ports.DeprecatedCalls, tokens ports.TokenStore) *Settings {
-	return &Settings{staff: s, companies: companies, clients: clients, admin: admin, calls: calls, tokens: tokens, now: time.Now}
+func NewSettings(s ports.Staff, companies ports.CompanyRepository) *Settings {
+	return &Settings{staff: s, companies: companies, now: time.Now}
 }
 
 // OperatorInvite invites a person to company as the operator does: the
@@ -168,93 +163,5 @@ func (s *Settings) RemovePasskey(ctx context.Context, m staff.Member, id []byte)
 		return domain.ErrConflict
 	}
 	return s.staff.RemovePasskey(ctx, m.Company, m.ID, id)
-}
-
-// Clients answers the company's OAuth clients, revoked ones too.
-func (s *Settings) Clients(ctx context.Context, m staff.Member) ([]domain.Client, error) {
-	return s.clients.List(ctx, m.Company)
-}
-
-// ClientUsage answers the calls per day and the last call of each of
-// clients (as Clients answered them) that is the member's company's.
-func (s *Settings) ClientUsage(ctx context.Context, m staff.Member, clients []domain.Client) (map[domain.ClientID]domain.ClientUsage, error) {
-	out := map[domain.ClientID]domain.ClientUsage{}
-	for _, c := range clients {
-		if c.CompanyID != m.Company {
-			continue
-		}
-		u, err := s.tokens.Usage(ctx, c.ID, s.now())
-		if err != nil {
-			return nil, err
-		}
-		out[c.ID] = u
-	}
-	return out, nil
-}
-
-// CreateClient registers an integrator's client of the member's company;
-// its secret is shown once.
-func (s *Settings) CreateClient(ctx context.Context, m staff.Member, name string, scopes domain.Scopes) (domain.Client, domain.Secret, error) {
-	if err := mayChange(m); err != nil {
-		return domain.Client{}, "", err
-	}
-	if len(scopes) == 0 {
-		return domain.Client{}, "", &domain.ValidationError{Field: "scopes", Message: "choose at least one scope"}
-	}
-	return s.admin.CreateClient(ctx, NewClientInput{Company: m.Company, Name: name, Scopes: scopes.String()})
-}
-
-// ownClient answers the company's client of id; another company's is not found.
-func (s *Settings) ownClient(ctx context.Context, m staff.Member, id domain.ClientID) (domain.Client, error) {
-	c, err := s.clients.Get(ctx, id)
-	if err != nil {
-		return domain.Client{}, err
-	}
-	if c.CompanyID != m.Company {
-		return domain.Client{}, domain.ErrNotFound
-	}
-	return c, nil
-}
-
-// RotateClientSecret gives the company's client a new secret; the old one
-// works on for overlap.
-func (s *Settings) RotateClientSecret(ctx context.Context, m staff.Member, id domain.ClientID, overlap time.Duration) (domain.Secret, error) {
-	if err := mayChange(m); err != nil {
-		return "", err
-	}
-	c, err := s.ownClient(ctx, m, id)
-	if err != nil {
-		return "", err
-	}
-	if c.RevokedAt != nil {
-		return "", domain.ErrConflict
-	}
-	return s.admin.RotateClientSecret(ctx, m.Company, c, overlap)
-}
-
-// RevokeClient revokes the company's client; its live tokens end at once.
-func (s *Settings) RevokeClient(ctx context.Context, m staff.Member, id domain.ClientID) error {
-	if err := mayChange(m); err != nil {
-		return err
-	}
-	if _, err := s.ownClient(ctx, m, id); err != nil {
-		return err
-	}
-	return s.admin.RevokeClient(ctx, id)
-}
-
-// RotateUploadSecret replaces the company's upload secret; the old one
-// stops working at once.
-func (s *Settings) RotateUploadSecret(ctx context.Context, m staff.Member) (domain.Secret, error) {
-	if err := mayChange(m); err != nil {
-		return "", err
-	}
-	return s.admin.RotateUploadSecret(ctx, m.Company)
-}
-
-// DeprecatedCalls answers the company's calls to deprecated operations, so
-// that the practice knows which integrator to ask to move on.
-func (s *Settings) DeprecatedCalls(ctx context.Context, m staff.Member) ([]release.Calls, error) {
-	return s.calls.List(ctx, &m.Company)
 }
 
