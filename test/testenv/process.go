@@ -3,6 +3,7 @@ package testenv
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -79,7 +80,10 @@ func WaitReady(base string, d time.Duration, exited <-chan error) error {
 		last = err
 		select {
 		case err := <-exited:
-			return fmt.Errorf("the server exited: %v", err)
+			if err == nil {
+				err = errors.New("exit status 0")
+			}
+			return fmt.Errorf("the server exited: %w", err)
 		default:
 		}
 		if time.Now().After(deadline) {
