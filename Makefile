@@ -109,6 +109,7 @@ fuzz:
 	$(GO) test -run=NONE -fuzz=FuzzLooksLikeGDT -fuzztime=$(FUZZTIME) ./domain/
 	$(GO) test -run=NONE -fuzz=FuzzGDTPatientCheck -fuzztime=$(FUZZTIME) ./domain/
 	$(GO) test -run=NONE -fuzz=FuzzGDTWriterRoundTrip -fuzztime=$(FUZZTIME) ./domain/
+	$(GO) test -run=NONE -fuzz=FuzzValidObjectID -fuzztime=$(FUZZTIME) ./domain/
 	$(GO) test -run=NONE -fuzz=FuzzUploadHandler -fuzztime=$(FUZZTIME) ./adapters/httpapi/
 	$(GO) test -run=NONE -fuzz=FuzzTokenEndpoint -fuzztime=$(FUZZTIME) ./adapters/httpapi/
 	PRAXIS_BAD_INPUT_RANDOM=20000 $(GO) test -count=1 -run=TestBadInputNeverAnswers5xx -v ./test/

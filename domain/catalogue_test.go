@@ -26,9 +26,9 @@ func TestGeneratedBlocksAreCurrent(t *testing.T) {
 	t.Parallel()
 	for file, blocks := range map[string]map[string]func(string) string{
 		"../charts/praxis/crds/oauthclients.praxis-health.io.yaml": {"scopes": domain.ScopeEnum},
-		"../docs/integrators/oauth.md":        {"section list": domain.SectionList},
-		"../docs/integrators/resource-api.md": {"section operations": domain.SectionOperations},
-		"../docs/operators/commands.md":       {"import lines": domain.ImportLines},
+		"../docs/integrators/oauth.md":                             {"section list": domain.SectionList},
+		"../docs/integrators/resource-api.md":                      {"section operations": domain.SectionOperations},
+		"../docs/operators/commands.md":                            {"import lines": domain.ImportLines},
 	} {
 		raw, err := os.ReadFile(file)
 		if err != nil {

@@ -24,7 +24,7 @@ var formats = []*jsonschema.Format{
 	{Name: "iban", Validate: onString(ValidIBAN)},
 	{Name: "pzn", Validate: onString(ValidPZN)},
 	{Name: "loinc", Validate: onString(ValidLOINC)},
-	{Name: "uuid", Validate: onString(canonicalUUID.MatchString)},
+	{Name: "uuid", Validate: onString(ValidObjectID)},
 	{Name: "gdt-id", Validate: onString(gdtIDPattern.MatchString)},
 	{Name: "gdt-code", Validate: onString(gdtCodePattern.MatchString)},
 	{Name: "gdt-file-name", Validate: onString(gdtFileName.MatchString)},
@@ -111,10 +111,9 @@ func newCompiler() *jsonschema.Compiler {
 }
 
 var (
-	phonePattern  = regexp.MustCompile(`^\+[1-9][0-9]{6,14}$`)
-	canonicalUUID = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
-	digits        = regexp.MustCompile(`^[0-9]+$`)
-	ibanShape     = regexp.MustCompile(`^[A-Z]{2}[0-9]{2}[A-Z0-9]+$`)
+	phonePattern = regexp.MustCompile(`^\+[1-9][0-9]{6,14}$`)
+	digits       = regexp.MustCompile(`^[0-9]+$`)
+	ibanShape    = regexp.MustCompile(`^[A-Z]{2}[0-9]{2}[A-Z0-9]+$`)
 )
 
 func digitAt(s string, i int) int { return int(s[i] - '0') }

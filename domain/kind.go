@@ -429,6 +429,11 @@ func singular(section string) string {
 
 // AppendObject appends the answer for one object to b: the id, the payload's
 // fields, then the envelope's version and times in UTC. payload is a JSON object.
+// ObjectOverhead bounds what AppendObject adds to a payload: the id, the
+// version and the two times (about 140 bytes), so that a page's buffer sized
+// by it never grows while a page is written.
+const ObjectOverhead = 192
+
 func AppendObject(b []byte, id string, numericID bool, payload []byte, version int64, created, updated time.Time) []byte {
 	b = appendID(append(b, `{"id":`...), id, numericID)
 	if inner := bytes.TrimSpace(payload); len(inner) > 2 {

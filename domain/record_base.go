@@ -25,8 +25,29 @@ func (UUID) JSONSchema() *jsonschema.Schema {
 // NewObjectID is a fresh id for a new object: UUIDv7, so ids sort by creation.
 func NewObjectID() string { return uuid.Must(uuid.NewV7()).String() }
 
-// ValidObjectID reports whether s is an id in its one spelling.
-func ValidObjectID(s string) bool { return canonicalUUID.MatchString(s) }
+// ValidObjectID reports whether s is an id in its one spelling: a UUID in
+// canonical lower-case form (8-4-4-4-12 hex digits). Every id of every page
+// passes here, so it is a loop, not a regular expression (a tenth of a full
+// sync's server CPU was the regexp's).
+func ValidObjectID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+				return false
+			}
+		}
+	}
+	return true
+}
 
 // RecordBase comes first in every record about a customer (docs/sections.md).
 type RecordBase struct {

@@ -104,16 +104,20 @@ func readListQuery(c *fiber.Ctx, withCustomer, withCalendar bool, extra []string
 // with "customers":[…] when they were asked for. The objects come as JSON
 // arrays, already rendered: nothing is encoded again.
 func writePage(c *fiber.Ctx, data []byte, next string, more bool, customers []byte) error {
-	b := make([]byte, 0, len(data)+len(customers)+80+len(next))
-	b = append(append(b, `{"data":`...), data...)
-	b = append(b, `,"next_cursor":`...)
-	b = strconv.AppendQuote(b, next)
-	b = append(b, `,"has_more":`...)
-	b = strconv.AppendBool(b, more)
-	b = appendCustomers(b, customers)
-	b = append(b, '}')
+	// Into the response's own body buffer, which fasthttp pools: a page is
+	// copied once, and no page-sized buffer is left for the collector.
+	resp := c.Response()
+	resp.ResetBody()
+	resp.AppendBodyString(`{"data":`)
+	resp.AppendBody(data)
+	tail := make([]byte, 0, 80+len(next))
+	tail = append(tail, `,"next_cursor":`...)
+	tail = strconv.AppendQuote(tail, next)
+	tail = append(tail, `,"has_more":`...)
+	tail = strconv.AppendBool(tail, more)
+	resp.AppendBody(append(appendCustomers(tail, customers), '}'))
 	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
-	return c.Send(b)
+	return nil
 }
 
 // onlyParams refuses a query parameter that is not among known, or one given twice.

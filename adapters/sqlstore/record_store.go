@@ -249,7 +249,9 @@ func (s *RecordStore) List(ctx context.Context, company domain.CompanyID, kind *
 	if err != nil {
 		return ports.Page{}, err
 	}
-	var rows []objectRow
+	// The page's rows and the one that tells whether there is more: bun
+	// appends to the slice, which grows a page at a time otherwise.
+	rows := make([]objectRow, 0, lq.Limit+1)
 	if err := q.Scan(ctx, &rows); err != nil {
 		return ports.Page{}, translate(err)
 	}

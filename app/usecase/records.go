@@ -46,7 +46,7 @@ func (r *Records) List(ctx context.Context, grant domain.Grant, kind *domain.Kin
 	}
 	size := 2
 	for _, o := range page.Items {
-		size += len(o.Payload) + 128
+		size += len(o.Payload) + domain.ObjectOverhead
 	}
 	data := append(make([]byte, 0, size), '[')
 	for i, o := range page.Items {
