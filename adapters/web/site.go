@@ -441,7 +441,7 @@ func reasonOf(err error) string {
 	}
 	switch statusOf(err) {
 	case http.StatusForbidden:
-		return "role"
+		return "insufficient-scope" // a grant without the change's scope (a viewer's)
 	case http.StatusNotFound:
 		return "not found"
 	case http.StatusConflict:
