@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"net/url"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
@@ -26,12 +27,18 @@ func (s *Site) staffView(c *fiber.Ctx, link string) error {
 
 func (s *Site) staffPage(c *fiber.Ctx) error { return s.staffView(c, "") }
 
-func (s *Site) inviteMember(c *fiber.Ctx) error {
+// roleForm reads a form that names a role (an invitation, a change of role).
+func roleForm(c *fiber.Ctx) (url.Values, staff.Role, error) {
 	form, err := readForm(c)
 	if err != nil {
-		return err
+		return nil, "", err
 	}
 	role, err := staff.ParseRole(form.Get("role"))
+	return form, role, err
+}
+
+func (s *Site) inviteMember(c *fiber.Ctx) error {
+	form, role, err := roleForm(c)
 	if err != nil {
 		return err
 	}
@@ -49,11 +56,7 @@ func (s *Site) setRole(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	form, err := readForm(c)
-	if err != nil {
-		return err
-	}
-	role, err := staff.ParseRole(form.Get("role"))
+	_, role, err := roleForm(c)
 	if err != nil {
 		return err
 	}
