@@ -9,6 +9,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 
+	"github.com/praxis-health/praxis/adapters/httpkit"
 	"github.com/praxis-health/praxis/domain"
 	"github.com/praxis-health/praxis/domain/audit"
 )
@@ -31,13 +32,13 @@ func (r *recordingAuditor) List(context.Context, domain.Grant, audit.Query) (aud
 }
 
 // panickingSection reads a patient's record and panics, as a bug would.
-type panickingSection struct{ door auditDoor }
+type panickingSection struct{ door httpkit.AuditDoor }
 
 func (p panickingSection) Register(r fiber.Router) {
-	describe := func(*fiber.Ctx) (subject, bool) {
-		return subject{company: domain.CompanyID(uuid.New()), agent: audit.Agent{Type: audit.AgentClient, ID: "pc_x"}, section: "notes", action: audit.ActionRead}, true
+	describe := func(*fiber.Ctx) (httpkit.Subject, bool) {
+		return httpkit.Subject{Company: domain.CompanyID(uuid.New()), Agent: audit.Agent{Type: audit.AgentClient, ID: "pc_x"}, Section: "notes", Action: audit.ActionRead}, true
 	}
-	r.Get("/notes/:id", p.door.audited(describe), func(c *fiber.Ctx) error {
+	r.Get("/notes/:id", p.door.Audited(describe), func(c *fiber.Ctx) error {
 		audit.Touch(c.UserContext(), 1042)
 		var none []int
 		return c.SendString(string(rune(none[len(c.Params("id"))])))

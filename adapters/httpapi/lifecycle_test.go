@@ -11,6 +11,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/praxis-health/praxis/adapters/httpkit"
 	"github.com/praxis-health/praxis/domain"
 	"github.com/praxis-health/praxis/domain/release"
 )
@@ -62,7 +63,7 @@ type lifecycleRoutes struct{}
 func (lifecycleRoutes) Register(r fiber.Router) {
 	r.Use(func(c *fiber.Ctx) error {
 		if client := c.Get("X-Client"); client != "" {
-			c.Locals(grantKey{}, domain.Grant{CompanyID: domain.NewCompanyID(), ClientID: domain.ClientID(client)})
+			httpkit.SetGrant(c, domain.Grant{CompanyID: domain.NewCompanyID(), ClientID: domain.ClientID(client)})
 		}
 		return c.Next()
 	})

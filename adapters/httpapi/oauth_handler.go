@@ -26,7 +26,6 @@ const (
 	revokePath     = "/api/oauth/v2/revoke"
 	introspectPath = "/api/oauth/v2/introspect"
 	metadataPath   = "/.well-known/oauth-authorization-server"
-	realm          = "praxis"
 )
 
 // OAuthOptions: PublicURL is the issuer in the metadata; empty means the
@@ -250,7 +249,7 @@ func oauthError(c *fiber.Ctx, req clientRequest, err error) (string, error) {
 		if oe.Code == domain.OAuthInvalidClient {
 			status = fiber.StatusUnauthorized
 			if req.basic {
-				c.Set(fiber.HeaderWWWAuthenticate, `Basic realm="`+realm+`", charset="UTF-8"`)
+				c.Set(fiber.HeaderWWWAuthenticate, `Basic realm="`+httpkit.Realm+`", charset="UTF-8"`)
 			}
 		}
 	case errors.As(err, &tooMany):

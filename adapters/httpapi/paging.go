@@ -7,6 +7,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/praxis-health/praxis/adapters/httpkit"
 	"github.com/praxis-health/praxis/domain"
 	"github.com/praxis-health/praxis/ports"
 )
@@ -263,7 +264,7 @@ func customersReadable(c *fiber.Ctx) bool {
 	if grantOf(c).Scopes.Contains(scope) {
 		return true
 	}
-	_ = bearerError(c, fiber.StatusForbidden, "insufficient_scope", "include=customer needs the scope "+string(scope), scope)
+	_ = refuseBearer(c, httpkit.InsufficientScope(scope, "include=customer"))
 	return false
 }
 

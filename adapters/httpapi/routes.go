@@ -3,6 +3,7 @@ package httpapi
 import (
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/praxis-health/praxis/adapters/httpkit"
 	"github.com/praxis-health/praxis/domain"
 	"github.com/praxis-health/praxis/ports"
 )
@@ -13,7 +14,7 @@ const resourcePrefix = "/api/oauth/v2/resource"
 // Resources is the resource API: the bearer guard in front of every section.
 type Resources struct {
 	auth     ports.Authorizer
-	door     auditDoor
+	door     httpkit.AuditDoor
 	sections []Route
 }
 
@@ -26,7 +27,7 @@ func NewResources(auth ports.Authorizer, auditor ports.Auditor, opts OAuthOption
 // Register mounts the guard first, so that no section, and no unknown path
 // under the prefix, is reachable without a valid token.
 func (h *Resources) Register(app fiber.Router) {
-	g := app.Group(resourcePrefix, h.door.audited(resourceSubject), h.guard)
+	g := app.Group(resourcePrefix, h.door.Audited(resourceSubject), h.guard())
 	for _, s := range h.sections {
 		s.Register(g)
 	}
