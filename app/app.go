@@ -12,6 +12,7 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/praxis-health/praxis/adapters/blobstore"
+	"github.com/praxis-health/praxis/adapters/fhir"
 	"github.com/praxis-health/praxis/adapters/httpapi"
 	"github.com/praxis-health/praxis/adapters/memstore"
 	"github.com/praxis-health/praxis/adapters/redisstore"
@@ -187,6 +188,10 @@ var HTTP = fx.Module("http",
 		asSection(httpapi.NewAuditEvents),
 		asSection(httpapi.NewWebhookEndpoints),
 		asSection(httpapi.NewDeviceOrders),
+		asRoute(func(cfg Config, tel httpapi.Telemetry, auth ports.Authorizer, records ports.Records, profiles ports.CompanyProfiles, auditor ports.Auditor) *fhir.Server {
+			return fhir.New(auth, records, profiles, auditor, fhir.Options{PublicURL: cfg.PublicURL, TokenPath: httpapi.TokenPath,
+				TrustedProxies: cfg.Proxies(), AuditFailures: httpapi.AuditFailures(tel)})
+		}),
 		usecase.NewAdmin,
 		usecase.NewSettings,
 		usecase.NewIntegrations,

@@ -22,7 +22,8 @@ import (
 
 // OAuth paths (docs/contract.md §3).
 const (
-	tokenPath      = "/api/oauth/v2/token" //nolint:gosec // a path, not a credential
+	// TokenPath is the OAuth token endpoint, which every door names in its discovery document.
+	TokenPath      = "/api/oauth/v2/token" //nolint:gosec // a path, not a credential
 	revokePath     = "/api/oauth/v2/revoke"
 	introspectPath = "/api/oauth/v2/introspect"
 	metadataPath   = "/.well-known/oauth-authorization-server"
@@ -54,7 +55,7 @@ func NewOAuth(auth ports.Authorizer, opts OAuthOptions, tel Telemetry) *OAuth {
 }
 
 func (h *OAuth) Register(app fiber.Router) {
-	app.Post(tokenPath, h.token)
+	app.Post(TokenPath, h.token)
 	app.Post(revokePath, h.revoke)
 	app.Post(introspectPath, h.introspect)
 	app.Get(metadataPath, h.metadata)
@@ -154,7 +155,7 @@ func (h *OAuth) metadata(c *fiber.Ctx) error {
 	authMethods := []string{"client_secret_basic", "client_secret_post"}
 	return c.JSON(fiber.Map{
 		"issuer":                                        issuer,
-		"token_endpoint":                                issuer + tokenPath,
+		"token_endpoint":                                issuer + TokenPath,
 		"revocation_endpoint":                           issuer + revokePath,
 		"introspection_endpoint":                        issuer + introspectPath,
 		"grant_types_supported":                         []string{"client_credentials"},

@@ -99,4 +99,3 @@ func (d AuditDoor) Audited(describe func(c *fiber.Ctx) (Subject, bool)) fiber.Ha
 		return nil
 	}
 }
-

@@ -34,6 +34,10 @@ const (
 	ActionUpload   = "upload"
 	ActionImport   = "import"
 	ActionExport   = "export"
+	// The FHIR door's interactions (adapters/fhir): a read and a search of
+	// the same data, told apart from the native API's.
+	ActionFHIRRead   = "fhir-read"
+	ActionFHIRSearch = "fhir-search"
 )
 
 // Agent types: who acted.
@@ -425,7 +429,8 @@ func (a *Access) Written() bool {
 // object reached, and one entity per patient ("with Patient" profiles).
 func (e Event) BALP(company domain.CompanyID) map[string]any {
 	interaction := map[string]string{ActionRead: "read", ActionList: "search-type", ActionCreate: "create", ActionUpdate: "update",
-		ActionDelete: "delete", ActionDownload: "read", ActionUpload: "create", ActionImport: "create", ActionExport: "search-type"}[e.Action]
+		ActionDelete: "delete", ActionDownload: "read", ActionUpload: "create", ActionImport: "create", ActionExport: "search-type",
+		ActionFHIRRead: "read", ActionFHIRSearch: "search-type"}[e.Action]
 	crud := map[string]string{"read": "R", "search-type": "E", "create": "C", "update": "U", "delete": "D"}[interaction]
 	outcome := "0"
 	switch {

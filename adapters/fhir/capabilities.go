@@ -1,0 +1,104 @@
+package fhir
+
+import (
+	"sort"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/praxis-health/praxis/domain"
+)
+
+// Software is the name the CapabilityStatement gives the server.
+const Software = "praxis"
+
+// capabilities answers the CapabilityStatement, read from the table of
+// served resources: what is listed here is what the door serves.
+func (s *Server) capabilities(c *fiber.Ctx) error {
+	return send(c, capabilityStatement(s.base(c), s.tokenURL(c)))
+}
+
+// capabilityStatement is the statement for a server at base whose tokens come from tokenURL.
+func capabilityStatement(base, tokenURL string) map[string]any {
+	var rs []any
+	for _, rt := range resources {
+		params := []any{}
+		for _, p := range append(append([]searchParam{}, commonParams...), rt.params...) {
+			params = append(params, map[string]any{"name": p.name, "type": p.kind, "documentation": p.doc})
+		}
+		if rt.patient != "" {
+			for _, name := range []string{"patient", "subject"} {
+				params = append(params, map[string]any{"name": name, "type": "reference", "documentation": "Patient/{number}"})
+			}
+		}
+		r := map[string]any{
+			"type":        rt.name,
+			"interaction": []any{map[string]any{"code": "read"}, map[string]any{"code": "search-type"}},
+			"versioning":  "versioned",
+			"readHistory": false,
+			"searchParam": params,
+		}
+		if rt.section == "" {
+			r["versioning"] = "no-version"
+		}
+		if len(rt.includes) > 0 {
+			var includes []string
+			for inc := range rt.includes {
+				includes = append(includes, inc)
+			}
+			sort.Strings(includes)
+			r["searchInclude"] = includes
+		}
+		rs = append(rs, r)
+	}
+	return map[string]any{
+		"resourceType": "CapabilityStatement",
+		"status":       "active",
+		"date":         "2026-11-26",
+		"kind":         "instance",
+		"fhirVersion":  "4.0.1",
+		"format":       []string{"json"},
+		"software":     map[string]any{"name": Software},
+		"implementation": map[string]any{
+			"description": "praxis: a FHIR R4 view of the practice's data (beta)",
+			"url":         base,
+		},
+		"rest": []any{map[string]any{
+			"mode": "server",
+			"security": map[string]any{
+				"service": []any{map[string]any{"coding": []any{map[string]any{
+					"system": "http://terminology.hl7.org/CodeSystem/restful-security-service", "code": "SMART-on-FHIR"}}}},
+				"description": "OAuth 2.0 client credentials; a bearer token in the Authorization header",
+				"extension": []any{map[string]any{
+					"url":       "http://fhir-registry.smarthealthit.org/StructureDefinition/oauth-uris",
+					"extension": []any{map[string]any{"url": "token", "valueUri": tokenURL}},
+				}},
+			},
+			"resource": rs,
+		}},
+	}
+}
+
+// tokenURL is the OAuth token endpoint's absolute URL.
+func (s *Server) tokenURL(c *fiber.Ctx) string {
+	b := s.base(c)
+	return b[:len(b)-len(Base)] + s.opts.TokenPath
+}
+
+// smartConfiguration answers SMART App Launch's discovery document
+// (/.well-known/smart-configuration): the token endpoint, how clients
+// authenticate there, and the scopes.
+func (s *Server) smartConfiguration(c *fiber.Ctx) error {
+	scopes := make([]string, 0, len(domain.SupportedScopes()))
+	for _, sc := range domain.SupportedScopes() {
+		scopes = append(scopes, string(sc))
+	}
+	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSONCharsetUTF8)
+	return c.JSON(map[string]any{
+		"token_endpoint":                        s.tokenURL(c),
+		"grant_types_supported":                 []string{"client_credentials"},
+		"token_endpoint_auth_methods_supported": []string{"client_secret_basic", "client_secret_post"},
+		"scopes_supported":                      scopes,
+		"capabilities":                          []string{"client-confidential-symmetric"},
+		"code_challenge_methods_supported":      []string{},
+	})
+}

@@ -1,0 +1,288 @@
+package fhir
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/praxis-health/praxis/adapters/httpkit"
+	"github.com/praxis-health/praxis/domain"
+)
+
+// served is the resource type a path names, or a 404 outcome.
+func served(c *fiber.Ctx) (*resourceType, error) {
+	rt := resourceByName(c.Params("type"))
+	if rt == nil {
+		return nil, &outcomeError{status: fiber.StatusNotFound, code: "not-supported",
+			text: strconv.Quote(c.Params("type")) + " is not a resource type this server serves (see /fhir/R4/metadata)", reason: "unknown-type"}
+	}
+	return rt, nil
+}
+
+// read answers one resource, with its version as a weak ETag; a client
+// that holds that version (If-None-Match) gets 304.
+func (s *Server) read(c *fiber.Ctx) error {
+	rt, err := served(c)
+	if err != nil {
+		return err
+	}
+	grant := httpkit.GrantOf(c)
+	id := c.Params("id")
+	if !validID(id) {
+		return &outcomeError{status: fiber.StatusBadRequest, code: "invalid", text: "the id is not a FHIR id ([A-Za-z0-9.-]{1,64})", reason: "invalid-id"}
+	}
+	if rt.section == "" {
+		if id != grant.CompanyID.String() {
+			return domain.ErrNotFound
+		}
+		org, err := s.organization(c)
+		if err != nil {
+			return err
+		}
+		return send(c, org)
+	}
+	kind := domain.KindOf(rt.section)
+	if !nativeID(kind, id) {
+		return domain.ErrNotFound
+	}
+	v, err := s.records.Get(c.UserContext(), grant, kind, id)
+	if err != nil {
+		return err
+	}
+	etag := `W/"` + strconv.FormatInt(v.Version, 10) + `"`
+	c.Set(fiber.HeaderETag, etag)
+	if matchesETag(c.Get(fiber.HeaderIfNoneMatch), v.Version) {
+		return c.SendStatus(fiber.StatusNotModified)
+	}
+	o, err := decodeObject(v.Body)
+	if err != nil {
+		return err
+	}
+	return send(c, rt.toFHIR(view{company: grant.CompanyID}, o))
+}
+
+// matchesETag is whether an If-None-Match or If-Match header names version,
+// in its weak or strong form.
+func matchesETag(header string, version int64) bool {
+	for _, tag := range strings.Split(header, ",") {
+		tag = strings.TrimPrefix(strings.TrimSpace(tag), "W/")
+		if tag == `"`+strconv.FormatInt(version, 10)+`"` {
+			return true
+		}
+	}
+	return false
+}
+
+// nativeID is whether id has the form of the kind's ids.
+func nativeID(kind *domain.Kind, id string) bool {
+	if kind.NumericIDs() {
+		_, ok := domain.ParseCustomerPathID(id)
+		return ok
+	}
+	return domain.ValidObjectID(id)
+}
+
+// validID is FHIR's id type.
+func validID(id string) bool {
+	if len(id) == 0 || len(id) > 64 {
+		return false
+	}
+	for _, r := range id {
+		if !(r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// organization is the company as an Organization, for a grant that may read it.
+func (s *Server) organization(c *fiber.Ctx) (map[string]any, error) {
+	grant := httpkit.GrantOf(c)
+	if err := grant.Require(domain.ScopeCompanyRead); err != nil {
+		return nil, err
+	}
+	company, err := s.profiles.Profile(c.UserContext(), grant.CompanyID)
+	if err != nil {
+		return nil, err
+	}
+	return organization(company), nil
+}
+
+// search answers a searchset Bundle: the matches in the order of the sync
+// feed, paged by next links that carry the feed's position, so that a
+// client paging to the end while others write misses nothing and sees
+// nothing twice.
+func (s *Server) search(c *fiber.Ctx) error {
+	rt, err := served(c)
+	if err != nil {
+		return err
+	}
+	req, err := parseSearch(rt, c)
+	if err != nil {
+		return err
+	}
+	grant := httpkit.GrantOf(c)
+	self := s.base(c) + "/" + rt.name
+	x := view{company: grant.CompanyID}
+	var matches []object
+	next := ""
+	switch {
+	case rt.section == "":
+		org, err := s.organization(c)
+		if err != nil {
+			return err
+		}
+		entries := []any{}
+		if len(req.ids) == 0 || req.ids[0] == grant.CompanyID.String() {
+			entries = append(entries, entry(self, org, "match"))
+		}
+		return send(c, bundle(c, self, entries, ""))
+	case req.none:
+	case len(req.ids) > 0:
+		matches, err = s.byID(c, rt, req)
+	default:
+		matches, next, err = s.scan(c, rt, req)
+	}
+	if err != nil {
+		return err
+	}
+	entries := make([]any, 0, len(matches))
+	for _, o := range matches {
+		entries = append(entries, entry(self, rt.toFHIR(x, o), "match"))
+	}
+	included, err := s.include(c, rt, req, matches)
+	if err != nil {
+		return err
+	}
+	entries = append(entries, included...)
+	return send(c, bundle(c, self, entries, next))
+}
+
+// byID reads the objects among the ids asked for, filtered by the other parameters.
+func (s *Server) byID(c *fiber.Ctx, rt *resourceType, req request) ([]object, error) {
+	kind := domain.KindOf(rt.section)
+	ids := make([]string, 0, len(req.ids))
+	for _, id := range req.ids {
+		if nativeID(kind, id) { // no object has any other
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	b, err := s.records.Batch(c.UserContext(), httpkit.GrantOf(c), kind, domain.BatchQuery{IDs: ids})
+	if err != nil {
+		return nil, err
+	}
+	objs, err := decodeObjects(b.Data)
+	if err != nil {
+		return nil, err
+	}
+	var out []object
+	for _, o := range objs {
+		if matchesAll(o, req.filters) && (req.customer == nil || ref(o, rt.patient) == strconv.FormatInt(int64(*req.customer), 10)) {
+			out = append(out, o)
+		}
+	}
+	return out, nil
+}
+
+// scan reads the feed from the request's position until the page is full,
+// the feed ends, or maxReads pages were read; next is the position after
+// the last object read, "" at the end of the feed.
+func (s *Server) scan(c *fiber.Ctx, rt *resourceType, req request) (matches []object, next string, err error) {
+	kind := domain.KindOf(rt.section)
+	q := domain.ListQuery{After: req.cursor, UpdatedSince: req.since, Customer: req.customer}
+	for range maxReads {
+		q.Limit = req.count - len(matches)
+		page, err := s.records.List(c.UserContext(), httpkit.GrantOf(c), kind, q)
+		if err != nil {
+			return nil, "", err
+		}
+		objs, err := decodeObjects(page.Data)
+		if err != nil {
+			return nil, "", err
+		}
+		for _, o := range objs {
+			if matchesAll(o, req.filters) {
+				matches = append(matches, o)
+			}
+		}
+		if !page.HasMore {
+			return matches, "", nil
+		}
+		cursor, err := domain.ParseCursor(page.NextCursor)
+		if err != nil {
+			return nil, "", err
+		}
+		q.After = &cursor
+		if len(matches) == req.count {
+			break
+		}
+	}
+	return matches, q.After.Encode(), nil
+}
+
+// include adds the resources the _include parameters name: the patients
+// of the matches, each once.
+func (s *Server) include(c *fiber.Ctx, rt *resourceType, req request, matches []object) ([]any, error) {
+	var out []any
+	for _, inc := range req.includes {
+		field := rt.includes[inc]
+		var ids []string
+		for _, o := range matches {
+			if id := ref(o, field); id != "" && !contains(ids, id) {
+				ids = append(ids, id)
+			}
+		}
+		if len(ids) == 0 {
+			continue
+		}
+		patients := resourceByName("Patient")
+		b, err := s.records.Batch(c.UserContext(), httpkit.GrantOf(c), domain.KindOf(patients.section), domain.BatchQuery{IDs: ids})
+		if err != nil {
+			return nil, err
+		}
+		objs, err := decodeObjects(b.Data)
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range objs {
+			out = append(out, entry(s.base(c)+"/Patient", patients.toFHIR(view{company: httpkit.GrantOf(c).CompanyID}, o), "include"))
+		}
+	}
+	return out, nil
+}
+
+func contains(ids []string, id string) bool {
+	for _, x := range ids {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
+
+// entry is one resource of a searchset.
+func entry(typeURL string, resource map[string]any, mode string) map[string]any {
+	return map[string]any{"fullUrl": typeURL + "/" + resource["id"].(string), "resource": resource, "search": map[string]any{"mode": mode}}
+}
+
+// bundle is a searchset of entries with its self link and, when more
+// follow, its next link.
+func bundle(c *fiber.Ctx, self string, entries []any, next string) map[string]any {
+	links := []any{map[string]any{"relation": "self", "url": self + queryOf(c)}}
+	if next != "" {
+		links = append(links, map[string]any{"relation": "next", "url": nextLink(c, self, next)})
+	}
+	return map[string]any{"resourceType": "Bundle", "type": "searchset", "link": links, "entry": entries}
+}
+
+// queryOf is the request's query string with its "?", or "".
+func queryOf(c *fiber.Ctx) string {
+	if q := c.Request().URI().QueryString(); len(q) > 0 {
+		return "?" + string(q)
+	}
+	return ""
+}

