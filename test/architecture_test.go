@@ -12,7 +12,7 @@ import (
 // what two adapters share belongs in ports or domain (docs/ARCHITECTURE.md),
 // or, a helper of no technology's (an instrument's attribute sets), in
 // adapters/internal, which imports nothing of ours, or, what the two HTTP
-// doors share (the table from domain errors to statuses), in
+// doors share (the table from domain errors to statuses, the bearer check), in
 // adapters/httpkit, which imports the domain's packages and nothing else of ours.
 // depguard cannot say "another adapter", so the import graph is read here.
 func TestAdaptersNeverImportAnotherAdapter(t *testing.T) {

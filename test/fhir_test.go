@@ -1,4 +1,4 @@
-// Holds docs/contract.md §16 The FHIR door.
+// Holds docs/contract.md §15 The FHIR door.
 
 package test
 

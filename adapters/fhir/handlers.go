@@ -52,7 +52,7 @@ func (s *Server) read(c *fiber.Ctx) error {
 	}
 	etag := `W/"` + strconv.FormatInt(v.Version, 10) + `"`
 	c.Set(fiber.HeaderETag, etag)
-	if matchesETag(c.Get(fiber.HeaderIfNoneMatch), v.Version) {
+	if inm := c.Get(fiber.HeaderIfNoneMatch); strings.TrimSpace(inm) == "*" || matchesETag(inm, v.Version) {
 		return c.SendStatus(fiber.StatusNotModified)
 	}
 	o, err := decodeObject(v.Body)
@@ -88,12 +88,9 @@ func validID(id string) bool {
 	if len(id) == 0 || len(id) > 64 {
 		return false
 	}
-	for _, r := range id {
-		if !(r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '.') {
-			return false
-		}
-	}
-	return true
+	return strings.IndexFunc(id, func(r rune) bool {
+		return (r < 'A' || r > 'Z') && (r < 'a' || r > 'z') && (r < '0' || r > '9') && r != '-' && r != '.'
+	}) < 0
 }
 
 // organization is the company as an Organization, for a grant that may read it.

@@ -39,9 +39,6 @@ var commonParams = []searchParam{
 	{name: "_lastUpdated", kind: "date", doc: "gt, ge, lt, le or eq an instant", match: lastUpdated},
 }
 
-// resultParams shape the answer rather than select (FHIR R4 §3.1.1.5.7).
-var resultParams = []string{"_count", "_include", "_cursor", "_format"}
-
 // maxReads bounds the feed pages one search reads to fill its page when
 // parameters filter on the page.
 const maxReads = 10
@@ -122,7 +119,7 @@ func (v value) inRange(from, to time.Time) bool {
 	case "le":
 		return from.Before(v.to)
 	case "ne":
-		return !(!from.Before(v.from) && !to.After(v.to))
+		return from.Before(v.from) || to.After(v.to)
 	}
 	return !from.Before(v.from) && !to.After(v.to)
 }

@@ -1,0 +1,130 @@
+package fhir
+
+import (
+	"encoding/json"
+	"slices"
+	"testing"
+
+	"github.com/praxis-health/praxis/domain"
+)
+
+// TestDatePrefixes holds the date search to FHIR R4 §3.1.1.4.2: a value
+// is a range at its precision, and each prefix compares the object's range
+// with it.
+func TestDatePrefixes(t *testing.T) {
+	cases := []struct {
+		param, field string
+		want         bool
+	}{
+		{"1980", "1980-06-01", true},
+		{"1980-06", "1980-06-30", true},
+		{"1980-06", "1980-07-01", false},
+		{"1980-06-01", "1980-06-01", true},
+		{"eq1980-06-01", "1980-06-01T10:00:00Z", true},
+		{"ne1980-06-01", "1980-06-02", true},
+		{"ne1980-06-01", "1980-06-01", false},
+		{"gt1980-06-01", "1980-06-01", false},
+		{"gt1980-06-01", "1980-06-02", true},
+		{"ge1980-06-01", "1980-06-01", true},
+		{"ge1980-06-01", "1980-05-31", false},
+		{"lt1980-06-01", "1980-05-31", true},
+		{"lt1980-06-01", "1980-06-01", false},
+		{"le1980-06-01", "1980-06-01", true},
+		{"le1980-06-01", "1980-06-02", false},
+		{"ge2026-03-10T09:00:00+01:00", "2026-03-10T08:00:00Z", true},
+		{"lt2026-03-10T09:00:00+01:00", "2026-03-10T08:00:00Z", false},
+		{"2026-03-10T08:00:00.500Z", "2026-03-10T08:00:00.500Z", true},
+	}
+	for _, c := range cases {
+		v, err := parseValue("date", "date", c.param)
+		if err != nil {
+			t.Fatalf("%s: %v", c.param, err)
+		}
+		if got := dateField("d")(object{"d": c.field}, v); got != c.want {
+			t.Errorf("date=%s on %s: %v, want %v", c.param, c.field, got, c.want)
+		}
+	}
+	for _, bad := range []string{"", "19", "1980-13", "1980-02-30", "ge", "xx1980", "1980-01-01T10:00"} {
+		if _, err := parseValue("date", "date", bad); err == nil {
+			t.Errorf("date=%q read as a date", bad)
+		}
+	}
+}
+
+// TestTokensAndStrings: a token with or without its system; a string
+// starts the field, ignoring case; a reference names its type or not.
+func TestTokensAndStrings(t *testing.T) {
+	o := object{"id": json.Number("7"), "svnr": "1237010180", "kvnr": "A123456780", "last_name": "Huber", "user_id": "u1"}
+	company := domain.NewCompanyID()
+	for _, c := range []struct {
+		kind, raw string
+		match     func(object, value) bool
+		want      bool
+	}{
+		{"token", systemSVNR + "|1237010180", patientIdentifier, true},
+		{"token", systemKVNR + "|1237010180", patientIdentifier, false},
+		{"token", "|1237010180", patientIdentifier, true},
+		{"token", "A123456780", patientIdentifier, true},
+		{"token", localSystem(company) + "|7", patientIdentifier, true},
+		{"token", systemSVNR + "|", patientIdentifier, false},
+		{"string", "hu", stringField("last_name"), true},
+		{"string", "HUBER", stringField("last_name"), true},
+		{"string", "uber", stringField("last_name"), false},
+		{"reference", "Practitioner/u1", referenceField("Practitioner", "user_id"), true},
+		{"reference", "u1", referenceField("Practitioner", "user_id"), true},
+		{"reference", "Location/u1", referenceField("Practitioner", "user_id"), false},
+	} {
+		v, err := parseValue("p", c.kind, c.raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.match(o, v); got != c.want {
+			t.Errorf("%s %q: %v, want %v", c.kind, c.raw, got, c.want)
+		}
+	}
+}
+
+// TestCapabilityStatementIsTheTable: the statement lists every served
+// type with its parameters and nothing else, and each served type's
+// native section exists.
+func TestCapabilityStatementIsTheTable(t *testing.T) {
+	cs := capabilityStatement("https://praxis.example/fhir/R4", "https://praxis.example/api/oauth/v2/token")
+	rs := cs["rest"].([]any)[0].(map[string]any)["resource"].([]any)
+	if len(rs) != len(resources) {
+		t.Fatalf("%d types stated, %d served", len(rs), len(resources))
+	}
+	for i, r := range rs {
+		rt := resources[i]
+		stated := r.(map[string]any)
+		if stated["type"] != rt.name {
+			t.Errorf("stated %v, served %s", stated["type"], rt.name)
+		}
+		if rt.section != "" && domain.KindOf(rt.section) == nil {
+			t.Errorf("%s views %s, which is no section", rt.name, rt.section)
+		}
+		var names []string
+		for _, p := range stated["searchParam"].([]any) {
+			names = append(names, p.(map[string]any)["name"].(string))
+		}
+		for _, p := range append(slices.Clone(commonParams), rt.params...) {
+			if !slices.Contains(names, p.name) {
+				t.Errorf("%s: %s served, not stated", rt.name, p.name)
+			}
+		}
+		if (rt.patient != "") != slices.Contains(names, "patient") {
+			t.Errorf("%s: patient stated %v, served %v", rt.name, slices.Contains(names, "patient"), rt.patient != "")
+		}
+	}
+}
+
+// TestETags: If-None-Match names a version in its weak or strong form, among others.
+func TestETags(t *testing.T) {
+	for _, c := range []struct {
+		header string
+		want   bool
+	}{{`W/"3"`, true}, {`"3"`, true}, {`W/"2", W/"3"`, true}, {`W/"4"`, false}, {``, false}, {`*`, false}} {
+		if got := matchesETag(c.header, 3); got != c.want {
+			t.Errorf("%q: %v, want %v", c.header, got, c.want)
+		}
+	}
+}
