@@ -188,8 +188,9 @@ var HTTP = fx.Module("http",
 		asSection(httpapi.NewAuditEvents),
 		asSection(httpapi.NewWebhookEndpoints),
 		asSection(httpapi.NewDeviceOrders),
-		asRoute(func(cfg Config, tel httpapi.Telemetry, auth ports.Authorizer, records ports.Records, profiles ports.CompanyProfiles, auditor ports.Auditor) *fhir.Server {
-			return fhir.New(auth, records, profiles, auditor, fhir.Options{PublicURL: cfg.PublicURL, TokenPath: httpapi.TokenPath,
+		asRoute(func(cfg Config, tel httpapi.Telemetry, auth ports.Authorizer, records ports.Records, booking ports.Booking,
+			profiles ports.CompanyProfiles, auditor ports.Auditor) *fhir.Server {
+			return fhir.New(auth, records, booking, profiles, auditor, fhir.Options{PublicURL: cfg.PublicURL, TokenPath: httpapi.TokenPath,
 				TrustedProxies: cfg.Proxies(), AuditFailures: httpapi.AuditFailures(tel)})
 		}),
 		usecase.NewAdmin,

@@ -314,3 +314,96 @@ func TestFHIRFirstDay(t *testing.T) {
 	}
 	t.Log(strings.TrimSpace(string(out)))
 }
+
+// fhirWrite sends a FHIR write with a body.
+func (p practice) fhirWrite(t *testing.T, method, path, body string, headers ...string) reply {
+	t.Helper()
+	return p.s.requestUndocumented(t, method, fhirBase+path, "application/fhir+json", body, append([]string{p.auth}, headers...)...)
+}
+
+// TestFHIRWrites: a Patient is created (Location, weak ETag, retried by its
+// Idempotency-Key once) and updated with If-Match in either form; an update
+// keeps what FHIR does not carry, a stale one is 412 with the current
+// version; an Appointment is booked by the booking rules, a taken slot 409;
+// every refusal an OperationOutcome, nothing written by it.
+func TestFHIRWrites(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, b backend) {
+		s := startServer(t, b)
+		p := newPractice(t, s)
+		patient := `{"resourceType":"Patient","name":[{"family":"Steiner","given":["Eva"]}],"gender":"female","birthDate":"1975-04-03",` +
+			`"identifier":[{"system":"urn:oid:1.2.40.0.10.1.4.3.1","value":"1237010180"}],"telecom":[{"system":"phone","value":"+4315550100"}]}`
+		created := p.fhirWrite(t, http.MethodPost, "Patient", patient, "Idempotency-Key: eva-1")
+		if created.status != http.StatusCreated || created.header.Get("ETag") != `W/"1"` {
+			t.Fatalf("create: %d %s (ETag %q)", created.status, created.body, created.header.Get("ETag"))
+		}
+		id := created.decode(t)["id"].(string)
+		if loc := created.header.Get("Location"); loc != s.url+fhirBase+"Patient/"+id+"/_history/1" {
+			t.Errorf("Location %q", loc)
+		}
+		if r := s.requestUndocumented(t, http.MethodGet, strings.TrimPrefix(created.header.Get("Location"), s.url), "", "", p.auth); r.status != http.StatusOK {
+			t.Errorf("the Location read: %d %s", r.status, r.body)
+		}
+		again := p.fhirWrite(t, http.MethodPost, "Patient", patient, "Idempotency-Key: eva-1")
+		if again.status != http.StatusCreated || again.decode(t)["id"] != id || again.header.Get("Idempotent-Replayed") != "true" {
+			t.Errorf("the retry: %d %s", again.status, again.body)
+		}
+		outcome(t, "the key with another body", p.fhirWrite(t, http.MethodPost, "Patient", strings.Replace(patient, "Eva", "Eve", 1), "Idempotency-Key: eva-1"),
+			http.StatusUnprocessableEntity, "invalid")
+		native := p.get(t, "customers/"+id).decode(t)
+		if native["first_name"] != "Eva" || native["last_name"] != "Steiner" || native["sex"] != "female" || native["svnr"] != "1237010180" || native["phone"] != "+4315550100" {
+			t.Errorf("stored: %v", native)
+		}
+		// What FHIR does not carry, set natively, survives an update.
+		if r := p.s.requestUndocumented(t, http.MethodPatch, resource+"customers/"+id, "application/merge-patch+json", `{"insurer":"oegk","alerts":["Penicillin"]}`, p.auth); r.status != http.StatusOK {
+			t.Fatalf("native patch: %d %s", r.status, r.body)
+		}
+		update := strings.Replace(strings.Replace(patient, `"resourceType":"Patient"`, `"resourceType":"Patient","id":"`+id+`"`, 1), "+4315550100", "+4315550111", 1)
+		outcome(t, "a stale If-Match", p.fhirWrite(t, http.MethodPut, "Patient/"+id, update, `If-Match: W/"1"`), http.StatusPreconditionFailed, "conflict")
+		updated := p.fhirWrite(t, http.MethodPut, "Patient/"+id, update, `If-Match: W/"2"`)
+		if updated.status != http.StatusOK || updated.header.Get("ETag") != `W/"3"` {
+			t.Fatalf("update: %d %s", updated.status, updated.body)
+		}
+		if r := p.fhirWrite(t, http.MethodPut, "Patient/"+id, strings.Replace(update, "+4315550111", "+4315550122", 1), `If-Match: "3"`); r.status != http.StatusOK {
+			t.Errorf("a strong If-Match: %d %s", r.status, r.body)
+		}
+		native = p.get(t, "customers/"+id).decode(t)
+		if native["phone"] != "+4315550122" || native["insurer"] != "oegk" || fmt.Sprint(native["alerts"]) != "[Penicillin]" {
+			t.Errorf("after the updates: %v", native)
+		}
+		stale := p.fhirWrite(t, http.MethodPut, "Patient/"+id, update, `If-Match: W/"2"`)
+		if stale.status != http.StatusPreconditionFailed || stale.header.Get("ETag") != `W/"4"` {
+			t.Errorf("stale: %d %s (ETag %q)", stale.status, stale.body, stale.header.Get("ETag"))
+		}
+
+		// Refusals: nothing written.
+		outcome(t, "a type only read", p.fhirWrite(t, http.MethodPost, "Practitioner", `{"resourceType":"Practitioner"}`), http.StatusMethodNotAllowed, "not-supported")
+		outcome(t, "another type in the body", p.fhirWrite(t, http.MethodPost, "Patient", `{"resourceType":"Practitioner"}`), http.StatusBadRequest, "invalid")
+		outcome(t, "not JSON", p.fhirWrite(t, http.MethodPost, "Patient", `{"resourceType":`), http.StatusBadRequest, "structure")
+		outcome(t, "a name that is no list", p.fhirWrite(t, http.MethodPost, "Patient", `{"resourceType":"Patient","name":"Eva"}`), http.StatusBadRequest, "structure")
+		outcome(t, "a gender outside the value set", p.fhirWrite(t, http.MethodPost, "Patient", strings.Replace(patient, `"female"`, `"f"`, 1)), http.StatusBadRequest, "code-invalid")
+		outcome(t, "no family name", p.fhirWrite(t, http.MethodPost, "Patient", `{"resourceType":"Patient","name":[{"given":["X"]}],"birthDate":"1980-01-01"}`), http.StatusUnprocessableEntity, "invalid")
+		outcome(t, "another id in the body", p.fhirWrite(t, http.MethodPut, "Patient/"+id, strings.Replace(update, `"id":"`+id+`"`, `"id":"999"`, 1)), http.StatusBadRequest, "invalid")
+		outcome(t, "the wrong media type", s.requestUndocumented(t, http.MethodPost, fhirBase+"Patient", "text/plain", patient, p.auth), http.StatusUnsupportedMediaType, "not-supported")
+		outcome(t, "another company's patient", newPractice(t, s).fhirWrite(t, http.MethodPut, "Patient/"+id, update), http.StatusNotFound, "not-found")
+		if got := readBundle(t, p.fhir(t, "Patient?family=Steiner")); len(got.ids["match"]) != 1 {
+			t.Errorf("patients after the refusals: %v", got.ids)
+		}
+
+		// An appointment, booked by the booking rules.
+		day := bookingDay(t)
+		start := p.slots(t, day, "")[0]["start"].(string)
+		appointment := fmt.Sprintf(`{"resourceType":"Appointment","status":"booked","start":%q,"comment":"Kontrolle","participant":[`+
+			`{"actor":{"reference":"Patient/%s"},"status":"accepted"},{"actor":{"reference":"Practitioner/%s"},"status":"accepted"},`+
+			`{"actor":{"reference":"Location/%s"},"status":"accepted"},{"actor":{"reference":"HealthcareService/%s"},"status":"accepted"}]}`,
+			start, id, p.doctor, p.location, p.service)
+		booked := p.fhirWrite(t, http.MethodPost, "Appointment", appointment)
+		if booked.status != http.StatusCreated || booked.decode(t)["status"] != "booked" {
+			t.Fatalf("booking: %d %s", booked.status, booked.body)
+		}
+		outcome(t, "the taken slot", p.fhirWrite(t, http.MethodPost, "Appointment", appointment), http.StatusConflict, "conflict")
+		outcome(t, "an appointment update", p.fhirWrite(t, http.MethodPut, "Appointment/"+booked.decode(t)["id"].(string), appointment), http.StatusMethodNotAllowed, "not-supported")
+		outcome(t, "a participant of no kind", p.fhirWrite(t, http.MethodPost, "Appointment", strings.Replace(appointment, "Location/", "Device/", 1)), http.StatusBadRequest, "invalid")
+		outcome(t, "a cancelled appointment to book", p.fhirWrite(t, http.MethodPost, "Appointment", strings.Replace(appointment, `"booked"`, `"cancelled"`, 1)), http.StatusUnprocessableEntity, "business-rule")
+	})
+}

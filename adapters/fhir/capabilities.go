@@ -30,15 +30,30 @@ func capabilityStatement(base, tokenURL string) map[string]any {
 				params = append(params, map[string]any{"name": name, "type": "reference", "documentation": "Patient/{number}"})
 			}
 		}
+		interactions := []any{map[string]any{"code": "read"}}
+		if rt.section != "" { // the company has no version
+			interactions = append(interactions, map[string]any{"code": "vread"})
+		}
+		interactions = append(interactions, map[string]any{"code": "search-type"})
+		if rt.writer != nil {
+			interactions = append(interactions, map[string]any{"code": "create"})
+			if !rt.writer.booked {
+				interactions = append(interactions, map[string]any{"code": "update"})
+			}
+		}
 		r := map[string]any{
 			"type":        rt.name,
-			"interaction": []any{map[string]any{"code": "read"}, map[string]any{"code": "search-type"}},
+			"interaction": interactions,
 			"versioning":  "versioned",
 			"readHistory": false,
 			"searchParam": params,
 		}
 		if rt.section == "" {
 			r["versioning"] = "no-version"
+		}
+		if rt.writer != nil && !rt.writer.booked {
+			r["updateCreate"] = false
+			r["conditionalUpdate"] = false
 		}
 		if len(rt.includes) > 0 {
 			var includes []string

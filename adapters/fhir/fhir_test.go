@@ -116,15 +116,3 @@ func TestCapabilityStatementIsTheTable(t *testing.T) {
 		}
 	}
 }
-
-// TestETags: If-None-Match names a version in its weak or strong form, among others.
-func TestETags(t *testing.T) {
-	for _, c := range []struct {
-		header string
-		want   bool
-	}{{`W/"3"`, true}, {`"3"`, true}, {`W/"2", W/"3"`, true}, {`W/"4"`, false}, {``, false}, {`*`, false}} {
-		if got := matchesETag(c.header, 3); got != c.want {
-			t.Errorf("%q: %v, want %v", c.header, got, c.want)
-		}
-	}
-}

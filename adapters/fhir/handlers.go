@@ -33,7 +33,7 @@ func (s *Server) read(c *fiber.Ctx) error {
 		return &outcomeError{status: fiber.StatusBadRequest, code: "invalid", text: "the id is not a FHIR id ([A-Za-z0-9.-]{1,64})", reason: "invalid-id"}
 	}
 	if rt.section == "" {
-		if id != grant.CompanyID.String() {
+		if id != grant.CompanyID.String() || c.Params("vid") != "" {
 			return domain.ErrNotFound
 		}
 		org, err := s.organization(c)
@@ -50,9 +50,17 @@ func (s *Server) read(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	if vid := c.Params("vid"); vid != "" && vid != strconv.FormatInt(v.Version, 10) {
+		return &outcomeError{status: fiber.StatusNotFound, code: "not-found", reason: "not-found",
+			text: "only the current version is kept: " + strconv.FormatInt(v.Version, 10)}
+	}
 	etag := `W/"` + strconv.FormatInt(v.Version, 10) + `"`
 	c.Set(fiber.HeaderETag, etag)
-	if inm := c.Get(fiber.HeaderIfNoneMatch); strings.TrimSpace(inm) == "*" || matchesETag(inm, v.Version) {
+	cond, err := domain.ParsePrecondition("If-None-Match", c.Get(fiber.HeaderIfNoneMatch), true)
+	if err != nil {
+		return err
+	}
+	if cond.Sent() && cond.Matches(v.Version) {
 		return c.SendStatus(fiber.StatusNotModified)
 	}
 	o, err := decodeObject(v.Body)
@@ -62,17 +70,9 @@ func (s *Server) read(c *fiber.Ctx) error {
 	return send(c, rt.toFHIR(view{company: grant.CompanyID}, o))
 }
 
-// matchesETag is whether an If-None-Match or If-Match header names version,
-// in its weak or strong form.
-func matchesETag(header string, version int64) bool {
-	for _, tag := range strings.Split(header, ",") {
-		tag = strings.TrimPrefix(strings.TrimSpace(tag), "W/")
-		if tag == `"`+strconv.FormatInt(version, 10)+`"` {
-			return true
-		}
-	}
-	return false
-}
+// vread is a read of one version (FHIR's vread): the current one only,
+// for a write's Location; an older version is not kept.
+func (s *Server) vread(c *fiber.Ctx) error { return s.read(c) }
 
 // nativeID is whether id has the form of the kind's ids.
 func nativeID(kind *domain.Kind, id string) bool {

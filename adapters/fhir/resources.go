@@ -43,6 +43,8 @@ type resourceType struct {
 	// includes are the _include values served, each a reference field to customers.
 	includes map[string]string
 	toFHIR   func(x view, o object) map[string]any
+	// writer is how the type is written; nil for a type only read.
+	writer *writer
 }
 
 // view is what a mapping needs beside the object: the company (the local
@@ -51,7 +53,7 @@ type view struct{ company domain.CompanyID }
 
 // resources is the table, in the CapabilityStatement's order.
 var resources = []*resourceType{
-	{name: "Patient", section: "customers", toFHIR: patient, params: []searchParam{
+	{name: "Patient", section: "customers", toFHIR: patient, writer: patientWriter, params: []searchParam{
 		{name: "identifier", kind: "token", doc: "system|value: the SVNR (" + systemSVNR + "), the KVNR (" + systemKVNR + ") or the practice's number", match: patientIdentifier},
 		{name: "family", kind: "string", doc: "the last name, case-insensitive, starting with", match: stringField("last_name")},
 		{name: "given", kind: "string", doc: "the first name, case-insensitive, starting with", match: stringField("first_name")},
@@ -72,7 +74,7 @@ var resources = []*resourceType{
 		{name: "name", kind: "string", doc: "the name", match: stringField("name")},
 		{name: "active", kind: "token", doc: "true or false", match: tokenOf(func(o object) string { return strconv.FormatBool(active(o)) })},
 	}},
-	{name: "Appointment", section: "appointments", patient: "customer_id", toFHIR: appointment,
+	{name: "Appointment", section: "appointments", patient: "customer_id", toFHIR: appointment, writer: appointmentWriter,
 		includes: map[string]string{"Appointment:patient": "customer_id"},
 		params: []searchParam{
 			{name: "date", kind: "date", doc: "the start", match: dateField("start")},
@@ -314,7 +316,7 @@ func appointment(_ view, o object) map[string]any {
 		r["cancelationReason"] = map[string]any{"text": reason}
 	}
 	var who []any
-	for _, p := range []struct{ field, typ string }{{"customer_id", "Patient"}, {"user_id", "Practitioner"}, {"location_id", "Location"}} {
+	for _, p := range []struct{ field, typ string }{{"customer_id", "Patient"}, {"user_id", "Practitioner"}, {"location_id", "Location"}, {"service_id", "HealthcareService"}} {
 		if id := ref(o, p.field); id != "" {
 			who = append(who, map[string]any{"actor": map[string]any{"reference": p.typ + "/" + id}, "status": "accepted"})
 		}

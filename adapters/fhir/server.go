@@ -43,14 +43,15 @@ type Options struct {
 type Server struct {
 	auth     ports.Authorizer
 	records  ports.Records
+	booking  ports.Booking
 	profiles ports.CompanyProfiles
 	opts     Options
 	door     httpkit.AuditDoor
 }
 
 // New builds the door over the resource API's driving ports.
-func New(auth ports.Authorizer, records ports.Records, profiles ports.CompanyProfiles, auditor ports.Auditor, opts Options) *Server {
-	s := &Server{auth: auth, records: records, profiles: profiles, opts: opts}
+func New(auth ports.Authorizer, records ports.Records, booking ports.Booking, profiles ports.CompanyProfiles, auditor ports.Auditor, opts Options) *Server {
+	s := &Server{auth: auth, records: records, booking: booking, profiles: profiles, opts: opts}
 	s.door = httpkit.AuditDoor{Recorder: auditor, Trusted: opts.TrustedProxies, Failed: opts.AuditFailures, Reason: reasonOf, Answer: answer}
 	return s
 }
@@ -64,6 +65,9 @@ func (s *Server) Register(app fiber.Router) {
 	g := app.Group(Base, s.door.Audited(subjectOf), outcomes, s.guard())
 	g.Get("/:type", s.search)
 	g.Get("/:type/:id", s.read)
+	g.Get("/:type/:id/_history/:vid", s.vread)
+	g.Post("/:type", s.create)
+	g.Put("/:type/:id", s.update)
 	g.Use(func(c *fiber.Ctx) error {
 		return &outcomeError{status: fiber.StatusNotFound, code: "not-supported", text: "no such interaction on this server: see /fhir/R4/metadata"}
 	})
@@ -130,7 +134,12 @@ func answer(c *fiber.Ctx, err error) error {
 			oe = &outcomeError{status: fe.Code, code: issueType(fe.Code), text: fe.Message}
 		}
 	}
-	if oe.status == fiber.StatusServiceUnavailable || oe.status == fiber.StatusInsufficientStorage {
+	var stale *domain.StaleVersion
+	if errors.As(err, &stale) {
+		c.Set(fiber.HeaderETag, `W/"`+strconv.FormatInt(stale.Current, 10)+`"`)
+		oe.text = "the resource has changed since the version If-Match names: its current version is " + strconv.FormatInt(stale.Current, 10)
+	}
+		if oe.status == fiber.StatusServiceUnavailable || oe.status == fiber.StatusInsufficientStorage {
 		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(domain.RetryAfterUnavailable))
 	}
 	reason := oe.reason
@@ -219,6 +228,11 @@ func subjectOf(c *fiber.Ctx) (httpkit.Subject, bool) {
 		s.Section = rt.section
 	}
 	switch {
+	case c.Method() == fiber.MethodPost:
+		s.Action = audit.ActionFHIRCreate
+	case c.Method() == fiber.MethodPut:
+		s.Action = audit.ActionFHIRUpdate
+		s.Object = segs[min(1, len(segs)-1)]
 	case len(segs) == 1:
 		s.Action = audit.ActionFHIRSearch
 	default:

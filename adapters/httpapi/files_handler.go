@@ -193,8 +193,8 @@ func (h *FilesSection) upload(c *fiber.Ctx) error {
 	}
 	form := ports.FileUpload{Customer: fields["customer_id"], Category: fields["category"], Description: fields["description"],
 		IdempotencyKey: c.Get("Idempotency-Key")}
-	if len(form.IdempotencyKey) > maxIdempotencyKey {
-		return errIdempotencyKeyTooLong
+	if len(form.IdempotencyKey) > httpkit.MaxIdempotencyKey {
+		return httpkit.ErrIdempotencyKeyTooLong
 	}
 	_, form.HasCategory = fields["category"]
 	_, form.HasDescription = fields["description"]

@@ -146,7 +146,7 @@ func (h *Uploads) upload(c *fiber.Ctx, source domain.Source) error {
 	// A device that retries after a lost answer sends the same key: it gets
 	// the first answer, and nothing is stored or charged twice.
 	target.IdempotencyKey = c.Get("Idempotency-Key")
-	if len(target.IdempotencyKey) > maxIdempotencyKey {
+	if len(target.IdempotencyKey) > httpkit.MaxIdempotencyKey {
 		return domain.Refuse(domain.ErrIdempotencyKeyTooLong)
 	}
 	result, err := h.uploader.Store(ctx, target, source, parts)

@@ -26,14 +26,6 @@ func writeOf(c *fiber.Ctx, body []byte) (ports.Write, error) {
 	return ports.Write{IfMatch: cond, Key: key}, err
 }
 
-// ifMatchFingerprint adds a request's If-Match to its Idempotency-Key's
-// fingerprint; a request without one hashes as before.
-func ifMatchFingerprint(c *fiber.Ctx, h interface{ Write([]byte) (int, error) }) {
-	if v := c.Get(fiber.HeaderIfMatch); v != "" {
-		_, _ = h.Write([]byte("If-Match: " + v + "\n"))
-	}
-}
-
 // notModified answers 304 with the ETag, and no body, when the request's
 // If-None-Match names version: the client's copy is current.
 func notModified(c *fiber.Ctx, version int64) (bool, error) {

