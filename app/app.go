@@ -75,6 +75,7 @@ var Persistence = fx.Module("persistence",
 		fx.Annotate(sqlstore.NewCustomerRepository, fx.As(new(ports.CustomerRepository))),
 		fx.Annotate(sqlstore.NewFileRepository, fx.As(new(ports.FileRepository))),
 		fx.Annotate(sqlstore.NewClientRepository, fx.As(new(ports.ClientRepository))),
+		fx.Annotate(sqlstore.NewAssertionIDs, fx.As(new(ports.AssertionIDs))),
 		fx.Annotate(sqlstore.NewStaff, fx.As(new(ports.Staff))),
 		fx.Annotate(sqlstore.NewRecordStore, fx.As(new(ports.RecordStore))),
 		fx.Annotate(sqlstore.NewDeviceOrderStore, fx.As(new(ports.DeviceOrderStore))),
@@ -140,7 +141,7 @@ var UseCases = fx.Module("usecases",
 		func(u *usecase.Uploads) ports.Uploader { return u },
 		fx.Annotate(usecase.NewFiles, fx.As(new(ports.Files))),
 		func(cfg Config) usecase.OAuthSettings {
-			return usecase.OAuthSettings{TokenTTL: cfg.TokenTTL, Lockout: cfg.Lockout(), RateLimits: cfg.Limits()}
+			return usecase.OAuthSettings{TokenTTL: cfg.TokenTTL, Lockout: cfg.Lockout(), RateLimits: cfg.Limits(), AllowPrivateKeySets: cfg.WebhookAllowPrivate}
 		},
 		fx.Annotate(usecase.NewOAuth, fx.As(new(ports.Authorizer))),
 		fx.Annotate(usecase.NewCompanies, fx.As(new(ports.CompanyProfiles))),

@@ -52,7 +52,12 @@ type Client struct {
 	ExternalRef string
 	// DeviceID binds the client to a device (docs/contract.md §14): it is
 	// that device's credential for the bridge, and acts for it alone.
-	DeviceID  string
+	DeviceID string
+	// KeySetURL and KeySet are the client's public keys, by URL or inline
+	// (a JWK Set): a client that has either signs in with a JWT it signs
+	// (RFC 7523, SMART Backend Services), never with its secret.
+	KeySetURL string
+	KeySet    []byte
 	CreatedAt time.Time
 	RevokedAt *time.Time
 	// CompanyDisabled is read with the client: a disabled company's clients get no tokens.
@@ -97,6 +102,9 @@ func (c *Client) Rename(name string, scopes Scopes) error {
 // or the one a rotation replaced while its overlap lasts. Both are
 // compared, in constant time, whatever the first answers.
 func (c Client) Accepts(secret Secret, now time.Time) bool {
+	if c.SignsAssertions() {
+		return false
+	}
 	current := secret.Matches(c.SecretHash)
 	previous := secret.Matches(c.PreviousSecretHash)
 	return current || (previous && c.PreviousSecretUntil != nil && now.Before(*c.PreviousSecretUntil))
@@ -119,6 +127,10 @@ const DefaultSecretOverlap = 24 * time.Hour
 
 // MaxSecretOverlap is the longest a rotated client secret may keep working.
 const MaxSecretOverlap = 7 * 24 * time.Hour
+
+// SignsAssertions reports whether the client registered public keys: it
+// then signs in with signed assertions only, never with a secret.
+func (c Client) SignsAssertions() bool { return c.KeySetURL != "" || len(c.KeySet) > 0 }
 
 // Active reports whether the client may still obtain and use tokens.
 func (c Client) Active() bool { return c.RevokedAt == nil && !c.CompanyDisabled }

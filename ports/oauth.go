@@ -21,6 +21,30 @@ type ClientCredentials struct {
 type TokenRequest struct {
 	Client ClientCredentials
 	Scope  *string
+	// Assertion is a signed client assertion (RFC 7523) that authenticates
+	// the client instead of a secret; nil for a client with a secret.
+	Assertion *ClientAssertion
+}
+
+// ClientAssertion is a JWT the client signed with its key, and the token
+// endpoint's URL as this request reached it: the audience it must name.
+type ClientAssertion struct {
+	JWT      string
+	Audience string
+}
+
+// AssertionIDs keeps the id (jti) of every accepted client assertion until
+// it expires, where no failover forgets it (the database).
+type AssertionIDs interface {
+	// Use records jti for client until then; domain.ErrConflict when the
+	// client used it before.
+	Use(ctx context.Context, company domain.CompanyID, client domain.ClientID, jti string, until, now time.Time) error
+}
+
+// KeySets fetches a client's JWK Set from the URL it registered, under the
+// rules of every request praxis sends out of its network.
+type KeySets interface {
+	Fetch(ctx context.Context, url string) ([]byte, error)
 }
 
 // IssuedToken is the token response: the token is shown once, never stored.

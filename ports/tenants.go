@@ -26,6 +26,10 @@ type ClientInput struct {
 	Name        string
 	Scopes      string
 	ExternalRef string
+	// KeySetURL or KeySet (a JWK Set) registers the client's public keys:
+	// it then signs in with signed assertions (SMART Backend Services).
+	KeySetURL string
+	KeySet    []byte
 }
 
 // Tenants is the driving port of the operator: practices and their clients

@@ -82,7 +82,7 @@ func capabilityStatement(base, tokenURL string) map[string]any {
 			"security": map[string]any{
 				"service": []any{map[string]any{"coding": []any{map[string]any{
 					"system": "http://terminology.hl7.org/CodeSystem/restful-security-service", "code": "SMART-on-FHIR"}}}},
-				"description": "OAuth 2.0 client credentials; a bearer token in the Authorization header",
+				"description": "OAuth 2.0 client credentials, the client authenticated by a signed assertion (SMART Backend Services, private_key_jwt) or a secret; a bearer token in the Authorization header",
 				"extension": []any{map[string]any{
 					"url":       "http://fhir-registry.smarthealthit.org/StructureDefinition/oauth-uris",
 					"extension": []any{map[string]any{"url": "token", "valueUri": tokenURL}},
@@ -103,17 +103,18 @@ func (s *Server) tokenURL(c *fiber.Ctx) string {
 // (/.well-known/smart-configuration): the token endpoint, how clients
 // authenticate there, and the scopes.
 func (s *Server) smartConfiguration(c *fiber.Ctx) error {
-	scopes := make([]string, 0, len(domain.SupportedScopes()))
+	scopes := []string{"system/*.rs", "system/*.cruds"} // SMART's, granted as the praxis scopes they mean
 	for _, sc := range domain.SupportedScopes() {
 		scopes = append(scopes, string(sc))
 	}
 	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSONCharsetUTF8)
 	return c.JSON(map[string]any{
-		"token_endpoint":                        s.tokenURL(c),
-		"grant_types_supported":                 []string{"client_credentials"},
-		"token_endpoint_auth_methods_supported": []string{"client_secret_basic", "client_secret_post"},
-		"scopes_supported":                      scopes,
-		"capabilities":                          []string{"client-confidential-symmetric"},
-		"code_challenge_methods_supported":      []string{},
+		"token_endpoint":                                   s.tokenURL(c),
+		"grant_types_supported":                            []string{"client_credentials"},
+		"token_endpoint_auth_methods_supported":            []string{"private_key_jwt", "client_secret_basic", "client_secret_post"},
+		"token_endpoint_auth_signing_alg_values_supported": domain.AssertionAlgorithms,
+		"scopes_supported":                                 scopes,
+		"capabilities":                                     []string{"client-confidential-asymmetric", "client-confidential-symmetric", "permission-v1", "permission-v2"},
+		"code_challenge_methods_supported":                 []string{},
 	})
 }

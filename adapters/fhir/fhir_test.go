@@ -90,6 +90,9 @@ func TestTokensAndStrings(t *testing.T) {
 func TestCapabilityStatementIsTheTable(t *testing.T) {
 	cs := capabilityStatement("https://praxis.example/fhir/R4", "https://praxis.example/api/oauth/v2/token")
 	rs := cs["rest"].([]any)[0].(map[string]any)["resource"].([]any)
+	if len(domain.FHIRTypes) != len(resources) {
+		t.Errorf("the SMART scopes name %d types, the door serves %d", len(domain.FHIRTypes), len(resources))
+	}
 	if len(rs) != len(resources) {
 		t.Fatalf("%d types stated, %d served", len(rs), len(resources))
 	}
@@ -101,6 +104,10 @@ func TestCapabilityStatementIsTheTable(t *testing.T) {
 		}
 		if rt.section != "" && domain.KindOf(rt.section) == nil {
 			t.Errorf("%s views %s, which is no section", rt.name, rt.section)
+		}
+		// The SMART scopes the token endpoint grants name the same sections.
+		if want := map[bool]string{true: "company", false: rt.section}[rt.section == ""]; domain.FHIRTypes[rt.name] != want {
+			t.Errorf("%s: the SMART scopes mean %q, the door serves %q", rt.name, domain.FHIRTypes[rt.name], want)
 		}
 		var names []string
 		for _, p := range stated["searchParam"].([]any) {

@@ -139,7 +139,7 @@ func answer(c *fiber.Ctx, err error) error {
 		c.Set(fiber.HeaderETag, `W/"`+strconv.FormatInt(stale.Current, 10)+`"`)
 		oe.text = "the resource has changed since the version If-Match names: its current version is " + strconv.FormatInt(stale.Current, 10)
 	}
-		if oe.status == fiber.StatusServiceUnavailable || oe.status == fiber.StatusInsufficientStorage {
+	if oe.status == fiber.StatusServiceUnavailable || oe.status == fiber.StatusInsufficientStorage {
 		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(domain.RetryAfterUnavailable))
 	}
 	reason := oe.reason

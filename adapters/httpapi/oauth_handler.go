@@ -82,7 +82,10 @@ func (h *OAuth) token(c *fiber.Ctx) error {
 	default:
 		return h.refuse(c, req, domain.OAuthErrorf(domain.OAuthUnsupportedGrantType, "only the client_credentials grant is supported"))
 	}
-	tr := ports.TokenRequest{Client: req.client}
+	tr := ports.TokenRequest{Client: req.client, Assertion: req.assertion}
+	if tr.Assertion != nil {
+		tr.Assertion.Audience = h.issuer(c) + TokenPath
+	}
 	if req.params.Has("scope") {
 		scope := req.params.Get("scope")
 		tr.Scope = &scope
@@ -146,25 +149,31 @@ func (h *OAuth) introspect(c *fiber.Ctx) error {
 	})
 }
 
+// issuer is the server's public base URL: PRAXIS_PUBLIC_URL, else the request's.
+func (h *OAuth) issuer(c *fiber.Ctx) string {
+	if issuer := strings.TrimSuffix(h.opts.PublicURL, "/"); issuer != "" {
+		return issuer
+	}
+	return c.BaseURL()
+}
+
 // metadata is RFC 8414.
 func (h *OAuth) metadata(c *fiber.Ctx) error {
-	issuer := strings.TrimSuffix(h.opts.PublicURL, "/")
-	if issuer == "" {
-		issuer = c.BaseURL()
-	}
+	issuer := h.issuer(c)
 	authMethods := []string{"client_secret_basic", "client_secret_post"}
 	return c.JSON(fiber.Map{
-		"issuer":                                        issuer,
-		"token_endpoint":                                issuer + TokenPath,
-		"revocation_endpoint":                           issuer + revokePath,
-		"introspection_endpoint":                        issuer + introspectPath,
-		"grant_types_supported":                         []string{"client_credentials"},
-		"response_types_supported":                      []string{},
-		"token_endpoint_auth_methods_supported":         authMethods,
-		"revocation_endpoint_auth_methods_supported":    authMethods,
-		"introspection_endpoint_auth_methods_supported": authMethods,
-		"scopes_supported":                              domain.SupportedScopes().Strings(),
-		"service_documentation":                         issuer + openAPIPath,
+		"issuer":                                           issuer,
+		"token_endpoint":                                   issuer + TokenPath,
+		"revocation_endpoint":                              issuer + revokePath,
+		"introspection_endpoint":                           issuer + introspectPath,
+		"grant_types_supported":                            []string{"client_credentials"},
+		"response_types_supported":                         []string{},
+		"token_endpoint_auth_methods_supported":            append(authMethods, "private_key_jwt"),
+		"token_endpoint_auth_signing_alg_values_supported": domain.AssertionAlgorithms,
+		"revocation_endpoint_auth_methods_supported":       authMethods,
+		"introspection_endpoint_auth_methods_supported":    authMethods,
+		"scopes_supported":                                 domain.SupportedScopes().Strings(),
+		"service_documentation":                            issuer + openAPIPath,
 	})
 }
 
@@ -173,6 +182,9 @@ type clientRequest struct {
 	params url.Values
 	client ports.ClientCredentials
 	basic  bool // the client authenticated (or tried to) with HTTP Basic
+	// assertion is the JWT of a client authenticating with a signed
+	// assertion (RFC 7523); the token endpoint sets its audience.
+	assertion *ports.ClientAssertion
 }
 
 // readClientRequest reads the body parameters and the client's credentials,
@@ -189,6 +201,9 @@ func readClientRequest(c *fiber.Ctx, trusted []netip.Prefix) (clientRequest, err
 		return req, err
 	}
 	req.params = params
+	if params.Has("client_assertion") || params.Has("client_assertion_type") {
+		return readAssertion(c, req, trusted)
+	}
 	if !req.basic {
 		req.client = ports.ClientCredentials{ID: domain.ClientID(params.Get("client_id")), Secret: params.Get("client_secret"),
 			Source: httpkit.ClientAddress(c, trusted)}
@@ -205,6 +220,22 @@ func readClientRequest(c *fiber.Ctx, trusted []netip.Prefix) (clientRequest, err
 		return req, domain.OAuthErrorf(domain.OAuthInvalidRequest, "client_id in the body differs from the one in the Authorization header")
 	}
 	req.client = ports.ClientCredentials{ID: domain.ClientID(id), Secret: secret, Source: httpkit.ClientAddress(c, trusted)}
+	return req, nil
+}
+
+// readAssertion reads a client authenticating with a signed assertion,
+// which must be its only method (RFC 7521 §4.2).
+func readAssertion(c *fiber.Ctx, req clientRequest, trusted []netip.Prefix) (clientRequest, error) {
+	switch {
+	case req.basic || req.params.Has("client_secret"):
+		return req, domain.OAuthErrorf(domain.OAuthInvalidRequest, "use one client authentication method: a client assertion, HTTP Basic or client_secret")
+	case req.params.Get("client_assertion_type") != domain.ClientAssertionType:
+		return req, domain.OAuthErrorf(domain.OAuthInvalidRequest, "client_assertion_type must be %s", domain.ClientAssertionType)
+	case req.params.Get("client_assertion") == "":
+		return req, domain.OAuthErrorf(domain.OAuthInvalidRequest, "client_assertion is required with client_assertion_type")
+	}
+	req.assertion = &ports.ClientAssertion{JWT: req.params.Get("client_assertion")}
+	req.client = ports.ClientCredentials{ID: domain.ClientID(req.params.Get("client_id")), Source: httpkit.ClientAddress(c, trusted)}
 	return req, nil
 }
 

@@ -24,6 +24,8 @@ type clientRow struct {
 	PreviousUntil      *time.Time `bun:"previous_secret_until"`
 	ExternalRef        *string    `bun:"external_ref"`
 	DeviceID           *string    `bun:"device_id"`
+	KeySetURL          *string    `bun:"jwks_url"`
+	KeySet             *string    `bun:"jwks"`
 	CreatedAt          time.Time  `bun:"created_at"`
 	RevokedAt          *time.Time `bun:"revoked_at"`
 	// Plan and whether the company is disabled are read with the client in the same query.
@@ -47,6 +49,12 @@ func (r clientRow) toDomain() (domain.Client, error) {
 	if r.DeviceID != nil {
 		c.DeviceID = *r.DeviceID
 	}
+	if r.KeySetURL != nil {
+		c.KeySetURL = *r.KeySetURL
+	}
+	if r.KeySet != nil {
+		c.KeySet = []byte(*r.KeySet)
+	}
 	if r.Plan != "" {
 		if c.Plan, err = domain.ParsePlan(r.Plan); err != nil {
 			return domain.Client{}, err
@@ -68,6 +76,7 @@ func (r *ClientRepository) Create(ctx context.Context, c domain.Client) error {
 	row := clientRow{
 		ID: string(c.ID), CompanyID: uuid.UUID(c.CompanyID), Name: c.Name, Scopes: c.Scopes.String(),
 		SecretHash: c.SecretHash, ExternalRef: optional(c.ExternalRef), DeviceID: optional(c.DeviceID), CreatedAt: c.CreatedAt, RevokedAt: c.RevokedAt,
+		KeySetURL: optional(c.KeySetURL), KeySet: optional(string(c.KeySet)),
 	}
 	_, err := conn(ctx, r.db).NewInsert().Model(&row).Exec(ctx)
 	return translate(err)

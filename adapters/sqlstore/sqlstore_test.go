@@ -68,7 +68,8 @@ func repositoriesOn(db *bun.DB) porttest.Repositories {
 		Files:     sqlstore.NewFileRepository(db),
 		Clients:   sqlstore.NewClientRepository(db),
 
-		Deprecated: sqlstore.NewDeprecatedCalls(db),
+		Deprecated:   sqlstore.NewDeprecatedCalls(db),
+		AssertionIDs: sqlstore.NewAssertionIDs(db),
 	}
 }
 

@@ -156,3 +156,40 @@ func retryAfter(v string, now time.Time) time.Duration {
 	}
 	return 0
 }
+
+// maxKeySet bounds a fetched JWK Set.
+const maxKeySet = 64 << 10
+
+var _ ports.KeySets = (*Deliverer)(nil)
+
+// Fetch reads a client's JWK Set from its URL (SMART Backend Services)
+// under the same rules as an event: the URL and every address it resolves
+// to checked, no redirect followed, the time bounded. Only a 200 with at
+// most 64 KiB is a key set.
+func (d *Deliverer) Fetch(ctx context.Context, raw string) ([]byte, error) {
+	u, err := webhook.CheckURL(raw, d.allowPrivate)
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header = http.Header{"Accept": {"application/jwk-set+json, application/json"}, "User-Agent": {d.userAgent}}
+	resp, err := d.client.Do(req)
+	if err != nil {
+		return nil, withoutURL(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("the key set URL answered %d", resp.StatusCode)
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxKeySet+1))
+	if err != nil {
+		return nil, withoutURL(err)
+	}
+	if len(body) > maxKeySet {
+		return nil, errors.New("the key set is larger than 64 KiB")
+	}
+	return body, nil
+}

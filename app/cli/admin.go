@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -169,33 +170,46 @@ func customerCreateCmd() *cobra.Command {
 }
 
 type clientOutput struct {
-	ClientID     string   `json:"client_id"`
-	ClientSecret string   `json:"client_secret"`
+	ClientID string `json:"client_id"`
+	// ClientSecret is empty for a client that signs in with its keys.
+	ClientSecret string   `json:"client_secret,omitempty"`
 	CompanyID    string   `json:"company_id"`
 	Scopes       []string `json:"scopes"`
 }
 
 func clientCreateCmd() *cobra.Command {
-	var companyFlag string
+	var companyFlag, keySetFile string
 	var in usecase.NewClientInput
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "create",
-		Short: "Create an OAuth client of a company; prints its id and secret (shown only once)",
+		Short: "Create an OAuth client of a company; prints its id and secret (shown only once), or, with its public keys, its id",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			company, err := domain.ParseCompanyID(companyFlag)
 			if err != nil {
 				return fmt.Errorf("--company: %w", err)
 			}
 			in.Company = company
+			if keySetFile != "" {
+				if in.KeySet, err = os.ReadFile(keySetFile); err != nil { //nolint:gosec // the operator names the file
+					return fmt.Errorf("--jwks-file: %w", err)
+				}
+			}
 			return withUseCase(cmd, func(ctx context.Context, admin *usecase.Admin) error {
 				c, secret, err := admin.CreateClient(ctx, in)
 				if err != nil {
 					return err
 				}
 				out := clientOutput{ClientID: string(c.ID), ClientSecret: string(secret), CompanyID: c.CompanyID.String(), Scopes: c.Scopes.Strings()}
+				if c.SignsAssertions() {
+					out.ClientSecret = ""
+				}
 				if asJSON {
 					return printJSON(cmd.OutOrStdout(), out)
+				}
+				if c.SignsAssertions() {
+					_, err = fmt.Fprintf(cmd.OutOrStdout(), "client id:     %s (signs in with its keys: private_key_jwt)\nscopes:        %s\n", out.ClientID, c.Scopes)
+					return err
 				}
 				_, err = fmt.Fprintf(cmd.OutOrStdout(), "client id:     %s\nclient secret: %s (shown only once)\nscopes:        %s\n",
 					out.ClientID, out.ClientSecret, c.Scopes)
@@ -206,6 +220,8 @@ func clientCreateCmd() *cobra.Command {
 	cmd.Flags().StringVar(&companyFlag, "company", "", "company UUID (required)")
 	cmd.Flags().StringVar(&in.Name, "name", "", "a name for people, e.g. the integrator's product")
 	cmd.Flags().StringVar(&in.Scopes, "scopes", "", `space-separated scopes, e.g. "company:read customers:write" (default: every scope)`)
+	cmd.Flags().StringVar(&in.KeySetURL, "jwks-url", "", "the client's public keys, a JWK Set at this https URL: it signs in with signed assertions (SMART Backend Services), not a secret")
+	cmd.Flags().StringVar(&keySetFile, "jwks-file", "", "the client's public keys, a JWK Set in this file (inline; a URL is preferred)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	_ = cmd.MarkFlagRequired("company")
 	return cmd

@@ -213,6 +213,11 @@ func (a *Admin) CreateClient(ctx context.Context, in NewClientInput) (domain.Cli
 		return domain.Client{}, "", err
 	}
 	client.ExternalRef = in.ExternalRef
+	// The egress rules are the fetch's (PRAXIS_WEBHOOK_ALLOW_PRIVATE): here the URL's form.
+	if err := CheckKeySet(in.KeySetURL, in.KeySet, true); err != nil {
+		return domain.Client{}, "", err
+	}
+	client.KeySetURL, client.KeySet = in.KeySetURL, in.KeySet
 	if err := a.clients.Create(ctx, client); err != nil {
 		return domain.Client{}, "", fmt.Errorf("store client: %w", err)
 	}

@@ -20,6 +20,9 @@ type OAuthSettings struct {
 	TokenTTL   time.Duration
 	Lockout    domain.LockoutPolicy
 	RateLimits domain.RateLimits
+	// AllowPrivateKeySets lets a client's key set URL be plain http and
+	// inside this network, as PRAXIS_WEBHOOK_ALLOW_PRIVATE lets webhooks.
+	AllowPrivateKeySets bool
 }
 
 // OAuth issues, checks, revokes and describes access tokens of the
@@ -30,6 +33,7 @@ type OAuth struct {
 	lockout  lockout
 	limits   domain.RateLimits
 	known    *clientCache
+	signed   *assertions
 	tokenTTL time.Duration
 	now      func() time.Time
 }
@@ -37,13 +41,13 @@ type OAuth struct {
 var _ ports.Authorizer = (*OAuth)(nil)
 
 // NewOAuth wires the OAuth use case.
-func NewOAuth(clients ports.ClientRepository, tokens ports.TokenStore, attempts ports.AttemptCounter, s OAuthSettings) *OAuth {
+func NewOAuth(clients ports.ClientRepository, tokens ports.TokenStore, attempts ports.AttemptCounter, ids ports.AssertionIDs, keys ports.KeySets, s OAuthSettings) *OAuth {
 	limits := s.RateLimits
 	if limits == nil {
 		limits, _ = domain.ParseRateLimits(domain.DefaultRateLimits)
 	}
 	return &OAuth{clients: clients, tokens: tokens, lockout: lockout{attempts, s.Lockout}, limits: limits, known: newClientCache(),
-		tokenTTL: s.TokenTTL, now: time.Now}
+		signed: &assertions{ids: ids, keys: keys, allowPrivate: s.AllowPrivateKeySets}, tokenTTL: s.TokenTTL, now: time.Now}
 }
 
 // IssueToken authenticates the client and issues a token for the requested
@@ -51,13 +55,17 @@ func NewOAuth(clients ports.ClientRepository, tokens ports.TokenStore, attempts 
 func (o *OAuth) IssueToken(ctx context.Context, req ports.TokenRequest) (ports.IssuedToken, error) {
 	// The lockout is read with the save (one round trip); a wrong secret
 	// reads it first, so a locked source is refused alike either way.
-	client, err := o.verifyClient(ctx, req.Client, false)
+	client, err := o.tokenClient(ctx, req)
 	if err != nil {
 		return ports.IssuedToken{}, err
 	}
+	ttl := o.tokenTTL
+	if req.Assertion != nil {
+		ttl = min(ttl, domain.AssertionTokenTTL)
+	}
 	scopes := client.Scopes
 	if req.Scope != nil {
-		requested, err := domain.ParseScopes(*req.Scope)
+		requested, err := domain.ParseRequestedScopes(*req.Scope)
 		if err != nil {
 			return ports.IssuedToken{}, domain.OAuthErrorf(domain.OAuthInvalidScope, "%s", validationMessage(err))
 		}
@@ -71,7 +79,7 @@ func (o *OAuth) IssueToken(ctx context.Context, req ports.TokenRequest) (ports.I
 		return ports.IssuedToken{}, err
 	}
 	now := o.now().UTC()
-	grant := domain.Grant{ClientID: client.ID, CompanyID: client.CompanyID, Plan: client.Plan, Scopes: scopes, IssuedAt: now, ExpiresAt: now.Add(o.tokenTTL)}
+	grant := domain.Grant{ClientID: client.ID, CompanyID: client.CompanyID, Plan: client.Plan, Scopes: scopes, IssuedAt: now, ExpiresAt: now.Add(ttl)}
 	switch wait, err := o.tokens.SaveUnlocked(ctx, token.Hash(), grant, o.lockout.subjects(clientSubject(client.ID), req.Client.Source)...); {
 	case errors.Is(err, domain.ErrNotFound): // revoked: between the check and the save, or while cached
 		o.known.forget(client.ID)
@@ -81,7 +89,36 @@ func (o *OAuth) IssueToken(ctx context.Context, req ports.TokenRequest) (ports.I
 	case wait > 0:
 		return ports.IssuedToken{}, &domain.TooManyAttempts{RetryAfter: wait}
 	}
-	return ports.IssuedToken{AccessToken: string(token), ExpiresIn: o.tokenTTL, Scopes: scopes}, nil
+	return ports.IssuedToken{AccessToken: string(token), ExpiresIn: ttl, Scopes: scopes}, nil
+}
+
+// tokenClient checks a token request's client by its secret or by its
+// signed assertion. A failed assertion counts against the client and the
+// source as a wrong secret does.
+func (o *OAuth) tokenClient(ctx context.Context, req ports.TokenRequest) (domain.Client, error) {
+	if req.Assertion == nil {
+		return o.verifyClient(ctx, req.Client, false)
+	}
+	load := func(id domain.ClientID) (domain.Client, error) {
+		if err := o.lockout.check(ctx, clientSubject(id), req.Client.Source); err != nil {
+			return domain.Client{}, err
+		}
+		client, err := o.client(ctx, id)
+		if errors.Is(err, domain.ErrNotFound) || (err == nil && !client.Active()) {
+			return domain.Client{}, clientAuthFailed
+		}
+		return client, err
+	}
+	client, err := o.signed.verify(ctx, load, *req.Assertion, req.Client.ID, o.now())
+	var oe *domain.OAuthError
+	if errors.As(err, &oe) && oe.Code == domain.OAuthInvalidClient {
+		subject := clientSubject(req.Client.ID)
+		if client.ID != "" {
+			subject = clientSubject(client.ID)
+		}
+		o.lockout.fail(ctx, subject, req.Client.Source)
+	}
+	return client, err
 }
 
 // Authenticate is the bearer check and the rate count of a resource

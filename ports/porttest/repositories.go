@@ -23,6 +23,8 @@ type Repositories struct {
 	Clients   ports.ClientRepository
 	// Deprecated counts calls that used something deprecated.
 	Deprecated ports.DeprecatedCalls
+	// AssertionIDs keeps the ids of accepted client assertions.
+	AssertionIDs ports.AssertionIDs
 }
 
 // RunRepositorySuite checks a database adapter against the ports' contract.
@@ -43,6 +45,7 @@ func RunRepositorySuite(t *testing.T, newRepos func(t *testing.T) Repositories) 
 		{"files: round trip and another company", filesRoundTrip},
 		{"companies are listed for maintenance", companiesListed},
 		{"deprecated calls: per client and day, concurrent counts add up, another company sees none", deprecatedCallsCounted},
+		{"assertion ids: once per client until they expire, concurrent uses one winner, another company refused", assertionIDsOnce},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -539,3 +542,51 @@ func newFile(company domain.CompanyID, customer domain.CustomerID, size int64) d
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// assertionIDsOnce: a client's assertion id is accepted once until it
+// expires, whoever tries it concurrently; another client may use the same
+// id; an id of a client named with another company is refused by the schema.
+func assertionIDsOnce(t *testing.T, r Repositories) {
+	ctx := context.Background()
+	a, _ := NewCompany(t, r, "A", 10)
+	b, _ := NewCompany(t, r, "B", 10)
+	clientA, _, _ := domain.NewClient(a.ID, "Lab", nil, time.Now())
+	clientB, _, _ := domain.NewClient(b.ID, "App", nil, time.Now())
+	for _, c := range []domain.Client{clientA, clientB} {
+		if err := r.Clients.Create(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	until := now.Add(5 * time.Minute)
+	var wins, conflicts atomic.Int32
+	var wg sync.WaitGroup
+	for range 10 {
+		wg.Go(func() {
+			switch err := r.AssertionIDs.Use(ctx, a.ID, clientA.ID, "jti-1", until, now); {
+			case err == nil:
+				wins.Add(1)
+			case errors.Is(err, domain.ErrConflict):
+				conflicts.Add(1)
+			default:
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if wins.Load() != 1 || conflicts.Load() != 9 {
+		t.Errorf("ten concurrent uses: %d accepted, %d refused", wins.Load(), conflicts.Load())
+	}
+	if err := r.AssertionIDs.Use(ctx, b.ID, clientB.ID, "jti-1", until, now); err != nil {
+		t.Errorf("another client's id: %v", err)
+	}
+	if err := r.AssertionIDs.Use(ctx, b.ID, clientA.ID, "jti-2", until, now); err == nil {
+		t.Error("an id recorded for another company's client")
+	}
+	if err := r.AssertionIDs.Use(ctx, a.ID, clientA.ID, "jti-1", until, until.Add(-time.Second)); !errors.Is(err, domain.ErrConflict) {
+		t.Errorf("before it expires: %v, want a conflict", err)
+	}
+	if err := r.AssertionIDs.Use(ctx, a.ID, clientA.ID, "jti-1", until.Add(5*time.Minute), until.Add(time.Second)); err != nil {
+		t.Errorf("after it expired: %v", err)
+	}
+}
