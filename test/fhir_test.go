@@ -140,7 +140,7 @@ func TestFHIRPatientsOnATCore(t *testing.T) {
 		if r := p.fhir(t, "Patient/"+maria, `If-None-Match: W/"1"`); r.status != http.StatusNotModified || len(r.body) != 0 {
 			t.Errorf("If-None-Match of the current version: %d %s", r.status, r.body)
 		}
-		if r := p.fhir(t, "Patient/"+maria, `If-None-Match: W/"0"`); r.status != http.StatusOK {
+		if r := p.fhir(t, "Patient/"+maria, `If-None-Match: W/"7"`); r.status != http.StatusOK {
 			t.Errorf("If-None-Match of another version: %d", r.status)
 		}
 
@@ -185,6 +185,12 @@ func TestFHIRPatientsOnATCore(t *testing.T) {
 		outcome(t, "a wrong token", s.requestUndocumented(t, http.MethodGet, fhirBase+"Patient", "", "", "Authorization: Bearer nope"), http.StatusUnauthorized, "login")
 		notes := practice{s: s, company: p.company, auth: "Authorization: Bearer " + s.tokenFor(t, s.newClient(t, p.company, "notes:read"))}
 		outcome(t, "without customers:read", notes.fhir(t, "Patient/"+maria), http.StatusForbidden, "forbidden")
+		if got := readBundle(t, p.fhir(t, "Organization?_lastUpdated=lt2000-01-01")); len(got.ids["match"]) != 0 {
+			t.Errorf("the company, changed before 2000: %v", got.ids)
+		}
+		if got := readBundle(t, p.fhir(t, "Organization")); !slices.Equal(got.ids["match"], []string{p.company.ID}) {
+			t.Errorf("the company: %v", got.ids)
+		}
 		outcome(t, "an unknown type", p.fhir(t, "Medication"), http.StatusNotFound, "not-supported")
 		outcome(t, "an unknown parameter", p.fhir(t, "Patient?name=Huber"), http.StatusBadRequest, "invalid")
 		outcome(t, "a modifier", p.fhir(t, "Patient?family:exact=Huber"), http.StatusBadRequest, "invalid")

@@ -1,6 +1,7 @@
 package fhir
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -131,7 +132,8 @@ func (s *Server) search(c *fiber.Ctx) error {
 			return err
 		}
 		entries := []any{}
-		if len(req.ids) == 0 || req.ids[0] == grant.CompanyID.String() {
+		company := object{"updated_at": org["meta"].(map[string]any)["lastUpdated"]}
+		if (len(req.ids) == 0 || slices.Contains(req.ids, grant.CompanyID.String())) && matchesAll(company, req.filters) {
 			entries = append(entries, entry(self, org, "match"))
 		}
 		return send(c, bundle(c, self, entries, ""))
@@ -229,7 +231,7 @@ func (s *Server) include(c *fiber.Ctx, rt *resourceType, req request, matches []
 		field := rt.includes[inc]
 		var ids []string
 		for _, o := range matches {
-			if id := ref(o, field); id != "" && !contains(ids, id) {
+			if id := ref(o, field); id != "" && !slices.Contains(ids, id) {
 				ids = append(ids, id)
 			}
 		}
@@ -250,15 +252,6 @@ func (s *Server) include(c *fiber.Ctx, rt *resourceType, req request, matches []
 		}
 	}
 	return out, nil
-}
-
-func contains(ids []string, id string) bool {
-	for _, x := range ids {
-		if x == id {
-			return true
-		}
-	}
-	return false
 }
 
 // entry is one resource of a searchset.
