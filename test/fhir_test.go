@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/praxis-health/praxis/test/testenv"
 )
@@ -26,6 +27,24 @@ const fhirBase = "/fhir/R4/"
 func (p practice) fhir(t *testing.T, path string, headers ...string) reply {
 	t.Helper()
 	return p.s.requestUndocumented(t, http.MethodGet, fhirBase+path, "", "", append([]string{p.auth}, headers...)...)
+}
+
+// fhirListed waits until a search lists id: on PostgreSQL a write enters
+// the sync feed once no older transaction is still open (the feed's
+// guarantee, docs/integrators/sync.md), which other tests' may be.
+func (p practice) fhirListed(t *testing.T, query, id string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got := readBundle(t, p.fhir(t, query))
+		if slices.Contains(got.ids["match"], id) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never listed %s", query, id)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // outcome checks that r is an OperationOutcome of status and issue code.
@@ -100,6 +119,7 @@ func TestFHIRPatientsOnATCore(t *testing.T) {
 		}
 		maria := fmt.Sprint(int64(r.decode(t)["id"].(float64)))
 		anna := fmt.Sprint(p.customer)
+		p.fhirListed(t, "Patient?_count=500", maria)
 
 		read := p.fhir(t, "Patient/"+maria)
 		if read.status != http.StatusOK || read.header.Get("ETag") != `W/"1"` {
@@ -232,6 +252,7 @@ func TestFHIRSearchPagesOnTheSyncClock(t *testing.T) {
 		r := p.post(t, "customers", fmt.Sprintf(`{"first_name":"P%d","last_name":"Paging","birth_date":"1990-01-01"}`, i))
 		before = append(before, fmt.Sprint(int64(r.decode(t)["id"].(float64))))
 	}
+	p.fhirListed(t, "Patient?_count=500", before[len(before)-1])
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
 	wg.Add(1)
@@ -272,12 +293,16 @@ func TestFHIRSearchPagesOnTheSyncClock(t *testing.T) {
 	}
 
 	// Appointments with their patients included, each once.
+	last := ""
 	for range 2 {
-		if r := p.post(t, "appointments", fmt.Sprintf(`{"customer_id":%d,"user_id":%q,"location_id":%q,"service_id":%q,"start":"2026-03-10T09:00:00+01:00"}`,
-			p.customer, p.doctor, p.location, p.service)); r.status != http.StatusCreated {
+		r := p.post(t, "appointments", fmt.Sprintf(`{"customer_id":%d,"user_id":%q,"location_id":%q,"service_id":%q,"start":"2026-03-10T09:00:00+01:00"}`,
+			p.customer, p.doctor, p.location, p.service))
+		if r.status != http.StatusCreated {
 			t.Fatalf("appointment: %d %s", r.status, r.body)
 		}
+		last = r.decode(t)["id"].(string)
 	}
+	p.fhirListed(t, "Appointment?_count=500", last)
 	with := readBundle(t, p.fhir(t, "Appointment?patient=Patient/"+fmt.Sprint(p.customer)+"&_include=Appointment:patient&date=2026-03-10"))
 	if len(with.ids["match"]) != 2 || !slices.Equal(with.ids["include"], []string{fmt.Sprint(p.customer)}) {
 		t.Errorf("appointments with their patient: %v", with.ids)
@@ -414,6 +439,7 @@ func TestFHIRWrites(t *testing.T) {
 		outcome(t, "another id in the body", p.fhirWrite(t, http.MethodPut, "Patient/"+id, strings.Replace(update, `"id":"`+id+`"`, `"id":"999"`, 1)), http.StatusBadRequest, "invalid")
 		outcome(t, "the wrong media type", s.requestUndocumented(t, http.MethodPost, fhirBase+"Patient", "text/plain", patient, p.auth), http.StatusUnsupportedMediaType, "not-supported")
 		outcome(t, "another company's patient", newPractice(t, s).fhirWrite(t, http.MethodPut, "Patient/"+id, update), http.StatusNotFound, "not-found")
+		p.fhirListed(t, "Patient?_count=500", id)
 		if got := readBundle(t, p.fhir(t, "Patient?family=Steiner")); len(got.ids["match"]) != 1 {
 			t.Errorf("patients after the refusals: %v", got.ids)
 		}
