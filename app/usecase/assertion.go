@@ -82,7 +82,8 @@ func CheckKeySet(url string, set []byte, allowPrivate bool) error {
 	return nil
 }
 
-// verify checks a client assertion and returns its client: signed by one
+// verify checks a client assertion and returns its client (also with a
+// refusal, once the client is known, for the lockout to count): signed by one
 // of the client's keys (picked by kid), iss and sub the client, aud the
 // token endpoint, exp in the future and at most five minutes ahead, jti
 // never seen before for this client.
@@ -104,40 +105,40 @@ func (a *assertions) verify(ctx context.Context, load func(domain.ClientID) (dom
 		return domain.Client{}, err
 	}
 	if client.KeySetURL == "" && len(client.KeySet) == 0 {
-		return domain.Client{}, refused("is not how this client signs in: it has no keys registered")
+		return client, refused("is not how this client signs in: it has no keys registered")
 	}
 	kid := tok.Headers[0].KeyID
 	key, err := a.key(ctx, client, kid, now)
 	if err != nil {
-		return domain.Client{}, err
+		return client, err
 	}
 	var claims jwt.Claims
 	if err := tok.Claims(key, &claims); err != nil {
-		return domain.Client{}, refused("is not signed by the key %q of this client", kid)
+		return client, refused("is not signed by the key %q of this client", kid)
 	}
 	switch err := claims.ValidateWithLeeway(jwt.Expected{Issuer: string(id), Subject: string(id), AnyAudience: jwt.Audience{as.Audience}, Time: now}, assertionLeeway); {
 	case errors.Is(err, jwt.ErrInvalidAudience):
-		return domain.Client{}, refused("must name the token endpoint %s as aud", as.Audience)
+		return client, refused("must name the token endpoint %s as aud", as.Audience)
 	case errors.Is(err, jwt.ErrExpired):
-		return domain.Client{}, refused("has expired")
+		return client, refused("has expired")
 	case err != nil:
-		return domain.Client{}, refused("is not valid yet or names another client")
+		return client, refused("is not valid yet or names another client")
 	}
 	if claims.Expiry == nil {
-		return domain.Client{}, refused("must have an exp")
+		return client, refused("must have an exp")
 	}
 	exp := claims.Expiry.Time()
 	if exp.After(now.Add(domain.MaxAssertionLifetime + assertionLeeway)) {
-		return domain.Client{}, refused("must expire within %s", domain.MaxAssertionLifetime)
+		return client, refused("must expire within %s", domain.MaxAssertionLifetime)
 	}
 	if claims.ID == "" || len(claims.ID) > 255 {
-		return domain.Client{}, refused("must have a jti of at most 255 characters")
+		return client, refused("must have a jti of at most 255 characters")
 	}
 	switch err := a.ids.Use(ctx, client.CompanyID, client.ID, claims.ID, exp.Add(assertionLeeway), now); {
 	case errors.Is(err, domain.ErrConflict):
-		return domain.Client{}, refused("was used before (its jti)")
+		return client, refused("was used before (its jti)")
 	case err != nil:
-		return domain.Client{}, fmt.Errorf("record the assertion: %w", err)
+		return client, fmt.Errorf("record the assertion: %w", err)
 	}
 	return client, nil
 }

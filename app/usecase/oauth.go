@@ -118,7 +118,10 @@ func (o *OAuth) tokenClient(ctx context.Context, req ports.TokenRequest) (domain
 		}
 		o.lockout.fail(ctx, subject, req.Client.Source)
 	}
-	return client, err
+	if err != nil {
+		return domain.Client{}, err
+	}
+	return client, nil
 }
 
 // Authenticate is the bearer check and the rate count of a resource
