@@ -99,7 +99,8 @@ bench: build
 	$(GO) run ./test/bench/replicas -binary $(BIN); replicas=$$?; \
 	$(GO) run ./test/bench/prepared -binary $(BIN); prepared=$$?; \
 	$(GO) run ./test/bench/failover -binary $(BIN); failover=$$?; \
-	exit $$((upload | oauth | booking | records | batch | devices | exchange | audit | webhooks | replicas | prepared | failover))
+	$(GO) run ./test/bench/fhir -binary $(BIN); fhir=$$?; \
+	exit $$((upload | oauth | booking | records | batch | devices | exchange | audit | webhooks | replicas | prepared | failover | fhir))
 
 ## fuzz: run each fuzz target for FUZZTIME (their seed corpora run in `make test`), then the
 ## bad-input suite with 20,000 random requests more per backend (the seed is logged)

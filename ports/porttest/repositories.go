@@ -446,15 +446,7 @@ func companiesListed(t *testing.T, r Repositories) {
 // client is refused by the schema.
 func deprecatedCallsCounted(t *testing.T, r Repositories) {
 	ctx := context.Background()
-	a, _ := NewCompany(t, r, "A", 10)
-	b, _ := NewCompany(t, r, "B", 10)
-	clientA, _, _ := domain.NewClient(a.ID, "Abrechnung", nil, time.Now())
-	clientB, _, _ := domain.NewClient(b.ID, "Kalender", nil, time.Now())
-	for _, c := range []domain.Client{clientA, clientB} {
-		if err := r.Clients.Create(ctx, c); err != nil {
-			t.Fatal(err)
-		}
-	}
+	a, b, clientA, clientB := twoClients(t, r)
 	const op = "GET /api/oauth/v2/resource/company"
 	today := time.Date(2026, 11, 24, 23, 59, 0, 0, time.UTC)
 	var wg sync.WaitGroup
@@ -548,15 +540,7 @@ func ptrTo[T any](v T) *T { return &v }
 // id; an id of a client named with another company is refused by the schema.
 func assertionIDsOnce(t *testing.T, r Repositories) {
 	ctx := context.Background()
-	a, _ := NewCompany(t, r, "A", 10)
-	b, _ := NewCompany(t, r, "B", 10)
-	clientA, _, _ := domain.NewClient(a.ID, "Lab", nil, time.Now())
-	clientB, _, _ := domain.NewClient(b.ID, "App", nil, time.Now())
-	for _, c := range []domain.Client{clientA, clientB} {
-		if err := r.Clients.Create(ctx, c); err != nil {
-			t.Fatal(err)
-		}
-	}
+	a, b, clientA, clientB := twoClients(t, r)
 	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
 	until := now.Add(5 * time.Minute)
 	var wins, conflicts atomic.Int32
@@ -589,4 +573,19 @@ func assertionIDsOnce(t *testing.T, r Repositories) {
 	if err := r.AssertionIDs.Use(ctx, a.ID, clientA.ID, "jti-1", until.Add(5*time.Minute), until.Add(time.Second)); err != nil {
 		t.Errorf("after it expired: %v", err)
 	}
+}
+
+// twoClients makes two companies with a client each.
+func twoClients(t *testing.T, r Repositories) (a, b domain.Company, clientA, clientB domain.Client) {
+	t.Helper()
+	a, _ = NewCompany(t, r, "A", 10)
+	b, _ = NewCompany(t, r, "B", 10)
+	clientA, _, _ = domain.NewClient(a.ID, "Abrechnung", nil, time.Now())
+	clientB, _, _ = domain.NewClient(b.ID, "Kalender", nil, time.Now())
+	for _, c := range []domain.Client{clientA, clientB} {
+		if err := r.Clients.Create(context.Background(), c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return a, b, clientA, clientB
 }
