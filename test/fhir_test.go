@@ -34,17 +34,9 @@ func (p practice) fhir(t *testing.T, path string, headers ...string) reply {
 // guarantee, docs/integrators/sync.md), which other tests' may be.
 func (p practice) fhirListed(t *testing.T, query, id string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		got := readBundle(t, p.fhir(t, query))
-		if slices.Contains(got.ids["match"], id) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s never listed %s", query, id)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	eventually(t, 10*time.Second, query+" lists "+id, func() bool {
+		return slices.Contains(readBundle(t, p.fhir(t, query)).ids["match"], id)
+	})
 }
 
 // outcome checks that r is an OperationOutcome of status and issue code.

@@ -5,6 +5,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/praxis-health/praxis/adapters/httpkit"
 	"github.com/praxis-health/praxis/domain"
 )
 
@@ -95,8 +96,7 @@ func capabilityStatement(base, tokenURL string) map[string]any {
 
 // tokenURL is the OAuth token endpoint's absolute URL.
 func (s *Server) tokenURL(c *fiber.Ctx) string {
-	b := s.base(c)
-	return b[:len(b)-len(Base)] + s.opts.TokenPath
+	return httpkit.PublicBase(c, s.opts.PublicURL) + s.opts.TokenPath
 }
 
 // smartConfiguration answers SMART App Launch's discovery document

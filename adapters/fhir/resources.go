@@ -109,15 +109,7 @@ func str(o object, field string) string {
 }
 
 // id is o's id as FHIR spells it: a customer number in decimal, else the uuid.
-func idOf(o object) string {
-	switch v := o["id"].(type) {
-	case json.Number:
-		return v.String()
-	case string:
-		return v
-	}
-	return ""
-}
+func idOf(o object) string { return ref(o, "id") }
 
 // ref is the id a reference field holds ("" for none).
 func ref(o object, field string) string {

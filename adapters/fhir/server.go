@@ -82,12 +82,7 @@ func (s *Server) authenticate(ctx context.Context, token string) (domain.Grant, 
 }
 
 // base is the absolute FHIR base URL links are written against.
-func (s *Server) base(c *fiber.Ctx) string {
-	if s.opts.PublicURL != "" {
-		return strings.TrimSuffix(s.opts.PublicURL, "/") + Base
-	}
-	return c.BaseURL() + Base
-}
+func (s *Server) base(c *fiber.Ctx) string { return httpkit.PublicBase(c, s.opts.PublicURL) + Base }
 
 // outcomeError is an answer already worded as an OperationOutcome issue.
 type outcomeError struct {

@@ -150,12 +150,7 @@ func (h *OAuth) introspect(c *fiber.Ctx) error {
 }
 
 // issuer is the server's public base URL: PRAXIS_PUBLIC_URL, else the request's.
-func (h *OAuth) issuer(c *fiber.Ctx) string {
-	if issuer := strings.TrimSuffix(h.opts.PublicURL, "/"); issuer != "" {
-		return issuer
-	}
-	return c.BaseURL()
-}
+func (h *OAuth) issuer(c *fiber.Ctx) string { return httpkit.PublicBase(c, h.opts.PublicURL) }
 
 // metadata is RFC 8414.
 func (h *OAuth) metadata(c *fiber.Ctx) error {
