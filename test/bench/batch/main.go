@@ -97,7 +97,7 @@ func run(binary, pgURL, redisURL string, rounds, samples int, minRatio float64) 
 			}
 			many = append(many, time.Since(t0))
 		}
-		ms, mb := median(single), median(many)
+		ms, mb := benchserver.Percentile(single, 50), benchserver.Percentile(many, 50)
 		ratio := float64(ms) / float64(mb)
 		ratios = append(ratios, ratio)
 		fmt.Printf("round %d: 100 single GETs median %.2f ms; one ids= of 100 median %.2f ms; ratio %.1f\n",
@@ -145,10 +145,4 @@ func call(c *http.Client, method, url, token, body string, want int) (string, er
 		return string(rest[:end]), nil
 	}
 	return string(raw), nil
-}
-
-func median(d []time.Duration) time.Duration {
-	s := slices.Clone(d)
-	slices.Sort(s)
-	return s[len(s)/2]
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -228,4 +229,11 @@ func (s *Server) NewIntegrator(c *http.Client, quota int64, scopes string) (Inte
 	}
 	token, err := testenv.ClientToken(c, s.URL, client.ID, client.Secret)
 	return Integrator{Company: company, Token: token}, err
+}
+
+// Percentile is the p-th percentile of d (p 50: the median), d left unsorted.
+func Percentile(d []time.Duration, p int) time.Duration {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[min(len(s)-1, len(s)*p/100)]
 }

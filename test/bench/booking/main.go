@@ -22,7 +22,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -95,7 +94,7 @@ func run(binary, pgURL, redisURL string, clients int, duration, maxP99 time.Dura
 	}
 	capacity := float64(len(saturated)) / duration.Seconds()
 	fmt.Printf("saturation, %d clients back to back: %.0f requests/s, p50 %.2f ms, p99 %.2f ms\n",
-		clients, capacity, ms(pct(saturated, 50)), ms(pct(saturated, 99)))
+		clients, capacity, ms(benchserver.Percentile(saturated, 50)), ms(benchserver.Percentile(saturated, 99)))
 	rate := capacity / 2
 	floor, err := paced(httpc, srv.URL+"/api/oauth/v2/resource/company", token, rate, duration)
 	if err != nil {
@@ -106,10 +105,10 @@ func run(binary, pgURL, redisURL string, clients int, duration, maxP99 time.Dura
 		return err
 	}
 	fmt.Printf("under load, %.0f requests/s (half the capacity): %d requests, p50 %.2f ms, p99 %.2f ms (target < %.0f ms)\n",
-		rate, len(lat), ms(pct(lat, 50)), ms(pct(lat, 99)), ms(maxP99))
+		rate, len(lat), ms(benchserver.Percentile(lat, 50)), ms(benchserver.Percentile(lat, 99)), ms(maxP99))
 	fmt.Printf("floor GET company at the same rate: p50 %.2f ms, p99 %.2f ms; slots p99 / floor p99 = %.1f\n",
-		ms(pct(floor, 50)), ms(pct(floor, 99)), float64(pct(lat, 99))/float64(pct(floor, 99)))
-	if pct(lat, 99) >= maxP99 {
+		ms(benchserver.Percentile(floor, 50)), ms(benchserver.Percentile(floor, 99)), float64(benchserver.Percentile(lat, 99))/float64(benchserver.Percentile(floor, 99)))
+	if benchserver.Percentile(lat, 99) >= maxP99 {
 		return fmt.Errorf("target missed")
 	}
 	return nil
@@ -246,12 +245,6 @@ func drain(c *http.Client, url, token string) error {
 	}
 	_, err = io.Copy(io.Discard, resp.Body)
 	return err
-}
-
-func pct(d []time.Duration, p int) time.Duration {
-	s := slices.Clone(d)
-	slices.Sort(s)
-	return s[min(len(s)-1, len(s)*p/100)]
 }
 
 func ms(d time.Duration) float64 { return d.Seconds() * 1000 }

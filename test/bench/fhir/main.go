@@ -151,7 +151,7 @@ func run(binary, pgURL, redisURL string, patients, rounds, searches int, minRati
 		read = append(read, time.Since(t0))
 	}
 	fmt.Printf("Patient?family=…&_count=50 (a fifth of %d match): p50 %.2f ms, p99 %.2f ms; Patient/{id}: p50 %.2f ms, p99 %.2f ms\n",
-		patients, ms(pct(search, 50)), ms(pct(search, 99)), ms(pct(read, 50)), ms(pct(read, 99)))
+		patients, ms(benchserver.Percentile(search, 50)), ms(benchserver.Percentile(search, 99)), ms(benchserver.Percentile(read, 50)), ms(benchserver.Percentile(read, 99)))
 	fmt.Printf("FHIR paging of %d patients against the native list (its floor): %.2f of its rows/s (median round; rounds %.2f–%.2f; target ≥ %.2f)\n",
 		patients, mid, ratios[0], ratios[len(ratios)-1], minRatio)
 	if mid < minRatio {
@@ -182,12 +182,6 @@ func call(c *http.Client, method, url, token, body string) ([]byte, error) {
 		return nil, fmt.Errorf("%s %s: %d %.200s", method, url, resp.StatusCode, raw)
 	}
 	return raw, nil
-}
-
-func pct(d []time.Duration, p int) time.Duration {
-	s := slices.Clone(d)
-	slices.Sort(s)
-	return s[min(len(s)-1, len(s)*p/100)]
 }
 
 func ms(d time.Duration) float64 { return d.Seconds() * 1000 }

@@ -23,7 +23,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -107,7 +106,7 @@ func run(binary, pgURL, redisURL string, rows, samples int, maxDepthRatio, minSy
 		}
 		*into = append(*into, time.Since(t0))
 	}
-	ms, md := median(shallowLat), median(deepLat)
+	ms, md := benchserver.Percentile(shallowLat, 50), benchserver.Percentile(deepLat, 50)
 	depthRatio := float64(md) / float64(ms)
 	fmt.Printf("100-row page at row 1,000: median %.2f ms; at row %d: median %.2f ms; ratio %.2f (target ≤ %.1f)\n",
 		ms.Seconds()*1000, rows*9/10, md.Seconds()*1000, depthRatio, maxDepthRatio)
@@ -235,10 +234,4 @@ func page(c *http.Client, base, token, query string) (pageResult, error) {
 	}
 	n := bytes.Count(raw[:i], []byte(`{"id":"`))
 	return pageResult{n: n, next: url.QueryEscape(tail.NextCursor), more: tail.HasMore}, nil
-}
-
-func median(d []time.Duration) time.Duration {
-	s := slices.Clone(d)
-	slices.Sort(s)
-	return s[len(s)/2]
 }
