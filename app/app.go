@@ -36,6 +36,7 @@ func Options(cfg Config) fx.Option {
 		Tokens,
 		UseCases,
 		Webhooks,
+		Exports,
 		Gauges,
 		HTTP,
 		fx.Decorate(tallyDeprecatedCalls),
@@ -190,8 +191,8 @@ var HTTP = fx.Module("http",
 		asSection(httpapi.NewWebhookEndpoints),
 		asSection(httpapi.NewDeviceOrders),
 		asRoute(func(cfg Config, tel httpapi.Telemetry, auth ports.Authorizer, records ports.Records, booking ports.Booking,
-			profiles ports.CompanyProfiles, auditor ports.Auditor) *fhir.Server {
-			return fhir.New(auth, records, booking, profiles, auditor, fhir.Options{PublicURL: cfg.PublicURL, TokenPath: httpapi.TokenPath,
+			profiles ports.CompanyProfiles, exports ports.Exports, auditor ports.Auditor) *fhir.Server {
+			return fhir.New(auth, records, booking, profiles, exports, auditor, fhir.Options{PublicURL: cfg.PublicURL, TokenPath: httpapi.TokenPath,
 				TrustedProxies: cfg.Proxies(), AuditFailures: httpapi.AuditFailures(tel)})
 		}),
 		usecase.NewAdmin,

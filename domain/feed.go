@@ -53,6 +53,9 @@ type ListQuery struct {
 	Limit int
 	// After is where the previous page ended; nil starts at the beginning.
 	After *Cursor
+	// Below keeps the changes below it (0: no bound): an export's cut, one
+	// consistent state however the feed moves on while it is read.
+	Below int64
 	// UpdatedSince keeps objects written at or after it: a filter, not a position.
 	UpdatedSince *time.Time
 	// IncludeDeleted lists tombstones in their place in the feed.

@@ -60,7 +60,8 @@ type FileRepository interface {
 	ListByCustomer(ctx context.Context, company domain.CompanyID, customer domain.CustomerID) ([]domain.File, error)
 	// List pages through the company's files in feed order, like every list.
 	List(ctx context.Context, company domain.CompanyID, q domain.ListQuery) (FilePage, error)
-	// KnownStorageKeys returns which of keys a file of the company is stored under.
+	// KnownStorageKeys returns which of keys a file of the company, or a file
+	// of one of its FHIR exports, is stored under.
 	KnownStorageKeys(ctx context.Context, company domain.CompanyID, keys []string) (map[string]bool, error)
 	// AssignOrder files a result of the company under a device order (it is
 	// then matched): a new version of the file, on the change feed.

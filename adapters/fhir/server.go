@@ -45,13 +45,15 @@ type Server struct {
 	records  ports.Records
 	booking  ports.Booking
 	profiles ports.CompanyProfiles
+	exports  ports.Exports
 	opts     Options
 	door     httpkit.AuditDoor
 }
 
 // New builds the door over the resource API's driving ports.
-func New(auth ports.Authorizer, records ports.Records, booking ports.Booking, profiles ports.CompanyProfiles, auditor ports.Auditor, opts Options) *Server {
-	s := &Server{auth: auth, records: records, booking: booking, profiles: profiles, opts: opts}
+func New(auth ports.Authorizer, records ports.Records, booking ports.Booking, profiles ports.CompanyProfiles,
+	exports ports.Exports, auditor ports.Auditor, opts Options) *Server {
+	s := &Server{auth: auth, records: records, booking: booking, profiles: profiles, exports: exports, opts: opts}
 	s.door = httpkit.AuditDoor{Recorder: auditor, Trusted: opts.TrustedProxies, Failed: opts.AuditFailures, Reason: reasonOf, Answer: answer}
 	return s
 }
@@ -63,6 +65,11 @@ func (s *Server) Register(app fiber.Router) {
 	open.Get("/metadata", s.capabilities)
 	open.Get("/.well-known/smart-configuration", s.smartConfiguration)
 	g := app.Group(Base, s.door.Audited(subjectOf), outcomes, s.guard())
+	g.Get("/$export", s.kickOff(false))
+	g.Get("/Patient/$export", s.kickOff(true))
+	g.Get("/$export-status/:job", s.exportStatus)
+	g.Delete("/$export-status/:job", s.exportDelete)
+	g.Get("/$export-file/:job/:name", s.exportFile)
 	g.Get("/:type", s.search)
 	g.Get("/:type/:id", s.read)
 	g.Get("/:type/:id/_history/:vid", s.vread)
@@ -217,6 +224,15 @@ func subjectOf(c *fiber.Ctx) (httpkit.Subject, bool) {
 	}
 	s := httpkit.Subject{Company: g.CompanyID, Agent: audit.Agent{Type: audit.AgentClient, ID: string(g.ClientID)}}
 	segs := strings.Split(strings.Trim(strings.TrimPrefix(c.Path(), Base), "/"), "/")
+	if strings.HasPrefix(segs[0], "$export") || (len(segs) > 1 && segs[1] == "$export") {
+		// Bulk Data: the job is the object (a file's: job/name); the
+		// customers of each file are named by the event of its writing.
+		s.Section, s.Action = "fhir", audit.ActionFHIRExport
+		if len(segs) > 1 && segs[1] != "$export" {
+			s.Object = strings.Join(segs[1:], "/")
+		}
+		return s, true
+	}
 	rt := resourceByName(segs[0])
 	s.Section = "fhir"
 	if rt != nil {

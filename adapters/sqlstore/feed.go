@@ -26,6 +26,9 @@ func feedQuery(q *bun.SelectQuery, table string, lq domain.ListQuery, idArg func
 	if lq.UpdatedSince != nil {
 		q = q.Where(table+".updated_at >= ?", lq.UpdatedSince.UTC())
 	}
+	if lq.Below > 0 {
+		q = q.Where(table+".change < ?", lq.Below)
+	}
 	if lq.After != nil {
 		if lq.After.ID == "" {
 			q = q.Where(table+".change > ?", lq.After.Change)

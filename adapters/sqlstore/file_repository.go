@@ -217,7 +217,14 @@ func (r *FileRepository) KnownStorageKeys(ctx context.Context, company domain.Co
 	if err != nil {
 		return nil, translate(err)
 	}
-	for _, k := range found {
+	// An export's NDJSON files are named by their job (exports.go).
+	var exported []string
+	err = tenantOf(conn(ctx, r.db), company).Select("fhir_export_files").Column("name").
+		Where("name IN (?)", bun.List(keys)).Scan(ctx, &exported)
+	if err != nil {
+		return nil, translate(err)
+	}
+	for _, k := range append(found, exported...) {
 		known[k] = true
 	}
 	return known, nil

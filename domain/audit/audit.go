@@ -40,6 +40,9 @@ const (
 	ActionFHIRSearch = "fhir-search"
 	ActionFHIRCreate = "fhir-create"
 	ActionFHIRUpdate = "fhir-update"
+	// A Bulk Data export (kick-off, status, download, delete, and each file
+	// it wrote, which names the customers the file holds).
+	ActionFHIRExport = "fhir-export"
 )
 
 // Agent types: who acted.
@@ -432,7 +435,7 @@ func (a *Access) Written() bool {
 func (e Event) BALP(company domain.CompanyID) map[string]any {
 	interaction := map[string]string{ActionRead: "read", ActionList: "search-type", ActionCreate: "create", ActionUpdate: "update",
 		ActionDelete: "delete", ActionDownload: "read", ActionUpload: "create", ActionImport: "create", ActionExport: "search-type",
-		ActionFHIRRead: "read", ActionFHIRSearch: "search-type", ActionFHIRCreate: "create", ActionFHIRUpdate: "update"}[e.Action]
+		ActionFHIRRead: "read", ActionFHIRSearch: "search-type", ActionFHIRCreate: "create", ActionFHIRUpdate: "update", ActionFHIRExport: "search-type"}[e.Action]
 	crud := map[string]string{"read": "R", "search-type": "E", "create": "C", "update": "U", "delete": "D"}[interaction]
 	outcome := "0"
 	switch {

@@ -1,0 +1,239 @@
+package fhir
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+
+	"github.com/praxis-health/praxis/adapters/httpkit"
+	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/ports"
+)
+
+// FHIR Bulk Data Access (the asynchronous pattern): a kick-off answers 202
+// with the status URL; the status is 202 with X-Progress while the job
+// runs, then the manifest; its files are downloaded with the token; DELETE
+// cancels. The jobs run in app/usecase (Exports); this file is the door
+// and the rendering of each page of resources.
+
+// MIMENDJSON is the export files' media type.
+const MIMENDJSON = "application/fhir+ndjson"
+
+// ExportSource renders the resources of an export (ports.ExportSource):
+// the same table, mappings and grant as the searches.
+type ExportSource struct {
+	records  ports.Records
+	profiles ports.CompanyProfiles
+}
+
+var _ ports.ExportSource = (*ExportSource)(nil)
+
+// NewExportSource renders exports through the resource API's driving ports.
+func NewExportSource(records ports.Records, profiles ports.CompanyProfiles) *ExportSource {
+	return &ExportSource{records: records, profiles: profiles}
+}
+
+// ExportTypes are the table's types: each with its read scope, and
+// whether it is in the patient compartment.
+func (e *ExportSource) ExportTypes() []ports.ExportType {
+	out := make([]ports.ExportType, 0, len(resources))
+	for _, rt := range resources {
+		scope := domain.ScopeCompanyRead
+		if rt.section != "" {
+			scope = domain.ReadScope(rt.section)
+		}
+		out = append(out, ports.ExportType{Name: rt.name, Scope: scope, Patient: rt.name == "Patient" || rt.patient != ""})
+	}
+	return out
+}
+
+// ExportPage writes one page of typ's feed as NDJSON, in one write. The
+// Organization (the company, one resource) is written whole on every call.
+func (e *ExportSource) ExportPage(ctx context.Context, grant domain.Grant, typ string, q domain.ListQuery, w io.Writer) (ports.ExportPage, error) {
+	rt := resourceByName(typ)
+	if rt == nil {
+		return ports.ExportPage{}, domain.ErrNotFound
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf) // one line per resource: Encode ends each with '\n'
+	enc.SetEscapeHTML(false)
+	if rt.section == "" {
+		if err := grant.Require(domain.ScopeCompanyRead); err != nil {
+			return ports.ExportPage{}, err
+		}
+		company, err := e.profiles.Profile(ctx, grant.CompanyID)
+		if err != nil {
+			return ports.ExportPage{}, err
+		}
+		if err := enc.Encode(organization(company)); err != nil {
+			return ports.ExportPage{}, err
+		}
+		_, err = w.Write(buf.Bytes())
+		return ports.ExportPage{Lines: 1}, err
+	}
+	page, err := e.records.List(ctx, grant, domain.KindOf(rt.section), q)
+	if err != nil {
+		return ports.ExportPage{}, err
+	}
+	objs, err := decodeObjects(page.Data)
+	if err != nil {
+		return ports.ExportPage{}, err
+	}
+	x := view{company: grant.CompanyID}
+	for _, o := range objs {
+		if err := enc.Encode(rt.toFHIR(x, o)); err != nil {
+			return ports.ExportPage{}, err
+		}
+	}
+	next, err := domain.ParseCursor(page.NextCursor)
+	if err != nil {
+		return ports.ExportPage{}, err
+	}
+	if _, err := w.Write(buf.Bytes()); err != nil {
+		return ports.ExportPage{}, err
+	}
+	return ports.ExportPage{Lines: len(objs), Next: next, HasMore: page.HasMore}, nil
+}
+
+// exportParams are the kick-off parameters served; the IG's others
+// (_typeFilter, _elements, patient, includeAssociatedData) are refused.
+var exportParams = map[string]bool{"_type": true, "_since": true, "_outputFormat": true}
+
+// kickOff starts an export of the system, or of the patient compartment.
+func (s *Server) kickOff(patients bool) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		if !strings.Contains(strings.ToLower(c.Get("Prefer")), "respond-async") {
+			return &outcomeError{status: fiber.StatusBadRequest, code: "invalid", reason: "respond-async-required",
+				text: "an export is asynchronous: the kick-off needs the header Prefer: respond-async"}
+		}
+		r := ports.ExportRequest{Patients: patients, Request: s.base(c) + strings.TrimPrefix(c.OriginalURL(), Base)}
+		var bad error
+		c.Request().URI().QueryArgs().VisitAll(func(k, v []byte) {
+			if bad != nil {
+				return
+			}
+			name, raw := string(k), string(v)
+			switch {
+			case !exportParams[name]:
+				bad = invalidParam(name, strconv.Quote(name)+" is not a parameter of $export this server serves (_type, _since, _outputFormat)")
+			case name == "_type":
+				for t := range strings.SplitSeq(raw, ",") {
+					if t = strings.TrimSpace(t); t == "" {
+						bad = invalidParam(name, "_type names an empty type")
+						return
+					}
+					r.Types = append(r.Types, t)
+				}
+			case name == "_since":
+				t, err := time.Parse(time.RFC3339Nano, raw)
+				if err != nil || r.Since != nil {
+					bad = invalidParam(name, "_since must be one FHIR instant with its time zone, e.g. 2026-11-26T10:00:00.000Z")
+					return
+				}
+				r.Since = &t
+			case name == "_outputFormat":
+				if raw != MIMENDJSON && raw != "application/ndjson" && raw != "ndjson" {
+					bad = invalidParam(name, "_outputFormat: this server writes application/fhir+ndjson only")
+				}
+			}
+		})
+		if bad != nil {
+			return bad
+		}
+		job, err := s.exports.KickOff(c.UserContext(), httpkit.GrantOf(c), r)
+		if errors.Is(err, domain.ErrTooManyExports) {
+			c.Set(fiber.HeaderRetryAfter, "60")
+			return &outcomeError{status: fiber.StatusTooManyRequests, code: "throttled", text: err.Error(), reason: "too-many-exports"}
+		}
+		if err != nil {
+			return atParam(err)
+		}
+		c.Set(fiber.HeaderContentLocation, s.base(c)+"/$export-status/"+job.ID.String())
+		return send(c.Status(fiber.StatusAccepted), map[string]any{"resourceType": "OperationOutcome", "issue": []any{map[string]any{
+			"severity": "information", "code": "informational", "diagnostics": "the export is accepted: poll its status at the Content-Location",
+		}}})
+	}
+}
+
+// atParam words a refusal of the kick-off's types at the parameter.
+func atParam(err error) error {
+	if fields, ok := domain.AsFieldErrors(err); ok && len(fields) > 0 {
+		return invalidParam(fields[0].Field, fields[0].Message)
+	}
+	return err
+}
+
+// exportJob is the job the path names, the grant's client's own.
+func (s *Server) exportJob(c *fiber.Ctx) (domain.ExportJob, error) {
+	id, err := uuid.Parse(c.Params("job"))
+	if err != nil {
+		return domain.ExportJob{}, domain.ErrNotFound
+	}
+	return s.exports.Status(c.UserContext(), httpkit.GrantOf(c), id)
+}
+
+// exportStatus answers 202 with the progress while the job runs, the
+// manifest once it completed, an OperationOutcome if it failed.
+func (s *Server) exportStatus(c *fiber.Ctx) error {
+	job, err := s.exportJob(c)
+	if err != nil {
+		return err
+	}
+	switch job.State {
+	case domain.ExportCompleted:
+	case domain.ExportFailed:
+		return &outcomeError{status: fiber.StatusInternalServerError, code: "exception", text: "the export failed: " + job.Error, reason: "export-failed"}
+	default:
+		c.Set("X-Progress", job.Progress)
+		c.Set(fiber.HeaderRetryAfter, "2")
+		return c.SendStatus(fiber.StatusAccepted)
+	}
+	output := make([]any, 0, len(job.Files))
+	for _, f := range job.Files {
+		output = append(output, map[string]any{"type": f.Type, "url": s.base(c) + "/$export-file/" + job.ID.String() + "/" + f.Name, "count": f.Count})
+	}
+	c.Set(fiber.HeaderExpires, job.ExpiresAt.UTC().Format(http.TimeFormat))
+	return c.JSON(map[string]any{
+		"transactionTime":     job.TransactionTime.UTC().Format("2006-01-02T15:04:05.000Z07:00"),
+		"request":             job.Request,
+		"requiresAccessToken": true,
+		"output":              output,
+		"error":               []any{},
+	})
+}
+
+// exportDelete cancels a running export or removes a completed one's files.
+func (s *Server) exportDelete(c *fiber.Ctx) error {
+	id, err := uuid.Parse(c.Params("job"))
+	if err != nil {
+		return domain.ErrNotFound
+	}
+	if err := s.exports.Delete(c.UserContext(), httpkit.GrantOf(c), id); err != nil {
+		return err
+	}
+	return c.SendStatus(fiber.StatusAccepted)
+}
+
+// exportFile streams one file of a completed export.
+func (s *Server) exportFile(c *fiber.Ctx) error {
+	id, err := uuid.Parse(c.Params("job"))
+	if err != nil {
+		return domain.ErrNotFound
+	}
+	r, _, err := s.exports.Open(c.UserContext(), httpkit.GrantOf(c), id, c.Params("name"))
+	if err != nil {
+		return err
+	}
+	c.Set(fiber.HeaderContentType, MIMENDJSON)
+	c.Response().SetBodyStream(r, -1) // fasthttp closes r once it is sent
+	return nil
+}

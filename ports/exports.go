@@ -1,0 +1,93 @@
+package ports
+
+import (
+	"context"
+	"io"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/praxis-health/praxis/domain"
+)
+
+// ExportJobs keeps the FHIR Bulk Data exports (domain.ExportJob): in the
+// database, so that every replica answers a job's status and serves its
+// files, and a job outlives the replica that runs it.
+type ExportJobs interface {
+	// Horizon is the change clock's settled edge: every change below it is
+	// committed, and every write from now on is stamped at or above it.
+	Horizon(ctx context.Context) (int64, error)
+	// Create stores a new job; domain.ErrTooManyExports when its client
+	// already has domain.MaxActiveExports unfinished ones.
+	Create(ctx context.Context, job domain.ExportJob) error
+	// Get answers a job of company with its files; domain.ErrNotFound for
+	// a missing or another company's one.
+	Get(ctx context.Context, company domain.CompanyID, id uuid.UUID) (domain.ExportJob, error)
+	// CutAt answers the cut of company's completed export whose
+	// transactionTime is t (to the microsecond), if there is one.
+	CutAt(ctx context.Context, company domain.CompanyID, t time.Time) (cut int64, ok bool, err error)
+	// Claim takes the oldest job, of any company, that waits or whose
+	// runner's lease ran out, for owner until now+lease, counting the
+	// attempt; nil when there is none.
+	Claim(ctx context.Context, owner string, now time.Time, lease time.Duration) (*domain.ExportJob, error)
+	// Save writes a claimed job's state, progress, error, files and lease,
+	// if owner still holds it; domain.ErrNotFound when it does not (the job
+	// was cancelled, or another replica took it over).
+	Save(ctx context.Context, job domain.ExportJob, owner string) error
+	// Delete marks a job deleted and forgets its files; it answers the
+	// names of the files it had, for the caller to remove.
+	Delete(ctx context.Context, company domain.CompanyID, id uuid.UUID) ([]string, error)
+	// Expired answers jobs of any company whose files are past ExpiresAt,
+	// and forgets jobs deleted longer than domain.ExportJobMemory ago.
+	Expired(ctx context.Context, now time.Time) ([]domain.ExportJob, error)
+}
+
+// ExportType is one resource type an export can hold.
+type ExportType struct {
+	Name string
+	// Scope is the read scope the type needs.
+	Scope domain.Scope
+	// Patient: the type is in the patient compartment (Patient/$export).
+	Patient bool
+}
+
+// ExportPage is what one page of an export wrote.
+type ExportPage struct {
+	Lines   int
+	Next    domain.Cursor
+	HasMore bool
+}
+
+// ExportSource renders the resources an export writes (adapters/fhir): a
+// view of the sections, read with the job's grant.
+type ExportSource interface {
+	// ExportTypes are the types served, in the server's order.
+	ExportTypes() []ExportType
+	// ExportPage writes one page of typ's resources as NDJSON lines to w:
+	// the objects of q's page of the type's feed (q.Below: the cut). The
+	// customers it reaches are touched on ctx's audit event.
+	ExportPage(ctx context.Context, grant domain.Grant, typ string, q domain.ListQuery, w io.Writer) (ExportPage, error)
+}
+
+// ExportRequest is a kick-off: Patient/$export (Patients) or the system's,
+// the types asked for (none: every type the grant may read), _since, and
+// the kick-off URL as the manifest will name it.
+type ExportRequest struct {
+	Patients bool
+	Types    []string
+	Since    *time.Time
+	Request  string
+}
+
+// Exports is what the FHIR door asks of the Bulk Data exports (the driving port).
+type Exports interface {
+	// KickOff accepts an export: the job, waiting for a replica to run it.
+	KickOff(ctx context.Context, grant domain.Grant, r ExportRequest) (domain.ExportJob, error)
+	// Status answers a job of the grant's client; domain.ErrNotFound for
+	// another client's, a deleted or an expired one.
+	Status(ctx context.Context, grant domain.Grant, id uuid.UUID) (domain.ExportJob, error)
+	// Delete cancels a job, or removes a completed one's files.
+	Delete(ctx context.Context, grant domain.Grant, id uuid.UUID) error
+	// Open streams one file of a completed job of the grant's client.
+	Open(ctx context.Context, grant domain.Grant, id uuid.UUID, name string) (io.ReadCloser, domain.ExportFile, error)
+}
