@@ -64,9 +64,11 @@ type ExportSource interface {
 	// ExportTypes are the types served, in the server's order.
 	ExportTypes() []ExportType
 	// ExportPage writes one page of typ's resources as NDJSON lines to w:
-	// the objects of q's page of the type's feed (q.Below: the cut). The
-	// customers it reaches are touched on ctx's audit event.
-	ExportPage(ctx context.Context, grant domain.Grant, typ string, q domain.ListQuery, w io.Writer) (ExportPage, error)
+	// the objects of q's page of the type's feed (q.Below: the cut). A type
+	// that is no feed (the Organization: the company) is written whole, if
+	// it changed at or after since (nil: always). The customers it reaches
+	// are touched on ctx's audit event.
+	ExportPage(ctx context.Context, grant domain.Grant, typ string, q domain.ListQuery, since *time.Time, w io.Writer) (ExportPage, error)
 }
 
 // ExportRequest is a kick-off: Patient/$export (Patients) or the system's,

@@ -56,6 +56,9 @@ func capabilityStatement(base, tokenURL string) map[string]any {
 			r["updateCreate"] = false
 			r["conditionalUpdate"] = false
 		}
+		if rt.name == "Patient" {
+			r["operation"] = []any{map[string]any{"name": "export", "definition": bulkData + "/OperationDefinition/patient-export"}}
+		}
 		if len(rt.includes) > 0 {
 			var includes []string
 			for inc := range rt.includes {
@@ -71,6 +74,7 @@ func capabilityStatement(base, tokenURL string) map[string]any {
 		"status":       "active",
 		"date":         "2026-11-26",
 		"kind":         "instance",
+		"instantiates": []string{bulkData + "/CapabilityStatement/bulk-data"},
 		"fhirVersion":  "4.0.1",
 		"format":       []string{"json"},
 		"software":     map[string]any{"name": Software},
@@ -89,10 +93,15 @@ func capabilityStatement(base, tokenURL string) map[string]any {
 					"extension": []any{map[string]any{"url": "token", "valueUri": tokenURL}},
 				}},
 			},
-			"resource": rs,
+			"resource":  rs,
+			"operation": []any{map[string]any{"name": "export", "definition": bulkData + "/OperationDefinition/export"}},
 		}},
 	}
 }
+
+// bulkData is the canonical base of the Bulk Data Access IG, whose
+// operations the server implements.
+const bulkData = "http://hl7.org/fhir/uv/bulkdata"
 
 // tokenURL is the OAuth token endpoint's absolute URL.
 func (s *Server) tokenURL(c *fiber.Ctx) string {

@@ -57,8 +57,9 @@ func (e *ExportSource) ExportTypes() []ports.ExportType {
 }
 
 // ExportPage writes one page of typ's feed as NDJSON, in one write. The
-// Organization (the company, one resource) is written whole on every call.
-func (e *ExportSource) ExportPage(ctx context.Context, grant domain.Grant, typ string, q domain.ListQuery, w io.Writer) (ports.ExportPage, error) {
+// Organization (the company, one resource) is written whole when it
+// changed at or after since.
+func (e *ExportSource) ExportPage(ctx context.Context, grant domain.Grant, typ string, q domain.ListQuery, since *time.Time, w io.Writer) (ports.ExportPage, error) {
 	rt := resourceByName(typ)
 	if rt == nil {
 		return ports.ExportPage{}, domain.ErrNotFound
@@ -73,6 +74,9 @@ func (e *ExportSource) ExportPage(ctx context.Context, grant domain.Grant, typ s
 		company, err := e.profiles.Profile(ctx, grant.CompanyID)
 		if err != nil {
 			return ports.ExportPage{}, err
+		}
+		if since != nil && company.UpdatedAt.Before(*since) {
+			return ports.ExportPage{}, nil
 		}
 		if err := enc.Encode(organization(company)); err != nil {
 			return ports.ExportPage{}, err
@@ -104,52 +108,37 @@ func (e *ExportSource) ExportPage(ctx context.Context, grant domain.Grant, typ s
 	return ports.ExportPage{Lines: len(objs), Next: next, HasMore: page.HasMore}, nil
 }
 
-// exportParams are the kick-off parameters served; the IG's others
-// (_typeFilter, _elements, patient, includeAssociatedData) are refused.
-var exportParams = map[string]bool{"_type": true, "_since": true, "_outputFormat": true}
+// exportRequest is a kick-off as the door reads it. The IG's parameters
+// other than _type, _since and _outputFormat (_typeFilter, _elements,
+// patient, includeAssociatedData) are refused.
+type exportRequest ports.ExportRequest
 
-// kickOff starts an export of the system, or of the patient compartment.
+// kickOff starts an export of the system, or of the patient compartment:
+// GET with the parameters in the query, or POST with them in the query or
+// in a Parameters body (the Bulk Data IG's two forms).
 func (s *Server) kickOff(patients bool) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		if !strings.Contains(strings.ToLower(c.Get("Prefer")), "respond-async") {
+			httpkit.DrainOrClose(c, httpkit.Body(c))
 			return &outcomeError{status: fiber.StatusBadRequest, code: "invalid", reason: "respond-async-required",
 				text: "an export is asynchronous: the kick-off needs the header Prefer: respond-async"}
 		}
-		r := ports.ExportRequest{Patients: patients, Request: s.base(c) + strings.TrimPrefix(c.OriginalURL(), Base)}
-		var bad error
-		c.Request().URI().QueryArgs().VisitAll(func(k, v []byte) {
-			if bad != nil {
-				return
+		var params [][2]string
+		c.Request().URI().QueryArgs().VisitAll(func(k, v []byte) { params = append(params, [2]string{string(k), string(v)}) })
+		if c.Method() == fiber.MethodPost {
+			body, err := kickOffBody(c)
+			if err != nil {
+				return err
 			}
-			name, raw := string(k), string(v)
-			switch {
-			case !exportParams[name]:
-				bad = invalidParam(name, strconv.Quote(name)+" is not a parameter of $export this server serves (_type, _since, _outputFormat)")
-			case name == "_type":
-				for t := range strings.SplitSeq(raw, ",") {
-					if t = strings.TrimSpace(t); t == "" {
-						bad = invalidParam(name, "_type names an empty type")
-						return
-					}
-					r.Types = append(r.Types, t)
-				}
-			case name == "_since":
-				t, err := time.Parse(time.RFC3339Nano, raw)
-				if err != nil || r.Since != nil {
-					bad = invalidParam(name, "_since must be one FHIR instant with its time zone, e.g. 2026-11-26T10:00:00.000Z")
-					return
-				}
-				r.Since = &t
-			case name == "_outputFormat":
-				if raw != MIMENDJSON && raw != "application/ndjson" && raw != "ndjson" {
-					bad = invalidParam(name, "_outputFormat: this server writes application/fhir+ndjson only")
-				}
-			}
-		})
-		if bad != nil {
-			return bad
+			params = append(params, body...)
 		}
-		job, err := s.exports.KickOff(c.UserContext(), httpkit.GrantOf(c), r)
+		r := exportRequest{Patients: patients, Request: s.base(c) + strings.TrimPrefix(c.OriginalURL(), Base)}
+		for _, p := range params {
+			if err := r.read(p[0], p[1]); err != nil {
+				return err
+			}
+		}
+		job, err := s.exports.KickOff(c.UserContext(), httpkit.GrantOf(c), ports.ExportRequest(r))
 		if errors.Is(err, domain.ErrTooManyExports) {
 			c.Set(fiber.HeaderRetryAfter, "60")
 			return &outcomeError{status: fiber.StatusTooManyRequests, code: "throttled", text: err.Error(), reason: "too-many-exports"}
@@ -162,6 +151,67 @@ func (s *Server) kickOff(patients bool) fiber.Handler {
 			"severity": "information", "code": "informational", "diagnostics": "the export is accepted: poll its status at the Content-Location",
 		}}})
 	}
+}
+
+// kickOffBody reads a POST kick-off's Parameters body, if it has one.
+func kickOffBody(c *fiber.Ctx) ([][2]string, error) {
+	body, err := httpkit.ReadBody(c, bodyLimit)
+	if err != nil || len(bytes.TrimSpace(body)) == 0 {
+		return nil, err
+	}
+	var p struct {
+		ResourceType string `json:"resourceType"`
+		Parameter    []struct {
+			Name         string  `json:"name"`
+			ValueString  *string `json:"valueString"`
+			ValueInstant *string `json:"valueInstant"`
+			ValueCode    *string `json:"valueCode"`
+		} `json:"parameter"`
+	}
+	if json.Unmarshal(body, &p) != nil || p.ResourceType != "Parameters" {
+		return nil, &outcomeError{status: fiber.StatusBadRequest, code: "structure", reason: "malformed-json",
+			text: "the body of a kick-off is a Parameters resource in JSON, or nothing"}
+	}
+	var out [][2]string
+	for _, x := range p.Parameter {
+		v := x.ValueString
+		for _, alt := range []*string{x.ValueInstant, x.ValueCode} {
+			if v == nil {
+				v = alt
+			}
+		}
+		if v == nil {
+			return nil, invalidParam(x.Name, strconv.Quote(x.Name)+" needs a valueString, valueInstant or valueCode")
+		}
+		out = append(out, [2]string{x.Name, *v})
+	}
+	return out, nil
+}
+
+// read takes one kick-off parameter into r.
+func (r *exportRequest) read(name, raw string) error {
+	switch name {
+	case "_type":
+		for t := range strings.SplitSeq(raw, ",") {
+			if t = strings.TrimSpace(t); t == "" {
+				return invalidParam(name, "_type names an empty type")
+			}
+			r.Types = append(r.Types, t)
+		}
+	case "_since":
+		t, err := time.Parse(time.RFC3339Nano, raw)
+		if err != nil || r.Since != nil {
+			return invalidParam(name, "_since must be one FHIR instant with its time zone, e.g. 2026-11-26T10:00:00.000Z")
+		}
+		r.Since = &t
+	case "_outputFormat":
+		if raw != MIMENDJSON && raw != "application/ndjson" && raw != "ndjson" {
+			return invalidParam(name, "_outputFormat: this server writes application/fhir+ndjson only")
+		}
+	default:
+		return invalidParam(name, strconv.Quote(name)+" is not a parameter of $export this server serves (_type, _since, _outputFormat)")
+	}
+	return nil
 }
 
 // atParam words a refusal of the kick-off's types at the parameter.

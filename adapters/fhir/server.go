@@ -65,8 +65,10 @@ func (s *Server) Register(app fiber.Router) {
 	open.Get("/metadata", s.capabilities)
 	open.Get("/.well-known/smart-configuration", s.smartConfiguration)
 	g := app.Group(Base, s.door.Audited(subjectOf), outcomes, s.guard())
-	g.Get("/$export", s.kickOff(false))
-	g.Get("/Patient/$export", s.kickOff(true))
+	for _, method := range []string{fiber.MethodGet, fiber.MethodPost} {
+		g.Add(method, "/$export", s.kickOff(false))
+		g.Add(method, "/Patient/$export", s.kickOff(true))
+	}
 	g.Get("/$export-status/:job", s.exportStatus)
 	g.Delete("/$export-status/:job", s.exportDelete)
 	g.Get("/$export-file/:job/:name", s.exportFile)

@@ -385,7 +385,7 @@ func (r *exportRun) file(ctx context.Context, grant domain.Grant, typ string, q 
 	lines := 0
 	for lines < r.s.LinesPerFile {
 		q.Limit = min(r.s.Page, r.s.LinesPerFile-lines)
-		page, err := r.source.ExportPage(actx, grant, typ, *q, w)
+		page, err := r.source.ExportPage(actx, grant, typ, *q, r.job.Since, w)
 		if err != nil {
 			return false, err
 		}

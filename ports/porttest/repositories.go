@@ -5,10 +5,14 @@ package porttest
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/praxis-health/praxis/domain"
 	"github.com/praxis-health/praxis/ports"
@@ -25,6 +29,8 @@ type Repositories struct {
 	Deprecated ports.DeprecatedCalls
 	// AssertionIDs keeps the ids of accepted client assertions.
 	AssertionIDs ports.AssertionIDs
+	// Exports keeps the FHIR Bulk Data export jobs.
+	Exports ports.ExportJobs
 }
 
 // RunRepositorySuite checks a database adapter against the ports' contract.
@@ -46,6 +52,7 @@ func RunRepositorySuite(t *testing.T, newRepos func(t *testing.T) Repositories) 
 		{"companies are listed for maintenance", companiesListed},
 		{"deprecated calls: per client and day, concurrent counts add up, another company sees none", deprecatedCallsCounted},
 		{"assertion ids: once per client until they expire, concurrent uses one winner, another company refused", assertionIDsOnce},
+		{"export jobs: bounded per client, claimed once, leases, files, cuts, deletion, expiry, another company", exportJobs},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -588,4 +595,153 @@ func twoClients(t *testing.T, r Repositories) (a, b domain.Company, clientA, cli
 		}
 	}
 	return a, b, clientA, clientB
+}
+
+// exportJobs: a client has at most domain.MaxActiveExports unfinished
+// exports; concurrent claims take a job once; a lease held keeps it, one
+// run out hands it on; only the holder saves; files are listed in order
+// and known to the orphan sweep; a completed job's cut answers its
+// transactionTime; a deleted job names its files once; expired ones are
+// listed; another company sees none.
+func exportJobs(t *testing.T, r Repositories) {
+	ctx := context.Background()
+	a, b, clientA, _ := twoClients(t, r)
+	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	h1, err := r.Exports.Horizon(ctx)
+	if err != nil || h1 <= 0 {
+		t.Fatalf("horizon: %d %v", h1, err)
+	}
+	var jobs []domain.ExportJob
+	for i := range domain.MaxActiveExports + 1 {
+		at := now.Add(time.Duration(i) * time.Millisecond)
+		j := domain.ExportJob{ID: uuid.Must(uuid.NewV7()), Company: a.ID, Client: clientA.ID, Scopes: domain.Scopes{"customers:read"},
+			Types: []string{"Patient", "Observation"}, Cut: h1, TransactionTime: at, Request: "https://praxis.example/fhir/R4/$export",
+			State: domain.ExportAccepted, CreatedAt: at, ExpiresAt: at.Add(domain.ExportFileExpiry)}
+		err := r.Exports.Create(ctx, j)
+		if i == domain.MaxActiveExports {
+			if !errors.Is(err, domain.ErrTooManyExports) {
+				t.Fatalf("export %d of one client: %v, want ErrTooManyExports", i+1, err)
+			}
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		jobs = append(jobs, j)
+	}
+	if _, err := r.Exports.Get(ctx, b.ID, jobs[0].ID); !errors.Is(err, domain.ErrNotFound) {
+		t.Errorf("another company's job: %v", err)
+	}
+	got, err := r.Exports.Get(ctx, a.ID, jobs[0].ID)
+	if err != nil || got.Client != clientA.ID || !slices.Equal(got.Types, jobs[0].Types) || got.Cut != h1 || !got.TransactionTime.Equal(jobs[0].TransactionTime) ||
+		!slices.Equal(got.Scopes, jobs[0].Scopes) || got.State != domain.ExportAccepted {
+		t.Fatalf("round trip: %+v %v", got, err)
+	}
+
+	// Concurrent claims: each job once, the oldest first.
+	claimed := make(chan uuid.UUID, 10)
+	var wg sync.WaitGroup
+	for i := range 6 {
+		wg.Go(func() {
+			j, err := r.Exports.Claim(ctx, fmt.Sprintf("replica-%d", i), now, time.Minute)
+			if err != nil {
+				t.Error(err)
+			} else if j != nil {
+				if j.State != domain.ExportRunning || j.Attempts != 1 {
+					t.Errorf("claimed: %+v", j)
+				}
+				claimed <- j.ID
+			}
+		})
+	}
+	wg.Wait()
+	close(claimed)
+	var ids []uuid.UUID
+	for id := range claimed {
+		ids = append(ids, id)
+	}
+	if len(ids) != len(jobs) {
+		t.Fatalf("six claims of %d jobs took %d", len(jobs), len(ids))
+	}
+	if j, err := r.Exports.Claim(ctx, "late", now.Add(30*time.Second), time.Minute); err != nil || j != nil {
+		t.Errorf("a claim while every lease holds: %+v %v", j, err)
+	}
+	j, err := r.Exports.Claim(ctx, "heir", now.Add(2*time.Minute), time.Minute)
+	if err != nil || j == nil || j.ID != jobs[0].ID || j.Attempts != 2 {
+		t.Fatalf("a lease run out: %+v %v, want the oldest job on its second attempt", j, err)
+	}
+	full, _ := r.Exports.Get(ctx, a.ID, j.ID)
+	full.Files = []domain.ExportFile{{Type: "Patient", Name: "export-a-1.ndjson", Count: 10}, {Type: "Observation", Name: "export-a-2.ndjson", Count: 3}}
+	full.Progress = "half"
+	if err := r.Exports.Save(ctx, full, "replica-0"); !errors.Is(err, domain.ErrNotFound) {
+		t.Errorf("a save by the runner that lost the lease: %v", err)
+	}
+	if err := r.Exports.Save(ctx, full, "heir"); err != nil {
+		t.Fatal(err)
+	}
+	known, err := r.Files.KnownStorageKeys(ctx, a.ID, []string{"export-a-1.ndjson", "export-a-2.ndjson", "export-a-3.ndjson"})
+	if err != nil || !known["export-a-1.ndjson"] || !known["export-a-2.ndjson"] || known["export-a-3.ndjson"] {
+		t.Errorf("the orphan sweep's view of the files: %v %v", known, err)
+	}
+	if known, _ := r.Files.KnownStorageKeys(ctx, b.ID, []string{"export-a-1.ndjson"}); len(known) != 0 {
+		t.Errorf("another company knows the files: %v", known)
+	}
+	done := now.Add(3 * time.Minute)
+	full.State, full.CompletedAt, full.ExpiresAt = domain.ExportCompleted, &done, done.Add(domain.ExportFileExpiry)
+	if err := r.Exports.Save(ctx, full, "heir"); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Exports.Save(ctx, full, "heir"); !errors.Is(err, domain.ErrNotFound) {
+		t.Errorf("a save after completion: %v", err)
+	}
+	got, _ = r.Exports.Get(ctx, a.ID, j.ID)
+	if got.State != domain.ExportCompleted || len(got.Files) != 2 || got.Files[0].Name != "export-a-1.ndjson" || got.Files[1].Count != 3 || got.Progress != "half" {
+		t.Errorf("completed: %+v", got)
+	}
+	if cut, ok, err := r.Exports.CutAt(ctx, a.ID, jobs[0].TransactionTime); err != nil || !ok || cut != h1 {
+		t.Errorf("the cut of its transactionTime: %d %v %v", cut, ok, err)
+	}
+	if _, ok, _ := r.Exports.CutAt(ctx, a.ID, jobs[1].TransactionTime); ok {
+		t.Error("an unfinished job's cut")
+	}
+	if _, ok, _ := r.Exports.CutAt(ctx, b.ID, jobs[0].TransactionTime); ok {
+		t.Error("another company's cut")
+	}
+	expired, err := r.Exports.Expired(ctx, done.Add(domain.ExportFileExpiry+time.Second))
+	if err != nil || len(expired) != 1 || expired[0].ID != j.ID {
+		t.Errorf("expired: %+v %v", expired, err)
+	}
+	if _, err := r.Exports.Delete(ctx, b.ID, j.ID); !errors.Is(err, domain.ErrNotFound) {
+		t.Errorf("deleted by another company: %v", err)
+	}
+	names, err := r.Exports.Delete(ctx, a.ID, j.ID)
+	slices.Sort(names)
+	if err != nil || !slices.Equal(names, []string{"export-a-1.ndjson", "export-a-2.ndjson"}) {
+		t.Errorf("delete: %v %v", names, err)
+	}
+	if names, err := r.Exports.Delete(ctx, a.ID, j.ID); !errors.Is(err, domain.ErrNotFound) || len(names) != 0 {
+		t.Errorf("deleted twice: %v %v", names, err)
+	}
+	if known, _ := r.Files.KnownStorageKeys(ctx, a.ID, []string{"export-a-1.ndjson"}); len(known) != 0 {
+		t.Errorf("a deleted job's files are still known: %v", known)
+	}
+	if _, ok, _ := r.Exports.CutAt(ctx, a.ID, jobs[0].TransactionTime); !ok {
+		t.Error("a deleted job's cut is forgotten before its time")
+	}
+	// Deleted, a job no longer counts against its client.
+	next := jobs[0]
+	next.ID, next.State = uuid.Must(uuid.NewV7()), domain.ExportAccepted
+	if err := r.Exports.Create(ctx, next); err != nil {
+		t.Errorf("an export after one was deleted: %v", err)
+	}
+	// Past its memory, a deleted job is forgotten.
+	if _, err := r.Exports.Expired(ctx, done.Add(domain.ExportFileExpiry+domain.ExportJobMemory+time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Exports.Get(ctx, a.ID, j.ID); !errors.Is(err, domain.ErrNotFound) {
+		t.Errorf("a deleted job past its memory: %v", err)
+	}
+	if h2, err := r.Exports.Horizon(ctx); err != nil || h2 < h1 {
+		t.Errorf("the horizon went back: %d after %d (%v)", h2, h1, err)
+	}
 }

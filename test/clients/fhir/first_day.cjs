@@ -5,7 +5,10 @@
 // with PRAXIS_URL, CLIENT_ID, KEY_PEM (the client's EC P-384 private key,
 // registered as its JWK Set with kid "k1": it signs in with a signed
 // assertion, SMART Backend Services) and CUSTOMER_ID (a patient of the
-// practice, whose phone the script changes).
+// practice, whose phone the script changes). The day: discovery, sign-in,
+// every type searched and paged, patients by _lastUpdated, an appointment
+// with its patient, everything exported (Bulk Data), one change written,
+// and an export _since the first one's transactionTime holding exactly it.
 'use strict';
 
 const crypto = require('node:crypto');
@@ -65,6 +68,29 @@ function signedAssertion(aud) {
   return input + '.' + sig.toString('base64url');
 }
 
+// exported runs a system-level export (since: the _since) to its end and
+// answers its resources by type, each checked; transactionTime rides along.
+async function exported(medplum, since) {
+  const manifest = await medplum.bulkExport('', undefined, since, { pollStatusOnAccepted: true, pollStatusPeriod: 200 });
+  if (!manifest.transactionTime || manifest.requiresAccessToken !== true) fail('the manifest: ' + JSON.stringify(manifest));
+  const byType = new Map();
+  for (const out of manifest.output) {
+    if ((await fetch(out.url)).status !== 401) fail('a file without the token');
+    const res = await fetch(out.url, { headers: { Authorization: 'Bearer ' + medplum.getAccessToken() } });
+    if (res.status !== 200 || res.headers.get('content-type') !== 'application/fhir+ndjson') fail(`${out.url}: ${res.status}`);
+    const lines = (await res.text()).split('\n').filter((l) => l !== '');
+    if (lines.length !== out.count) fail(`${out.url}: ${lines.length} lines, the manifest counts ${out.count}`);
+    for (const line of lines) {
+      const r = JSON.parse(line);
+      if (r.resourceType !== out.type) fail(`${out.url}: a ${r.resourceType} in the ${out.type} file`);
+      valid(r, 'export ' + out.type);
+      byType.set(out.type, [...(byType.get(out.type) ?? []), r]);
+    }
+  }
+  byType.transactionTime = manifest.transactionTime;
+  return byType;
+}
+
 async function main() {
   // Discovery: both documents without a token.
   const capabilities = await (await fetch(base + '/metadata')).json();
@@ -109,6 +135,13 @@ async function main() {
   const included = withPatient.entry.filter((e) => e.search.mode === 'include').map((e) => 'Patient/' + e.resource.id);
   if (!patientRef || included.length !== 1 || included[0] !== patientRef) fail(`included ${included}, the appointment's patient ${patientRef}`);
 
+  // Everything, exported (Bulk Data): every file behind the token, every
+  // line a valid resource of the file's type, as many as the manifest says.
+  const everything = await exported(medplum);
+  for (const type of types) {
+    if (!everything.has(type)) fail(`the export holds no ${type}`);
+  }
+
   // One change, written through the door (an update that names the
   // version it read), then _lastUpdated after the newest seen finds
   // exactly it.
@@ -122,6 +155,12 @@ async function main() {
   const changed = await medplum.searchResources('Patient', { _lastUpdated: 'gt' + newest });
   if (changed.length !== 1 || changed[0].id !== String(process.env.CUSTOMER_ID) || !changed[0].telecom?.some((t) => t.value === '+4315550199')) {
     fail('changed since ' + newest + ': ' + JSON.stringify(changed.map((p) => p.id)));
+  }
+  // The export _since the first one's transactionTime holds exactly it.
+  const since = await exported(medplum, everything.transactionTime);
+  const sincePatients = since.get('Patient') ?? [];
+  if (since.size !== 1 || sincePatients.length !== 1 || sincePatients[0].id !== String(process.env.CUSTOMER_ID)) {
+    fail(`the export since ${everything.transactionTime}: ${JSON.stringify([...since].map(([t, rs]) => [t, rs.map((r) => r.id)]))}`);
   }
   const read = await medplum.readResource('Patient', changed[0].id);
   if (read.meta.versionId !== changed[0].meta.versionId) fail('read and search disagree on the version');
