@@ -111,6 +111,9 @@ type Config struct {
 	// WebhookTimeScale shrinks the retry schedule and the five days before an endpoint is
 	// disabled (tests only, `0 < x ≤ 1`).
 	WebhookTimeScale float64 `env:"PRAXIS_WEBHOOK_TIME_SCALE" envDefault:"1"`
+	// ExportLease is how long a FHIR export stays with the replica running it without a word
+	// from it (a killed replica's export is started again by another after this).
+	ExportLease time.Duration `env:"PRAXIS_EXPORT_LEASE" envDefault:"30s"`
 	// RateLimits are the resource API's requests per OAuth client and window, by the company's
 	// plan (`s`, `m` or `h`).
 	RateLimits string `env:"PRAXIS_RATE_LIMITS" envDefault:"basic=600/m,pro=3000/m,enterprise=12000/m"`
@@ -213,6 +216,8 @@ func LoadConfig() (Config, error) {
 		return Config{}, fmt.Errorf("PRAXIS_SHUTDOWN_GRACE must be positive and longer than PRAXIS_SHUTDOWN_DELAY")
 	case cfg.WebhookLease < time.Second || cfg.WebhookPoll <= 0 || cfg.WebhookWorkers < 1 || cfg.WebhookTimeScale <= 0 || cfg.WebhookTimeScale > 1:
 		return Config{}, fmt.Errorf("PRAXIS_WEBHOOK_LEASE must be at least 1s, PRAXIS_WEBHOOK_POLL positive, PRAXIS_WEBHOOK_WORKERS at least 1, PRAXIS_WEBHOOK_TIME_SCALE in (0, 1]")
+	case cfg.ExportLease < time.Second:
+		return Config{}, fmt.Errorf("PRAXIS_EXPORT_LEASE must be at least 1s")
 	}
 	return cfg, nil
 }

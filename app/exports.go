@@ -25,9 +25,11 @@ var Exports = fx.Module("exports",
 
 // startExports runs the exports while the server runs; a run cut off by
 // a stop is taken up again once its lease runs out.
-func startExports(lc fx.Lifecycle, jobs ports.ExportJobs, blobs ports.BlobStore, source ports.ExportSource,
+func startExports(lc fx.Lifecycle, cfg Config, jobs ports.ExportJobs, blobs ports.BlobStore, source ports.ExportSource,
 	auditor ports.Auditor, logger *slog.Logger) *usecase.Exports {
-	e := usecase.NewExports(jobs, blobs, source, auditor, logger, usecase.DefaultExportSettings)
+	s := usecase.DefaultExportSettings
+	s.Lease = cfg.ExportLease
+	e := usecase.NewExports(jobs, blobs, source, auditor, logger, s)
 	lc.Append(fx.StartStopHook(e.Start, e.Stop))
 	return e
 }

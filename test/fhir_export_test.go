@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -192,4 +193,54 @@ func TestFHIRBulkExport(t *testing.T) {
 		outcome(t, "a deleted export's file", p.fhir(t, strings.TrimPrefix(strings.TrimPrefix(first.Output[0].URL, s.url), fhirBase)), http.StatusNotFound, "not-found")
 		outcome(t, "a status that is no uuid", p.fhir(t, "$export-status/nope"), http.StatusNotFound, "not-found")
 	})
+}
+
+// TestFHIRExportOutlivesItsReplica: the job is in the database and its
+// files in the blob store. The replica that took the kick-off stops dead
+// (SIGSTOP) at once; the other one answers the status, runs the job once
+// the stopped one's lease has run out (or takes it up before it was
+// claimed) and serves the files. When the stopped replica wakes, its
+// run of the job, if it had one, gives up without touching the other's files.
+func TestFHIRExportOutlivesItsReplica(t *testing.T) {
+	t.Parallel()
+	a := startServer(t, backends[1], "PRAXIS_EXPORT_LEASE=2s")
+	b := a.replica(t)
+	p := newPractice(t, a)
+	var want []string
+	for i := range 30 {
+		r := p.post(t, "customers", fmt.Sprintf(`{"first_name":"Replica%d","last_name":"Export","birth_date":"1990-01-01"}`, i))
+		if r.status != http.StatusCreated {
+			t.Fatalf("customer: %d %s", r.status, r.body)
+		}
+		want = append(want, fmt.Sprint(int64(r.decode(t)["id"].(float64))))
+	}
+	want = append(want, fmt.Sprint(p.customer))
+	slices.Sort(want)
+	p.fhirListed(t, "Patient?_count=500", want[len(want)-1])
+
+	status := p.kickOff(t, "$export?_type=Patient")
+	if err := a.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	stopped := true
+	t.Cleanup(func() {
+		if stopped {
+			_ = a.cmd.Process.Signal(syscall.SIGCONT)
+		}
+	})
+	onB := practice{s: b, company: p.company, auth: p.auth}
+	m, got := onB.exported(t, status)
+	if !slices.Equal(idsOf(got["Patient"]), want) {
+		t.Fatalf("exported by the other replica: %v, want %v", idsOf(got["Patient"]), want)
+	}
+	stopped = false
+	if err := a.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	// The woken replica serves the same files, whole, and leaves them be.
+	time.Sleep(time.Second)
+	again, gotAgain := p.exported(t, status)
+	if !slices.Equal(idsOf(gotAgain["Patient"]), want) || again.Output[0].URL != strings.Replace(m.Output[0].URL, b.url, a.url, 1) {
+		t.Errorf("after the first replica woke: %v %v", again.Output, idsOf(gotAgain["Patient"]))
+	}
 }

@@ -279,8 +279,10 @@ func (e *Exports) run(ctx context.Context, claimed domain.ExportJob) {
 		e.log.Warn("exports: reading a claimed job failed", "error", err.Error())
 		return
 	}
-	job.Owner, job.Attempts = e.owner, claimed.Attempts
-	e.remove(ctx, job.Company, names(job.Files))
+	if job.Owner != e.owner || job.State != domain.ExportRunning || job.Attempts != claimed.Attempts {
+		return // taken over while this replica stood still: the files are the other run's
+	}
+	e.remove(ctx, job.Company, names(job.Files)) // an earlier attempt's, whose lease ran out
 	job.Files = nil
 	if job.Attempts > domain.ExportAttempts {
 		job.State, job.Error, job.Progress = domain.ExportFailed, "the export failed on every attempt", "failed"
@@ -366,7 +368,9 @@ func (r *exportRun) write(ctx context.Context) error {
 // file writes one NDJSON file of typ from q's position, up to the bound;
 // more tells whether the type goes on in another file.
 func (r *exportRun) file(ctx context.Context, grant domain.Grant, typ string, q *domain.ListQuery) (more bool, err error) {
-	name := fmt.Sprintf("export-%s-%d.ndjson", r.job.ID, len(r.job.Files)+1)
+	// Named by the attempt too: a runner that lost its lease removes its
+	// own files, never those of the run that took over.
+	name := fmt.Sprintf("export-%s-%d-%d.ndjson", r.job.ID, r.job.Attempts, len(r.job.Files)+1)
 	w, err := r.blobs.NewWriter(ctx, r.job.Company, name, "application/fhir+ndjson")
 	if err != nil {
 		return false, err
