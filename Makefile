@@ -82,7 +82,8 @@ lint:
 ## import/export, the audit trail's cost (its own build, -tags auditbench), webhook latency and
 ## in-order throughput, one vs three replicas with a rolling restart, and the hot statements prepared
 ## vs not (GET company and customer, same build, one run), on PostgreSQL + Redis; and on a Patroni
-## cluster of its own (root): planning's share of PostgreSQL's time and a failover's write gap.
+## cluster of its own (root): planning's share of PostgreSQL's time and a failover's write gap; the
+## FHIR door's paging and searches, and a FHIR export of a million records against the native sync.
 ## Exits non-zero if a target is missed.
 bench: build
 	$(GO) test -run=NONE -bench=. -benchmem ./...
@@ -100,7 +101,8 @@ bench: build
 	$(GO) run ./test/bench/prepared -binary $(BIN); prepared=$$?; \
 	$(GO) run ./test/bench/failover -binary $(BIN); failover=$$?; \
 	$(GO) run ./test/bench/fhir -binary $(BIN); fhir=$$?; \
-	exit $$((upload | oauth | booking | records | batch | devices | exchange | audit | webhooks | replicas | prepared | failover | fhir))
+	$(GO) run ./test/bench/fhirexport -binary $(BIN); fhirexport=$$?; \
+	exit $$((upload | oauth | booking | records | batch | devices | exchange | audit | webhooks | replicas | prepared | failover | fhir | fhirexport))
 
 ## fuzz: run each fuzz target for FUZZTIME (their seed corpora run in `make test`), then the
 ## bad-input suite with 20,000 random requests more per backend (the seed is logged)

@@ -2,6 +2,7 @@ package domain
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -85,6 +86,24 @@ type ExportFile struct {
 	Type  string
 	Name  string
 	Count int64
+}
+
+// ExportFileName is the blob name of file n of a job's attempt: named by
+// the attempt, so that a runner that lost its lease and the run that took
+// over never write, or remove, each other's files.
+func ExportFileName(job uuid.UUID, attempt, n int) string {
+	return fmt.Sprintf("export-%s-%d-%d.ndjson", job, attempt, n)
+}
+
+// ExportFileAttempt is the attempt that wrote a file of job named by
+// ExportFileName; 0 for another name.
+func ExportFileAttempt(job uuid.UUID, name string) int {
+	var attempt, n int
+	if _, err := fmt.Sscanf(strings.TrimPrefix(name, "export-"+job.String()+"-"), "%d-%d.ndjson", &attempt, &n); err != nil ||
+		!strings.HasPrefix(name, "export-"+job.String()+"-") || ExportFileName(job, attempt, n) != name {
+		return 0
+	}
+	return attempt
 }
 
 // Grant is the job's grant: the kick-off token's company, client and scopes.

@@ -95,7 +95,10 @@ type Integrations interface {
 	// ClientUsage answers the calls per day and last call of each of
 	// clients that is the grant's company's.
 	ClientUsage(ctx context.Context, grant domain.Grant, clients []domain.Client) (map[domain.ClientID]domain.ClientUsage, error)
-	CreateClient(ctx context.Context, grant domain.Grant, name string, scopes domain.Scopes) (domain.Client, domain.Secret, error)
+	// CreateClient registers a client of the grant's company (in.Company is
+	// ignored). One with a key set (in.KeySetURL or in.KeySet) signs in
+	// with signed assertions and gets no secret.
+	CreateClient(ctx context.Context, grant domain.Grant, in ClientInput) (domain.Client, domain.Secret, error)
 	RotateClientSecret(ctx context.Context, grant domain.Grant, id domain.ClientID, overlap time.Duration) (domain.Secret, error)
 	RevokeClient(ctx context.Context, grant domain.Grant, id domain.ClientID) error
 	RotateUploadSecret(ctx context.Context, grant domain.Grant) (domain.Secret, error)

@@ -367,6 +367,30 @@ func TestSettingsInABrowser(t *testing.T) {
 		b.html()
 		b.screenshot("integrations-en")
 
+		// A client that signs in with its key (SMART Backend Services): its
+		// JWK Set pasted, no secret shown, no secret to rotate; its signed
+		// assertion gets a token.
+		key := newECKey(t, "settings-1")
+		b.open("/settings/integrations")
+		b.do(chromedp.SendKeys(chromedp.CSS("#client-name"), "FHIR sync"),
+			chromedp.Click(chromedp.CSS(`input[value="company:read"]`)),
+			chromedp.SetValue(chromedp.CSS("#client-jwks"), string(keySet(t, key))))
+		b.click("#create-client-button")
+		b.do(chromedp.WaitVisible(chromedp.CSS("#shown-keys")))
+		keyed := b.text("#shown-client-id")
+		if b.evalString(`document.querySelector("#shown-secret") ? "shown" : ""`) != "" {
+			t.Error("a client that signs in with its key was shown a secret")
+		}
+		b.screenshot("integrations-keyed-en")
+		signed := s.signIn(t, assertion(t, key, keyed, site+"/api/oauth/v2/token", nil)) // the public URL is the site's
+		if signed.status != http.StatusOK {
+			t.Fatalf("the keyed client's assertion: %d %s", signed.status, signed.body)
+		}
+		b.open("/settings/integrations")
+		if got := b.evalString(fmt.Sprintf(`document.querySelectorAll('tr[data-client="%s"] button:not(.danger)').length + " " + document.querySelector('tr[data-client="%s"] small.keys').textContent`, keyed, keyed)); got != "0 signs in with its key" {
+			t.Errorf("the keyed client's row: %q", got)
+		}
+
 		// Another company's client is not found, and stays alive.
 		cookies := b.cookies()
 		if code := forge(t, site, "/settings/integrations/"+othersClient.ID+"/revoke", cookies, url.Values{"_csrf": {b.csrf()}}); code != http.StatusNotFound {

@@ -214,9 +214,10 @@ func TestFHIRExportOutlivesItsReplica(t *testing.T) {
 		}
 		want = append(want, fmt.Sprint(int64(r.decode(t)["id"].(float64))))
 	}
+	// The export holds what the feed holds at kick-off: wait for the last write.
+	p.fhirListed(t, "Patient?_count=500", want[len(want)-1])
 	want = append(want, fmt.Sprint(p.customer))
 	slices.Sort(want)
-	p.fhirListed(t, "Patient?_count=500", want[len(want)-1])
 
 	status := p.kickOff(t, "$export?_type=Patient")
 	if err := a.cmd.Process.Signal(syscall.SIGSTOP); err != nil {

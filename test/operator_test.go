@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
@@ -343,6 +344,30 @@ func TestOperator(t *testing.T) {
 		if other.status != http.StatusForbidden {
 			t.Errorf("a scope it was not given: %d", other.status)
 		}
+		// An OAuthClient with its JWK Set: no secret in its Secret, a signed
+		// assertion gets a token; a key rotated in the resource takes over.
+		oldKey, newKey := newECKey(t, "op-1"), newECKey(t, "op-2")
+		signer := &operator.OAuthClient{ObjectMeta: metav1.ObjectMeta{Namespace: c.ns, Name: "fhir-sync"}, Spec: operator.OAuthClientSpec{
+			CompanyRef: operator.LocalRef{Name: "dr-huber"}, Scopes: []string{"customers:read"}, SecretName: "dr-huber-fhir-sync",
+			JWKS: string(keySet(t, oldKey)),
+		}}
+		if err := c.kc.Create(ctx, signer); err != nil {
+			t.Fatal(err)
+		}
+		c.ready(t, signer)
+		keyed := c.secret(t, "dr-huber-fhir-sync")
+		if _, has := keyed["client_secret"]; has || string(keyed["client_id"]) != signer.Status.ClientID {
+			t.Errorf("the keyed client's Secret: %v", slices.Collect(maps.Keys(keyed)))
+		}
+		aud := s.url + "/api/oauth/v2/token"
+		if r := s.signIn(t, assertion(t, oldKey, signer.Status.ClientID, aud, nil)); r.status != http.StatusOK {
+			t.Fatalf("the keyed client's assertion: %d %s", r.status, r.body)
+		}
+		c.update(t, signer, func() { signer.Spec.JWKS = string(keySet(t, newKey)) })
+		eventually(t, 10*time.Second, "the rotated key signs in", func() bool {
+			return s.signIn(t, assertion(t, newKey, signer.Status.ClientID, aud, nil)).status == http.StatusOK
+		})
+
 		if err := c.kc.Delete(ctx, lab); err != nil {
 			t.Fatal(err)
 		}
@@ -492,6 +517,8 @@ func TestOperatorInvalidSpecsRefusedByTheAPIServer(t *testing.T) {
 		"twice":          {CompanyRef: operator.LocalRef{Name: "a"}, SecretName: "s", Scopes: []string{"company:read", "company:read"}},
 		"no-secret-name": {CompanyRef: operator.LocalRef{Name: "a"}},
 		"no-company":     {SecretName: "s"},
+		"keys-twice":     {CompanyRef: operator.LocalRef{Name: "a"}, SecretName: "s", JWKSURL: "https://keys.example/jwks.json", JWKS: `{"keys":[]}`},
+		"keys-not-http":  {CompanyRef: operator.LocalRef{Name: "a"}, SecretName: "s", JWKSURL: "file:///etc/keys"},
 	} {
 		res := &operator.OAuthClient{ObjectMeta: metav1.ObjectMeta{Namespace: c.ns, Name: name}, Spec: spec}
 		if err := c.kc.Create(ctx, res); !apierrors.IsInvalid(err) {

@@ -94,6 +94,11 @@ type OAuthClientSpec struct {
 	Scopes []string `json:"scopes,omitempty"`
 	// SecretName is the Secret client_id, client_secret and token_url are written to.
 	SecretName string `json:"secretName"`
+	// JWKSURL or JWKS (a JWK Set as JSON) registers the client's public
+	// keys: it signs in with signed assertions (SMART Backend Services),
+	// has no secret, and its Secret holds client_id and token_url only.
+	JWKSURL string `json:"jwksUrl,omitempty"`
+	JWKS    string `json:"jwks,omitempty"`
 }
 
 // OAuthClientStatus is what the operator made of the spec.

@@ -52,9 +52,14 @@ func (r *clientReconciler) apply(ctx context.Context, res *OAuthClient) error {
 	if err != nil {
 		return err
 	}
-	c, secret, err := r.tenants.EnsureClient(ctx, ports.ClientInput{
+	in := ports.ClientInput{
 		Company: company, Name: res.Spec.DisplayName, Scopes: strings.Join(res.Spec.Scopes, " "), ExternalRef: string(res.UID),
-	})
+		KeySetURL: res.Spec.JWKSURL,
+	}
+	if res.Spec.JWKS != "" {
+		in.KeySet = []byte(res.Spec.JWKS)
+	}
+	c, secret, err := r.tenants.EnsureClient(ctx, in)
 	if err != nil {
 		return err
 	}
@@ -68,6 +73,12 @@ func (r *clientReconciler) apply(ctx context.Context, res *OAuthClient) error {
 	stored, err := r.secrets.read(ctx, res.Namespace, res.Spec.SecretName)
 	if err != nil {
 		return err
+	}
+	if c.SignsAssertions() { // it signs in with its key: there is no secret to hand out
+		if string(stored.Data["client_id"]) == string(c.ID) && len(stored.Data["client_secret"]) == 0 && string(stored.Data["token_url"]) == r.tokenURL {
+			return nil
+		}
+		return r.secrets.write(ctx, res, stored, map[string][]byte{"client_id": []byte(c.ID), "token_url": []byte(r.tokenURL)}, nil)
 	}
 	if secret == "" { // not just created: rotate only a secret that was lost
 		if string(stored.Data["client_id"]) == string(c.ID) && domain.Secret(stored.Data["client_secret"]).Matches(c.SecretHash) {

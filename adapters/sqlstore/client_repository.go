@@ -115,6 +115,7 @@ func (r *ClientRepository) Update(ctx context.Context, company domain.CompanyID,
 		Set("secret_hash = ?", c.SecretHash).
 		Set("previous_secret_hash = ?", c.PreviousSecretHash).
 		Set("previous_secret_until = ?", utcPtr(c.PreviousSecretUntil)).
+		Set("jwks_url = ?", optional(c.KeySetURL)).Set("jwks = ?", optional(string(c.KeySet))).
 		Where("id = ?", string(c.ID)).Exec(ctx)
 	return affectedOne(res, err)
 }

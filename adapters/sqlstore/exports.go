@@ -166,15 +166,14 @@ func (s *ExportJobs) CutAt(ctx context.Context, company domain.CompanyID, t time
 
 func (s *ExportJobs) Claim(ctx context.Context, owner string, now time.Time, lease time.Duration) (*domain.ExportJob, error) {
 	db := conn(ctx, s.db)
-	const reason = "a replica takes the oldest waiting export of any company"
-	next := acrossCompanies(db, reason).NewSelect().TableExpr("fhir_exports").Column("id").
+	next := acrossCompanies(db, "a replica takes the oldest waiting export of any company").NewSelect().TableExpr("fhir_exports").Column("id").
 		Where("state IN (?)", bun.List([]string{string(domain.ExportAccepted), string(domain.ExportRunning)})).
 		Where("(lease_until IS NULL OR lease_until < ?)", now.UTC()).OrderExpr("created_at").Limit(1)
 	if db.Dialect().Name() == dialect.PG {
 		next = next.For("UPDATE SKIP LOCKED")
 	}
 	var rows []exportRow
-	_, err := acrossCompanies(db, reason).NewUpdate().Model((*exportRow)(nil)).
+	_, err := acrossCompanies(db, "a replica takes the oldest waiting export of any company").NewUpdate().Model((*exportRow)(nil)).
 		Set("lease_owner = ?", owner).Set("lease_until = ?", now.Add(lease).UTC()).
 		Set("state = ?", string(domain.ExportRunning)).Set("attempts = attempts + 1").
 		Where("id IN (?)", next).Returning("*").Exec(ctx, &rows)
@@ -232,14 +231,13 @@ func (s *ExportJobs) Delete(ctx context.Context, company domain.CompanyID, id uu
 
 func (s *ExportJobs) Expired(ctx context.Context, now time.Time) ([]domain.ExportJob, error) {
 	db := conn(ctx, s.db)
-	const reason = "every replica sweeps the expired exports of every company"
-	if _, err := acrossCompanies(db, reason).NewDelete().Model((*exportRow)(nil)).
+	if _, err := acrossCompanies(db, "every replica sweeps the expired exports of every company").NewDelete().Model((*exportRow)(nil)).
 		Where("state IN (?)", bun.List([]string{string(domain.ExportDeleted), string(domain.ExportFailed)})).
 		Where("expires_at < ?", now.Add(-domain.ExportJobMemory).UTC()).Exec(ctx); err != nil {
 		return nil, translate(err)
 	}
 	var rows []exportRow
-	err := acrossCompanies(db, reason).NewSelect().Model(&rows).
+	err := acrossCompanies(db, "every replica sweeps the expired exports of every company").NewSelect().Model(&rows).
 		Where("state = ?", string(domain.ExportCompleted)).Where("expires_at < ?", now.UTC()).OrderExpr("expires_at").Limit(100).Scan(ctx)
 	if err != nil {
 		return nil, translate(err)

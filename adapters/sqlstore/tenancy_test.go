@@ -38,6 +38,8 @@ var acceptedAcrossCompanies = []string{
 	"the metrics count the endpoints of every company",
 	"the metrics read how far the sync feed is held back, one horizon for all companies",
 	"ended tokens and sessions are one list for all companies, named by digests alone",
+	"a replica takes the oldest waiting export of any company",
+	"every replica sweeps the expired exports of every company",
 }
 
 // builders start a query that reads, changes or deletes rows. Inserts are

@@ -7,6 +7,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/ports"
 )
 
 // The Integrations page: the company's OAuth clients, made, rotated and revoked.
@@ -72,7 +73,13 @@ func (s *Site) createClient(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	client, secret, err := s.api.Integrations.CreateClient(ctx(c), memberOf(c).Grant(), form.Get("name"), scopes)
+	// A client that signs in with its keys (SMART Backend Services) names
+	// them by URL or pastes its JWK Set; it gets no secret.
+	in := ports.ClientInput{Name: form.Get("name"), Scopes: scopes.String(), KeySetURL: strings.TrimSpace(form.Get("jwks_url"))}
+	if set := strings.TrimSpace(form.Get("jwks")); set != "" {
+		in.KeySet = []byte(set)
+	}
+	client, secret, err := s.api.Integrations.CreateClient(ctx(c), memberOf(c).Grant(), in)
 	if err != nil {
 		return err
 	}

@@ -221,6 +221,9 @@ func (a *Admin) CreateClient(ctx context.Context, in NewClientInput) (domain.Cli
 	if err := a.clients.Create(ctx, client); err != nil {
 		return domain.Client{}, "", fmt.Errorf("store client: %w", err)
 	}
+	if client.SignsAssertions() {
+		return client, "", nil // it signs in with its key: its secret is never accepted, so none is handed out
+	}
 	return client, secret, nil
 }
 
@@ -252,7 +255,14 @@ func (a *Admin) EnsureClient(ctx context.Context, in NewClientInput) (domain.Cli
 	if err := client.Rename(in.Name, scopes); err != nil {
 		return domain.Client{}, "", err
 	}
-	if client.Name != before.Name || client.Scopes.String() != before.Scopes.String() {
+	// Its keys as declared: a key set declared, changed or removed takes
+	// effect at the next sign-in (the key cache holds a set five minutes).
+	if err := CheckKeySet(in.KeySetURL, in.KeySet, true); err != nil {
+		return domain.Client{}, "", err
+	}
+	client.KeySetURL, client.KeySet = in.KeySetURL, in.KeySet
+	if client.Name != before.Name || client.Scopes.String() != before.Scopes.String() ||
+		client.KeySetURL != before.KeySetURL || string(client.KeySet) != string(before.KeySet) {
 		if err := a.clients.Update(ctx, in.Company, client); err != nil {
 			return domain.Client{}, "", fmt.Errorf("update client: %w", err)
 		}

@@ -87,7 +87,7 @@ func CheckKeySet(url string, set []byte, allowPrivate bool) error {
 // of the client's keys (picked by kid), iss and sub the client, aud the
 // token endpoint, exp in the future and at most five minutes ahead, jti
 // never seen before for this client.
-func (a *assertions) verify(ctx context.Context, load func(domain.ClientID) (domain.Client, error), as ports.ClientAssertion, named domain.ClientID, now time.Time) (domain.Client, error) {
+func (a *assertions) verify(ctx context.Context, load func(id domain.ClientID, fresh bool) (domain.Client, error), as ports.ClientAssertion, named domain.ClientID, now time.Time) (domain.Client, error) {
 	tok, err := jwt.ParseSigned(as.JWT, signatureAlgorithms)
 	if err != nil {
 		return domain.Client{}, refused("is not a JWT signed with one of %v", domain.AssertionAlgorithms)
@@ -100,9 +100,16 @@ func (a *assertions) verify(ctx context.Context, load func(domain.ClientID) (dom
 	if named != "" && named != id {
 		return domain.Client{}, refused("names another client than client_id")
 	}
-	client, err := load(id)
+	client, err := load(id, false)
 	if err != nil {
 		return domain.Client{}, err
+	}
+	if kid := tok.Headers[0].KeyID; len(client.KeySet) > 0 && !inlineKey(client, kid) {
+		// A key the cached client does not hold may have been registered
+		// since (a rotation in the settings or the operator): read it again.
+		if client, err = load(id, true); err != nil {
+			return domain.Client{}, err
+		}
 	}
 	if client.KeySetURL == "" && len(client.KeySet) == 0 {
 		return client, refused("is not how this client signs in: it has no keys registered")
@@ -141,6 +148,16 @@ func (a *assertions) verify(ctx context.Context, load func(domain.ClientID) (dom
 		return client, fmt.Errorf("record the assertion: %w", err)
 	}
 	return client, nil
+}
+
+// inlineKey tells whether the client's inline set holds a public key kid.
+func inlineKey(client domain.Client, kid string) bool {
+	var set jose.JSONWebKeySet
+	if json.Unmarshal(client.KeySet, &set) != nil {
+		return false
+	}
+	keys := set.Key(kid)
+	return len(keys) == 1 && keys[0].IsPublic()
 }
 
 // key is the client's public key named kid: from its inline set, or from

@@ -282,12 +282,20 @@ func (e *Exports) run(ctx context.Context, claimed domain.ExportJob) {
 	if job.Owner != e.owner || job.State != domain.ExportRunning || job.Attempts != claimed.Attempts {
 		return // taken over while this replica stood still: the files are the other run's
 	}
-	e.remove(ctx, job.Company, names(job.Files)) // an earlier attempt's, whose lease ran out
+	// The files of earlier attempts, whose leases ran out, go; never a
+	// later attempt's (the job may be taken over while this runs).
+	var stale []string
+	for _, f := range job.Files {
+		if a := domain.ExportFileAttempt(job.ID, f.Name); a > 0 && a < job.Attempts {
+			stale = append(stale, f.Name)
+		}
+	}
+	e.remove(ctx, job.Company, stale)
 	job.Files = nil
 	if job.Attempts > domain.ExportAttempts {
 		job.State, job.Error, job.Progress = domain.ExportFailed, "the export failed on every attempt", "failed"
 		job.ExpiresAt = e.now().Add(domain.ExportFileExpiry)
-		e.save(ctx, &job)
+		_ = e.save(ctx, &job) // a save lost is the next claim's: it fails the job again
 		return
 	}
 	r := exportRun{Exports: e, job: &job, lastSave: e.now()}
@@ -309,7 +317,7 @@ func (e *Exports) run(ctx context.Context, claimed domain.ExportJob) {
 		job.Files = nil
 		job.LeaseUntil = e.now().Add(time.Duration(job.Attempts) * 10 * time.Second)
 		job.Progress = "waiting to be tried again"
-		e.save(ctx, &job)
+		_ = e.save(ctx, &job) // unsaved, the lease runs out all the same
 	}
 }
 
@@ -368,9 +376,7 @@ func (r *exportRun) write(ctx context.Context) error {
 // file writes one NDJSON file of typ from q's position, up to the bound;
 // more tells whether the type goes on in another file.
 func (r *exportRun) file(ctx context.Context, grant domain.Grant, typ string, q *domain.ListQuery) (more bool, err error) {
-	// Named by the attempt too: a runner that lost its lease removes its
-	// own files, never those of the run that took over.
-	name := fmt.Sprintf("export-%s-%d-%d.ndjson", r.job.ID, r.job.Attempts, len(r.job.Files)+1)
+	name := domain.ExportFileName(r.job.ID, r.job.Attempts, len(r.job.Files)+1)
 	w, err := r.blobs.NewWriter(ctx, r.job.Company, name, "application/fhir+ndjson")
 	if err != nil {
 		return false, err

@@ -2,6 +2,7 @@ package usecase
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/praxis-health/praxis/domain"
@@ -52,15 +53,17 @@ func (in *Integrations) ClientUsage(ctx context.Context, g domain.Grant, clients
 }
 
 // CreateClient registers an integrator's client of the grant's company;
-// its secret is shown once.
-func (in *Integrations) CreateClient(ctx context.Context, g domain.Grant, name string, scopes domain.Scopes) (domain.Client, domain.Secret, error) {
+// its secret is shown once, and a client registered with its public keys
+// has none.
+func (in *Integrations) CreateClient(ctx context.Context, g domain.Grant, c NewClientInput) (domain.Client, domain.Secret, error) {
 	if err := g.Require(domain.ScopeSettingsWrite); err != nil {
 		return domain.Client{}, "", err
 	}
-	if len(scopes) == 0 {
+	if strings.TrimSpace(c.Scopes) == "" {
 		return domain.Client{}, "", &domain.ValidationError{Field: "scopes", Message: "choose at least one scope"}
 	}
-	return in.admin.CreateClient(ctx, NewClientInput{Company: g.CompanyID, Name: name, Scopes: scopes.String()})
+	c.Company, c.ExternalRef = g.CompanyID, ""
+	return in.admin.CreateClient(ctx, c)
 }
 
 // ownClient answers the company's client of id; another company's is not found.
@@ -85,7 +88,7 @@ func (in *Integrations) RotateClientSecret(ctx context.Context, g domain.Grant, 
 	if err != nil {
 		return "", err
 	}
-	if c.RevokedAt != nil {
+	if c.RevokedAt != nil || c.SignsAssertions() { // a client that signs has no secret to rotate
 		return "", domain.ErrConflict
 	}
 	return in.admin.RotateClientSecret(ctx, g.CompanyID, c, overlap)

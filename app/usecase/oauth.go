@@ -99,9 +99,12 @@ func (o *OAuth) tokenClient(ctx context.Context, req ports.TokenRequest) (domain
 	if req.Assertion == nil {
 		return o.verifyClient(ctx, req.Client, false)
 	}
-	load := func(id domain.ClientID) (domain.Client, error) {
+	load := func(id domain.ClientID, fresh bool) (domain.Client, error) {
 		if err := o.lockout.check(ctx, clientSubject(id), req.Client.Source); err != nil {
 			return domain.Client{}, err
+		}
+		if fresh {
+			o.known.forget(id)
 		}
 		client, err := o.client(ctx, id)
 		if errors.Is(err, domain.ErrNotFound) || (err == nil && !client.Active()) {
