@@ -1,6 +1,7 @@
 package ports
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"time"
@@ -51,11 +52,16 @@ type ExportType struct {
 	Patient bool
 }
 
-// ExportPage is what one page of an export wrote.
+// ExportPage is one page of an export, read: its resources are written
+// by Render, which may run on another goroutine while the next page is
+// read (the pages' lines must then be written in the pages' order). A
+// page followed by more is full (as many as asked for).
 type ExportPage struct {
-	Lines   int
 	Next    domain.Cursor
 	HasMore bool
+	// Render appends the page's resources to w as NDJSON lines and
+	// answers how many; nil for a page with nothing to write.
+	Render func(w *bytes.Buffer) (int, error)
 }
 
 // ExportSource renders the resources an export writes (adapters/fhir): a
@@ -63,12 +69,12 @@ type ExportPage struct {
 type ExportSource interface {
 	// ExportTypes are the types served, in the server's order.
 	ExportTypes() []ExportType
-	// ExportPage writes one page of typ's resources as NDJSON lines to w:
-	// the objects of q's page of the type's feed (q.Below: the cut). A type
-	// that is no feed (the Organization: the company) is written whole, if
-	// it changed at or after since (nil: always). The customers it reaches
-	// are touched on ctx's audit event.
-	ExportPage(ctx context.Context, grant domain.Grant, typ string, q domain.ListQuery, since *time.Time, w io.Writer) (ExportPage, error)
+	// ExportPage reads one page of typ's resources: the objects of q's page
+	// of the type's feed (q.Below: the cut). A type that is no feed (the
+	// Organization: the company) is one page, empty unless it changed at or
+	// after since (nil: always). The customers it reaches are touched on
+	// ctx's audit event.
+	ExportPage(ctx context.Context, grant domain.Grant, typ string, q domain.ListQuery, since *time.Time) (ExportPage, error)
 }
 
 // ExportRequest is a kick-off: Patient/$export (Patients) or the system's,

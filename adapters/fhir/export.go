@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -56,56 +55,53 @@ func (e *ExportSource) ExportTypes() []ports.ExportType {
 	return out
 }
 
-// ExportPage writes one page of typ's feed as NDJSON, in one write. The
-// Organization (the company, one resource) is written whole when it
-// changed at or after since.
-func (e *ExportSource) ExportPage(ctx context.Context, grant domain.Grant, typ string, q domain.ListQuery, since *time.Time, w io.Writer) (ports.ExportPage, error) {
+// ExportPage reads one page of typ's feed; its Render maps and encodes
+// it, one resource a line. The Organization (the company, one resource)
+// is read whole when it changed at or after since.
+func (e *ExportSource) ExportPage(ctx context.Context, grant domain.Grant, typ string, q domain.ListQuery, since *time.Time) (ports.ExportPage, error) {
 	rt := resourceByName(typ)
 	if rt == nil {
 		return ports.ExportPage{}, domain.ErrNotFound
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf) // one line per resource: Encode ends each with '\n'
-	enc.SetEscapeHTML(false)
 	if rt.section == "" {
 		if err := grant.Require(domain.ScopeCompanyRead); err != nil {
 			return ports.ExportPage{}, err
 		}
 		company, err := e.profiles.Profile(ctx, grant.CompanyID)
-		if err != nil {
-			return ports.ExportPage{}, err
+		if err != nil || (since != nil && company.UpdatedAt.Before(*since)) {
+			return ports.ExportPage{}, err // nothing to write (no Render)
 		}
-		if since != nil && company.UpdatedAt.Before(*since) {
-			return ports.ExportPage{}, nil
-		}
-		if err := enc.Encode(organization(company)); err != nil {
-			return ports.ExportPage{}, err
-		}
-		_, err = w.Write(buf.Bytes())
-		return ports.ExportPage{Lines: 1}, err
+		return ports.ExportPage{Render: func(w *bytes.Buffer) (int, error) { return 1, encodeLine(w, organization(company)) }}, nil
 	}
 	page, err := e.records.List(ctx, grant, domain.KindOf(rt.section), q)
 	if err != nil {
 		return ports.ExportPage{}, err
 	}
-	objs, err := decodeObjects(page.Data)
-	if err != nil {
-		return ports.ExportPage{}, err
-	}
-	x := view{company: grant.CompanyID}
-	for _, o := range objs {
-		if err := enc.Encode(rt.toFHIR(x, o)); err != nil {
-			return ports.ExportPage{}, err
-		}
-	}
 	next, err := domain.ParseCursor(page.NextCursor)
 	if err != nil {
 		return ports.ExportPage{}, err
 	}
-	if _, err := w.Write(buf.Bytes()); err != nil {
-		return ports.ExportPage{}, err
+	render := func(w *bytes.Buffer) (int, error) {
+		objs, err := decodeObjects(page.Data)
+		if err != nil {
+			return 0, err
+		}
+		x := view{company: grant.CompanyID}
+		for _, o := range objs {
+			if err := encodeLine(w, rt.toFHIR(x, o)); err != nil {
+				return 0, err
+			}
+		}
+		return len(objs), nil
 	}
-	return ports.ExportPage{Lines: len(objs), Next: next, HasMore: page.HasMore}, nil
+	return ports.ExportPage{Next: next, HasMore: page.HasMore, Render: render}, nil
+}
+
+// encodeLine appends v to w as one line of JSON.
+func encodeLine(w *bytes.Buffer, v any) error {
+	enc := json.NewEncoder(w) // Encode ends the line with '\n'
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
 }
 
 // exportRequest is a kick-off as the door reads it. The IG's parameters

@@ -1,6 +1,7 @@
 package usecase
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -10,6 +11,8 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"runtime"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"time"
@@ -299,7 +302,7 @@ func (e *Exports) run(ctx context.Context, claimed domain.ExportJob) {
 		return
 	}
 	r := exportRun{Exports: e, job: &job, lastSave: e.now()}
-	err = r.write(ctx)
+	err = safely(func() error { return r.write(ctx) })
 	switch {
 	case err == nil:
 		now := e.now()
@@ -319,6 +322,17 @@ func (e *Exports) run(ctx context.Context, claimed domain.ExportJob) {
 		job.Progress = "waiting to be tried again"
 		_ = e.save(ctx, &job) // unsaved, the lease runs out all the same
 	}
+}
+
+// safely runs fn; a panic in it (a bug) is its error, so that the run
+// fails and is tried again instead of the server going down.
+func safely(fn func() error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("the run panicked: %v\n%s", p, debug.Stack())
+		}
+	}()
+	return fn()
 }
 
 // save writes the job; errCancelled when it is no longer this runner's.
@@ -392,14 +406,18 @@ func (r *exportRun) file(ctx context.Context, grant domain.Grant, typ string, q 
 	ev.Action, ev.Section, ev.ObjectID = audit.ActionFHIRExport, "fhir", r.job.ID.String()+"/"+name
 	access := audit.NewAccess(ev, nil)
 	actx := audit.With(ctx, access)
-	lines := 0
-	for lines < r.s.LinesPerFile {
-		q.Limit = min(r.s.Page, r.s.LinesPerFile-lines)
-		page, err := r.source.ExportPage(actx, grant, typ, *q, r.job.Since, w)
+	out := newRenderQueue(w)
+	defer out.close()
+	for read := 0; read < r.s.LinesPerFile; {
+		q.Limit = min(r.s.Page, r.s.LinesPerFile-read)
+		page, err := r.source.ExportPage(actx, grant, typ, *q, r.job.Since)
 		if err != nil {
 			return false, err
 		}
-		lines += page.Lines
+		if err := out.add(page.Render); err != nil {
+			return false, err
+		}
+		read += q.Limit // a page followed by more is full
 		q.After = &page.Next
 		if more = page.HasMore; !more {
 			break
@@ -410,6 +428,10 @@ func (r *exportRun) file(ctx context.Context, grant domain.Grant, typ string, q 
 				return false, err
 			}
 		}
+	}
+	lines, err := out.flush()
+	if err != nil {
+		return false, err
 	}
 	if lines == 0 {
 		return false, nil // nothing of this type: no file (the Bulk Data IG allows none)
@@ -432,3 +454,80 @@ func (r *exportRun) file(ctx context.Context, grant domain.Grant, typ string, q 
 	}
 	return more, nil
 }
+
+// renderQueue renders an export's pages on up to GOMAXPROCS goroutines
+// while the next pages are read, and writes them to the file in order.
+type renderQueue struct {
+	w       io.Writer
+	pending []chan rendered
+	lines   int
+}
+
+type rendered struct {
+	buf   *bytes.Buffer
+	lines int
+	err   error
+}
+
+func newRenderQueue(w io.Writer) *renderQueue { return &renderQueue{w: w} }
+
+// add starts rendering a page, first writing the oldest one when as many
+// are in flight as there are processors.
+func (q *renderQueue) add(render func(*bytes.Buffer) (int, error)) error {
+	if len(q.pending) >= runtime.GOMAXPROCS(0) {
+		if err := q.writeOldest(); err != nil {
+			return err
+		}
+	}
+	done := make(chan rendered, 1)
+	q.pending = append(q.pending, done)
+	go func() {
+		buf := renderBuffers.Get().(*bytes.Buffer)
+		buf.Reset()
+		var n int
+		var err error
+		defer func() {
+			if p := recover(); p != nil { // a bug in a mapping fails the run, not the server
+				err = fmt.Errorf("rendering a page panicked: %v\n%s", p, debug.Stack())
+			}
+			done <- rendered{buf: buf, lines: n, err: err}
+		}()
+		if render != nil { // nil: a page with nothing to write
+			n, err = render(buf)
+		}
+	}()
+	return nil
+}
+
+func (q *renderQueue) writeOldest() error {
+	r := <-q.pending[0]
+	q.pending = q.pending[1:]
+	defer renderBuffers.Put(r.buf)
+	if r.err != nil {
+		return r.err
+	}
+	q.lines += r.lines
+	_, err := q.w.Write(r.buf.Bytes())
+	return err
+}
+
+// flush writes every page still in flight and answers the lines written.
+func (q *renderQueue) flush() (int, error) {
+	for len(q.pending) > 0 {
+		if err := q.writeOldest(); err != nil {
+			return 0, err
+		}
+	}
+	return q.lines, nil
+}
+
+// close waits for the pages still rendering (after an error), so that no
+// goroutine outlives the file.
+func (q *renderQueue) close() {
+	for _, p := range q.pending {
+		renderBuffers.Put((<-p).buf)
+	}
+	q.pending = nil
+}
+
+var renderBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
