@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/praxis-health/praxis/domain"
 	"github.com/praxis-health/praxis/test/testenv"
 )
 
@@ -452,4 +453,81 @@ func TestFHIRWrites(t *testing.T) {
 		outcome(t, "a participant of no kind", p.fhirWrite(t, http.MethodPost, "Appointment", strings.Replace(appointment, "Location/", "Device/", 1)), http.StatusBadRequest, "invalid")
 		outcome(t, "a cancelled appointment to book", p.fhirWrite(t, http.MethodPost, "Appointment", strings.Replace(appointment, `"booked"`, `"cancelled"`, 1)), http.StatusUnprocessableEntity, "business-rule")
 	})
+}
+
+// TestFHIRLabReportsAndDeviceOrders: a lab result is a DiagnosticReport
+// whose rows are contained Observations (value and unit as the lab wrote
+// them, the reference range, the flag as an interpretation, a text result
+// as valueString); a device order is a ServiceRequest with the practice's
+// order number (PLAC), its procedure and tests, its status as a request's.
+func TestFHIRLabReportsAndDeviceOrders(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, backends[0])
+	p := newPractice(t, s)
+	lab := p.post(t, "lab-results", p.example(domain.KindOf("lab-results"), ""))
+	order := p.post(t, "device-orders", p.example(domain.KindOf("device-orders"), ""))
+	if lab.status != http.StatusCreated || order.status != http.StatusCreated {
+		t.Fatalf("lab result %d %s, device order %d %s", lab.status, lab.body, order.status, order.body)
+	}
+	var report struct {
+		Status    string
+		Subject   struct{ Reference string }
+		Issued    string
+		Performer []struct{ Display string }
+		Result    []struct{ Reference string }
+		Contained []struct {
+			ID            string
+			Code          struct{ Text string }
+			ValueQuantity *struct {
+				Value json.Number
+				Unit  string
+			}
+			ValueString    string
+			ReferenceRange []struct{ Low, High struct{ Value json.Number } }
+			Interpretation []struct{ Coding []struct{ Code string } }
+		}
+	}
+	if err := json.Unmarshal(p.fhir(t, "DiagnosticReport/"+lab.decode(t)["id"].(string)).body, &report); err != nil {
+		t.Fatal(err)
+	}
+	if report.Status != "final" || report.Subject.Reference != fmt.Sprint("Patient/", p.customer) || report.Issued == "" ||
+		len(report.Performer) != 1 || report.Performer[0].Display != "Labor Dr. Weiss" || len(report.Result) != 2 || len(report.Contained) != 2 {
+		t.Fatalf("the report: %+v", report)
+	}
+	hba1c, colour := report.Contained[0], report.Contained[1]
+	if report.Result[0].Reference != "#"+hba1c.ID || hba1c.Code.Text != "HbA1c" || hba1c.ValueQuantity == nil || hba1c.ValueQuantity.Value != "6.1" ||
+		hba1c.ValueQuantity.Unit != "%" || len(hba1c.ReferenceRange) != 1 || hba1c.ReferenceRange[0].Low.Value != "4.0" ||
+		hba1c.ReferenceRange[0].High.Value != "5.6" || len(hba1c.Interpretation) != 1 || hba1c.Interpretation[0].Coding[0].Code != "H" {
+		t.Errorf("the HbA1c row: %+v", hba1c)
+	}
+	if colour.ValueString != "yellow" || colour.ValueQuantity != nil || colour.Interpretation != nil {
+		t.Errorf("the text row: %+v", colour)
+	}
+
+	var request struct {
+		Status, Intent string
+		Subject        struct{ Reference string }
+		Identifier     []struct {
+			Type  struct{ Coding []struct{ Code string } }
+			Value string
+		}
+		Code        struct{ Text string }
+		OrderDetail []struct{ Text string }
+	}
+	number := fmt.Sprint(order.decode(t)["number"])
+	if err := json.Unmarshal(p.fhir(t, "ServiceRequest/"+order.decode(t)["id"].(string)).body, &request); err != nil {
+		t.Fatal(err)
+	}
+	if request.Status != "active" || request.Intent != "order" || request.Subject.Reference != fmt.Sprint("Patient/", p.customer) ||
+		len(request.Identifier) != 1 || request.Identifier[0].Value != number || request.Identifier[0].Type.Coding[0].Code != "PLAC" ||
+		request.Code.Text != "EKG04" || len(request.OrderDetail) != 1 || request.OrderDetail[0].Text != "RUHE" {
+		t.Errorf("the service request: %+v", request)
+	}
+	found := readBundle(t, p.fhir(t, fmt.Sprintf("ServiceRequest?patient=Patient/%d&status=active", p.customer)))
+	if !slices.Equal(found.ids["match"], []string{order.decode(t)["id"].(string)}) {
+		t.Errorf("active requests of the patient: %v", found.ids)
+	}
+	if none := readBundle(t, p.fhir(t, "ServiceRequest?status=completed")); len(none.ids["match"]) != 0 {
+		t.Errorf("completed requests: %v", none.ids)
+	}
 }

@@ -90,6 +90,15 @@ var resources = []*resourceType{
 		{name: "date", kind: "date", doc: "when measured", match: dateField("measured_at")},
 		{name: "code", kind: "token", doc: "the LOINC code (" + systemLOINC + "|…)", match: tokenOf(func(o object) string { return str(o, "loinc_code") })},
 	}},
+	{name: "DiagnosticReport", section: "lab-results", patient: "customer_id", toFHIR: labReport, params: []searchParam{
+		{name: "date", kind: "date", doc: "when the sample was collected", match: dateField("collected_at")},
+		{name: "issued", kind: "date", doc: "when the lab reported", match: dateField("reported_at")},
+		{name: "status", kind: "token", doc: "final, preliminary, corrected", match: tokenOf(func(o object) string { return str(o, "status") })},
+	}},
+	{name: "ServiceRequest", section: "device-orders", patient: "customer_id", toFHIR: serviceRequest, params: []searchParam{
+		{name: "status", kind: "token", doc: "active, completed, revoked", match: tokenOf(func(o object) string { return orderStatus[str(o, "status")] })},
+		{name: "authored", kind: "date", doc: "when the order was made", match: dateField("created_at")},
+	}},
 }
 
 // resourceByName is the served resource of a type name, or nil.
@@ -436,6 +445,124 @@ func observation(_ view, o object) map[string]any {
 	}
 	return r
 }
+
+// labReport is a lab result as a DiagnosticReport: each of its rows an
+// Observation contained in it (value or text, unit, reference range,
+// interpretation from the lab's flag), the lab as its performer.
+func labReport(_ view, o object) map[string]any {
+	r := base("DiagnosticReport", o)
+	status := str(o, "status")
+	if status == "" {
+		status = "final"
+	}
+	r["status"] = status
+	r["category"] = []any{coding("http://terminology.hl7.org/CodeSystem/v2-0074", "LAB")}
+	r["code"] = map[string]any{"text": "Laboratory report"}
+	patientRef := map[string]any{"reference": "Patient/" + ref(o, "customer_id")}
+	r["subject"] = patientRef
+	setNonEmpty(r, "effectiveDateTime", str(o, "collected_at"))
+	setNonEmpty(r, "issued", str(o, "reported_at"))
+	if lab := str(o, "lab_name"); lab != "" {
+		r["performer"] = []any{map[string]any{"display": lab}}
+	}
+	if n := str(o, "order_number"); n != "" {
+		r["identifier"] = []any{map[string]any{"value": n}}
+	}
+	rows, _ := o["results"].([]any)
+	var contained, results []any
+	for i, row := range rows {
+		v, _ := row.(map[string]any)
+		x := object(v)
+		id := "r" + strconv.Itoa(i+1)
+		obs := map[string]any{"resourceType": "Observation", "id": id, "status": status, "subject": patientRef,
+			"category": []any{coding("http://terminology.hl7.org/CodeSystem/observation-category", "laboratory")}}
+		code := map[string]any{"text": str(x, "name")}
+		var codings []any
+		if l := str(x, "loinc_code"); l != "" {
+			codings = append(codings, map[string]any{"system": systemLOINC, "code": l})
+		}
+		if c := str(x, "code"); c != "" {
+			codings = append(codings, map[string]any{"code": c}) // the lab's own code: its system unknown
+		}
+		setNonEmpty(code, "coding", codings)
+		obs["code"] = code
+		setNonEmpty(obs, "effectiveDateTime", str(o, "collected_at"))
+		if q, ok := decimal(x["value"]); ok {
+			vq := map[string]any{"value": q}
+			setNonEmpty(vq, "unit", str(x, "unit")) // the lab's unit as written: not claimed to be UCUM
+			obs["valueQuantity"] = vq
+		} else {
+			setNonEmpty(obs, "valueString", str(x, "value_text"))
+		}
+		rr := map[string]any{}
+		if low, ok := decimal(x["reference_low"]); ok {
+			rr["low"] = labQuantity(low, str(x, "unit"))
+		}
+		if high, ok := decimal(x["reference_high"]); ok {
+			rr["high"] = labQuantity(high, str(x, "unit"))
+		}
+		setNonEmpty(rr, "text", str(x, "reference_text"))
+		if len(rr) > 0 {
+			obs["referenceRange"] = []any{rr}
+		}
+		if code, ok := interpretations[str(x, "flag")]; ok {
+			obs["interpretation"] = []any{coding("http://terminology.hl7.org/CodeSystem/v3-ObservationInterpretation", code)}
+		}
+		if c := str(x, "comment"); c != "" {
+			obs["note"] = []any{map[string]any{"text": c}}
+		}
+		contained = append(contained, obs)
+		results = append(results, map[string]any{"reference": "#" + id})
+	}
+	setNonEmpty(r, "contained", contained)
+	setNonEmpty(r, "result", results)
+	return r
+}
+
+// interpretations are the lab's flags as HL7 observation interpretations.
+var interpretations = map[string]string{"normal": "N", "low": "L", "high": "H", "abnormal": "A", "critical": "AA"}
+
+func labQuantity(v json.Number, unit string) map[string]any {
+	q := map[string]any{"value": v}
+	setNonEmpty(q, "unit", unit)
+	return q
+}
+
+// serviceRequest is a device order: the examination praxis asks a device
+// for (GDT 6302), with its procedure and tests (8402, 8410), numbered as
+// the practice numbers it (8310).
+func serviceRequest(x view, o object) map[string]any {
+	r := base("ServiceRequest", o)
+	r["status"] = orderStatus[str(o, "status")]
+	r["intent"] = "order"
+	r["subject"] = map[string]any{"reference": "Patient/" + ref(o, "customer_id")}
+	r["identifier"] = []any{map[string]any{
+		"type":   coding(systemV2_0203, "PLAC"),
+		"system": "urn:praxis:" + x.company.String() + ":device-orders", "value": ref(o, "number"),
+	}}
+	if p := str(o, "procedure"); p != "" {
+		r["code"] = map[string]any{"text": p}
+	}
+	if tests, ok := o["tests"].([]any); ok && len(tests) > 0 {
+		var details []any
+		for _, t := range tests {
+			if s, ok := t.(string); ok {
+				details = append(details, map[string]any{"text": s})
+			}
+		}
+		setNonEmpty(r, "orderDetail", details)
+	}
+	setNonEmpty(r, "authoredOn", str(o, "created_at"))
+	if n := str(o, "comment"); n != "" {
+		r["note"] = []any{map[string]any{"text": n}}
+	}
+	return r
+}
+
+// orderStatus is a device order's status as a request's: open, written
+// and taken are active; a failed order is revoked like a cancelled one.
+var orderStatus = map[string]string{"open": "active", "written": "active", "taken": "active", "done": "completed",
+	"cancelled": "revoked", "failed": "revoked"}
 
 // organization is the company.
 func organization(c domain.Company) map[string]any {
