@@ -190,9 +190,9 @@ var HTTP = fx.Module("http",
 		asSection(httpapi.NewAuditEvents),
 		asSection(httpapi.NewWebhookEndpoints),
 		asSection(httpapi.NewDeviceOrders),
-		asRoute(func(cfg Config, tel httpapi.Telemetry, auth ports.Authorizer, records ports.Records, booking ports.Booking,
+		asRoute(func(cfg Config, tel httpapi.Telemetry, auth ports.Authorizer, records ports.Records, files ports.Files, booking ports.Booking,
 			profiles ports.CompanyProfiles, exports ports.Exports, auditor ports.Auditor) *fhir.Server {
-			return fhir.New(auth, records, booking, profiles, exports, auditor, fhir.Options{PublicURL: cfg.PublicURL, TokenPath: httpapi.TokenPath,
+			return fhir.New(auth, records, files, booking, profiles, exports, auditor, fhir.Options{PublicURL: cfg.PublicURL, TokenPath: httpapi.TokenPath,
 				TrustedProxies: cfg.Proxies(), AuditFailures: httpapi.AuditFailures(tel)})
 		}),
 		usecase.NewAdmin,

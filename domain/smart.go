@@ -29,7 +29,7 @@ var AssertionAlgorithms = []string{"RS384", "ES384", "RS256", "ES256"}
 var FHIRTypes = map[string]string{
 	"Patient": "customers", "Practitioner": "users", "Organization": "company", "Location": "locations",
 	"HealthcareService": "services", "Appointment": "appointments", "Condition": "diagnoses", "Observation": "measurements",
-	"DiagnosticReport": "lab-results", "ServiceRequest": "device-orders",
+	"DiagnosticReport": "lab-results", "ServiceRequest": "device-orders", "DocumentReference": "files", "Binary": "files",
 }
 
 // SMARTScopes is what one SMART system scope means in praxis scopes:

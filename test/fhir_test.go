@@ -3,6 +3,7 @@
 package test
 
 import (
+	"bytes"
 	"crypto/x509"
 	"encoding/json"
 	"encoding/pem"
@@ -529,5 +530,63 @@ func TestFHIRLabReportsAndDeviceOrders(t *testing.T) {
 	}
 	if none := readBundle(t, p.fhir(t, "ServiceRequest?status=completed")); len(none.ids["match"]) != 0 {
 		t.Errorf("completed requests: %v", none.ids)
+	}
+}
+
+// TestFHIRFilesAsDocuments: a stored file is a DocumentReference of its
+// patient whose attachment names its Binary; the Binary answers the bytes
+// as stored, with their sniffed type, as an attachment; Binary is read by
+// id only; another company's file is not found either way; the read is in
+// the audit trail under the patient.
+func TestFHIRFilesAsDocuments(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, backends[0])
+	p, other := newPractice(t, s), newPractice(t, s)
+	pdf := pdfOfSize(20_000)
+	created := p.postFiles(t, fieldPart("customer_id", fmt.Sprint(p.customer)), fieldPart("category", "lab"), fieldPart("description", "Blutbild"),
+		filePart("labor.pdf", pdf))
+	if created.status != http.StatusCreated {
+		t.Fatalf("POST files: %d %s", created.status, created.body)
+	}
+	id := created.decode(t)["data"].([]any)[0].(map[string]any)["id"].(string)
+	p.fhirListed(t, fmt.Sprintf("DocumentReference?patient=Patient/%d&category=lab", p.customer), id)
+	var doc struct {
+		Status      string
+		Subject     struct{ Reference string }
+		Description string
+		Content     []struct {
+			Attachment struct {
+				ContentType, URL, Title string
+				Size                    int
+			}
+		}
+	}
+	if err := json.Unmarshal(p.fhir(t, "DocumentReference/"+id).body, &doc); err != nil {
+		t.Fatal(err)
+	}
+	att := doc.Content[0].Attachment
+	if doc.Status != "current" || doc.Subject.Reference != fmt.Sprint("Patient/", p.customer) || doc.Description != "Blutbild" ||
+		att.ContentType != "application/pdf" || att.URL != "Binary/"+id || att.Title != "labor.pdf" || att.Size != len(pdf) {
+		t.Fatalf("the document: %+v", doc)
+	}
+	bin := p.fhir(t, att.URL)
+	if bin.status != http.StatusOK || !bytes.Equal(bin.body, pdf) || bin.header.Get("Content-Type") != "application/pdf" ||
+		bin.header.Get("Content-Disposition") != "attachment; filename=labor.pdf" || bin.header.Get("X-Content-Type-Options") != "nosniff" {
+		t.Errorf("the Binary: %d, %d bytes, %v", bin.status, len(bin.body), bin.header)
+	}
+	outcome(t, "a search of Binary", p.fhir(t, "Binary?_id="+id), http.StatusNotFound, "not-supported")
+	outcome(t, "another company's document", other.fhir(t, "DocumentReference/"+id), http.StatusNotFound, "not-found")
+	outcome(t, "another company's Binary", other.fhir(t, "Binary/"+id), http.StatusNotFound, "not-found")
+	if got := readBundle(t, other.fhir(t, "DocumentReference?_count=500")); slices.Contains(got.ids["match"], id) {
+		t.Error("another company lists the document")
+	}
+	auditor := s.tokenFor(t, s.newClient(t, p.company, "audit:read"))
+	events, _ := s.auditEvents(t, auditor, fmt.Sprintf("&customer_id=%d", p.customer))
+	read := false
+	for _, e := range events {
+		read = read || (e.Action == "fhir-read" && e.Section == "files" && e.Object == id)
+	}
+	if !read {
+		t.Errorf("no fhir-read of the Binary under the patient: %+v", events)
 	}
 }

@@ -22,6 +22,10 @@ func (s *Server) capabilities(c *fiber.Ctx) error {
 func capabilityStatement(base, tokenURL string) map[string]any {
 	var rs []any
 	for _, rt := range resources {
+		if rt.binary { // read by id only: the bytes of a DocumentReference's attachment
+			rs = append(rs, map[string]any{"type": rt.name, "interaction": []any{map[string]any{"code": "read"}}, "versioning": "no-version"})
+			continue
+		}
 		params := []any{}
 		for _, p := range append(append([]searchParam{}, commonParams...), rt.params...) {
 			params = append(params, map[string]any{"name": p.name, "type": p.kind, "documentation": p.doc})

@@ -30,15 +30,15 @@ const MIMENDJSON = "application/fhir+ndjson"
 // ExportSource renders the resources of an export (ports.ExportSource):
 // the same table, mappings and grant as the searches.
 type ExportSource struct {
-	records  ports.Records
+	read     readers
 	profiles ports.CompanyProfiles
 }
 
 var _ ports.ExportSource = (*ExportSource)(nil)
 
 // NewExportSource renders exports through the resource API's driving ports.
-func NewExportSource(records ports.Records, profiles ports.CompanyProfiles) *ExportSource {
-	return &ExportSource{records: records, profiles: profiles}
+func NewExportSource(records ports.Records, files ports.Files, profiles ports.CompanyProfiles) *ExportSource {
+	return &ExportSource{read: readers{records: records, files: files}, profiles: profiles}
 }
 
 // ExportTypes are the table's types: each with its read scope, and
@@ -46,6 +46,9 @@ func NewExportSource(records ports.Records, profiles ports.CompanyProfiles) *Exp
 func (e *ExportSource) ExportTypes() []ports.ExportType {
 	out := make([]ports.ExportType, 0, len(resources))
 	for _, rt := range resources {
+		if rt.binary { // a file's bytes: its DocumentReference is exported, they are downloaded by it
+			continue
+		}
 		scope := domain.ScopeCompanyRead
 		if rt.section != "" {
 			scope = domain.ReadScope(rt.section)
@@ -73,7 +76,7 @@ func (e *ExportSource) ExportPage(ctx context.Context, grant domain.Grant, typ s
 		}
 		return ports.ExportPage{Render: func(w *bytes.Buffer) (int, error) { return 1, encodeLine(w, organization(company)) }}, nil
 	}
-	page, err := e.records.List(ctx, grant, domain.KindOf(rt.section), q)
+	page, err := e.read.of(rt).list(ctx, grant, q)
 	if err != nil {
 		return ports.ExportPage{}, err
 	}

@@ -102,12 +102,18 @@ func TestCapabilityStatementIsTheTable(t *testing.T) {
 		if stated["type"] != rt.name {
 			t.Errorf("stated %v, served %s", stated["type"], rt.name)
 		}
-		if rt.section != "" && domain.KindOf(rt.section) == nil {
+		if rt.section != "" && rt.section != "files" && domain.KindOf(rt.section) == nil {
 			t.Errorf("%s views %s, which is no section", rt.name, rt.section)
 		}
 		// The SMART scopes the token endpoint grants name the same sections.
 		if want := map[bool]string{true: "company", false: rt.section}[rt.section == ""]; domain.FHIRTypes[rt.name] != want {
 			t.Errorf("%s: the SMART scopes mean %q, the door serves %q", rt.name, domain.FHIRTypes[rt.name], want)
+		}
+		if rt.binary {
+			if _, searched := stated["searchParam"]; searched || len(stated["interaction"].([]any)) != 1 {
+				t.Errorf("%s is read by id only: %v", rt.name, stated)
+			}
+			continue
 		}
 		var names []string
 		for _, p := range stated["searchParam"].([]any) {

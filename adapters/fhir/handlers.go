@@ -1,6 +1,7 @@
 package fhir
 
 import (
+	"mime"
 	"slices"
 	"strconv"
 	"strings"
@@ -43,11 +44,17 @@ func (s *Server) read(c *fiber.Ctx) error {
 		}
 		return send(c, org)
 	}
-	kind := domain.KindOf(rt.section)
-	if !nativeID(kind, id) {
+	rd := s.views.of(rt)
+	if !rd.validID(id) {
 		return domain.ErrNotFound
 	}
-	v, err := s.records.Get(c.UserContext(), grant, kind, id)
+	if rt.binary {
+		if c.Params("vid") != "" {
+			return domain.ErrNotFound
+		}
+		return s.binary(c, id)
+	}
+	v, err := rd.get(c.UserContext(), grant, id)
 	if err != nil {
 		return err
 	}
@@ -69,6 +76,25 @@ func (s *Server) read(c *fiber.Ctx) error {
 		return err
 	}
 	return send(c, rt.toFHIR(view{company: grant.CompanyID}, o))
+}
+
+// binary answers a file's bytes, as the native download does: its media
+// type as sniffed, never rendered by a browser.
+func (s *Server) binary(c *fiber.Ctx, id string) error {
+	grant := httpkit.GrantOf(c)
+	f, err := s.views.files.Get(c.UserContext(), grant, id)
+	if err != nil {
+		return err
+	}
+	body, err := s.views.files.Open(c.UserContext(), grant, f, 0, -1)
+	if err != nil {
+		return err
+	}
+	c.Set(fiber.HeaderContentType, f.ContentType)
+	c.Set(fiber.HeaderContentDisposition, mime.FormatMediaType("attachment", map[string]string{"filename": f.Name}))
+	c.Set(fiber.HeaderETag, `W/"`+strconv.FormatInt(f.Version, 10)+`"`)
+	c.Response().SetBodyStream(body, int(f.Size)) // fasthttp closes body once it is sent
+	return nil
 }
 
 // vread is a read of one version (FHIR's vread): the current one only,
@@ -116,6 +142,10 @@ func (s *Server) search(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	if rt.binary {
+		return &outcomeError{status: fiber.StatusNotFound, code: "not-supported", reason: "unknown-type",
+			text: "a Binary is read by its id only: search DocumentReference"}
+	}
 	req, err := parseSearch(rt, c)
 	if err != nil {
 		return err
@@ -160,21 +190,21 @@ func (s *Server) search(c *fiber.Ctx) error {
 
 // byID reads the objects among the ids asked for, filtered by the other parameters.
 func (s *Server) byID(c *fiber.Ctx, rt *resourceType, req request) ([]object, error) {
-	kind := domain.KindOf(rt.section)
+	rd := s.views.of(rt)
 	ids := make([]string, 0, len(req.ids))
 	for _, id := range req.ids {
-		if nativeID(kind, id) { // no object has any other
+		if rd.validID(id) { // no object has any other
 			ids = append(ids, id)
 		}
 	}
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	b, err := s.records.Batch(c.UserContext(), httpkit.GrantOf(c), kind, domain.BatchQuery{IDs: ids})
+	data, err := rd.batch(c.UserContext(), httpkit.GrantOf(c), ids)
 	if err != nil {
 		return nil, err
 	}
-	objs, err := decodeObjects(b.Data)
+	objs, err := decodeObjects(data)
 	if err != nil {
 		return nil, err
 	}
@@ -191,11 +221,11 @@ func (s *Server) byID(c *fiber.Ctx, rt *resourceType, req request) ([]object, er
 // the feed ends, or maxReads pages were read; next is the position after
 // the last object read, "" at the end of the feed.
 func (s *Server) scan(c *fiber.Ctx, rt *resourceType, req request) (matches []object, next string, err error) {
-	kind := domain.KindOf(rt.section)
+	rd := s.views.of(rt)
 	q := domain.ListQuery{After: req.cursor, UpdatedSince: req.since, Customer: req.customer}
 	for range maxReads {
 		q.Limit = req.count - len(matches)
-		page, err := s.records.List(c.UserContext(), httpkit.GrantOf(c), kind, q)
+		page, err := rd.list(c.UserContext(), httpkit.GrantOf(c), q)
 		if err != nil {
 			return nil, "", err
 		}
@@ -239,11 +269,11 @@ func (s *Server) include(c *fiber.Ctx, rt *resourceType, req request, matches []
 			continue
 		}
 		patients := resourceByName("Patient")
-		b, err := s.records.Batch(c.UserContext(), httpkit.GrantOf(c), domain.KindOf(patients.section), domain.BatchQuery{IDs: ids})
+		data, err := s.views.of(patients).batch(c.UserContext(), httpkit.GrantOf(c), ids)
 		if err != nil {
 			return nil, err
 		}
-		objs, err := decodeObjects(b.Data)
+		objs, err := decodeObjects(data)
 		if err != nil {
 			return nil, err
 		}

@@ -45,6 +45,8 @@ type resourceType struct {
 	toFHIR   func(x view, o object) map[string]any
 	// writer is how the type is written; nil for a type only read.
 	writer *writer
+	// binary: the type is read as the bytes of a file (Binary), never searched or exported.
+	binary bool
 }
 
 // view is what a mapping needs beside the object: the company (the local
@@ -95,6 +97,12 @@ var resources = []*resourceType{
 		{name: "issued", kind: "date", doc: "when the lab reported", match: dateField("reported_at")},
 		{name: "status", kind: "token", doc: "final, preliminary, corrected", match: tokenOf(func(o object) string { return str(o, "status") })},
 	}},
+	{name: "DocumentReference", section: "files", patient: "customer_id", toFHIR: documentReference, params: []searchParam{
+		{name: "date", kind: "date", doc: "when the file was stored", match: dateField("created_at")},
+		{name: "category", kind: "token", doc: "report, image, lab, letter, other", match: tokenOf(func(o object) string { return str(o, "category") })},
+		{name: "contenttype", kind: "token", doc: "the file's media type, as sniffed from its bytes", match: tokenOf(func(o object) string { return str(o, "content_type") })},
+	}},
+	{name: "Binary", section: "files", binary: true},
 	{name: "ServiceRequest", section: "device-orders", patient: "customer_id", toFHIR: serviceRequest, params: []searchParam{
 		{name: "status", kind: "token", doc: "active, completed, revoked", match: tokenOf(func(o object) string { return orderStatus[str(o, "status")] })},
 		{name: "authored", kind: "date", doc: "when the order was made", match: dateField("created_at")},
@@ -558,6 +566,36 @@ func serviceRequest(x view, o object) map[string]any {
 	}
 	return r
 }
+
+// documentReference is a stored file: what it is (its media type as
+// sniffed, its name, size and category), whose it is, where it came from,
+// and its bytes at Binary/{id}. A device's result names its order.
+func documentReference(_ view, o object) map[string]any {
+	r := base("DocumentReference", o)
+	r["status"] = "current"
+	r["subject"] = map[string]any{"reference": "Patient/" + ref(o, "customer_id")}
+	setNonEmpty(r, "date", str(o, "created_at"))
+	if c := str(o, "category"); c != "" {
+		r["category"] = []any{map[string]any{"coding": []any{map[string]any{"system": "urn:praxis:file-categories", "code": c}}, "text": c}}
+	}
+	if src, ok := fileSources[str(o, "source")]; ok {
+		r["type"] = map[string]any{"text": src}
+	}
+	setNonEmpty(r, "description", str(o, "description"))
+	att := map[string]any{"contentType": str(o, "content_type"), "url": "Binary/" + idOf(o), "title": str(o, "name")}
+	if size, ok := o["size"].(json.Number); ok {
+		att["size"] = size
+	}
+	setNonEmpty(att, "creation", str(o, "created_at"))
+	r["content"] = []any{map[string]any{"attachment": att}}
+	if order := str(o, "device_order_id"); order != "" {
+		r["context"] = map[string]any{"related": []any{map[string]any{"reference": "ServiceRequest/" + order}}}
+	}
+	return r
+}
+
+// fileSources name where a file came from.
+var fileSources = map[string]string{"api": "uploaded through the API", "gdt": "a device's GDT result", "sonogdt": "a SonoGdt result"}
 
 // orderStatus is a device order's status as a request's: open, written
 // and taken are active; a failed order is revoked like a cancelled one.

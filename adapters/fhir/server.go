@@ -46,14 +46,16 @@ type Server struct {
 	booking  ports.Booking
 	profiles ports.CompanyProfiles
 	exports  ports.Exports
+	views    readers
 	opts     Options
 	door     httpkit.AuditDoor
 }
 
 // New builds the door over the resource API's driving ports.
-func New(auth ports.Authorizer, records ports.Records, booking ports.Booking, profiles ports.CompanyProfiles,
+func New(auth ports.Authorizer, records ports.Records, files ports.Files, booking ports.Booking, profiles ports.CompanyProfiles,
 	exports ports.Exports, auditor ports.Auditor, opts Options) *Server {
-	s := &Server{auth: auth, records: records, booking: booking, profiles: profiles, exports: exports, opts: opts}
+	s := &Server{auth: auth, records: records, booking: booking, profiles: profiles, exports: exports, opts: opts,
+		views: readers{records: records, files: files}}
 	s.door = httpkit.AuditDoor{Recorder: auditor, Trusted: opts.TrustedProxies, Failed: opts.AuditFailures, Reason: reasonOf, Answer: answer}
 	return s
 }

@@ -104,8 +104,8 @@ async function main() {
   await medplum.startJwtAssertionLogin(signedAssertion(smart.token_endpoint));
   if (!medplum.getAccessToken()) fail('signed in without a token');
 
-  // Every type the CapabilityStatement names: every page, every resource valid.
-  const types = capabilities.rest[0].resource.map((r) => r.type);
+  // Every type the CapabilityStatement lets search: every page, every resource valid.
+  const types = capabilities.rest[0].resource.filter((r) => r.interaction.some((i) => i.code === 'search-type')).map((r) => r.type);
   for (const type of types) {
     let n = 0;
     for await (const page of medplum.searchResourcePages(type, { _count: '2' })) {
@@ -117,6 +117,15 @@ async function main() {
     const bundle = await medplum.search(type, { _count: '2' });
     valid(bundle, 'bundle ' + type);
     if (n === 0) fail(`no ${type} in the seeded practice`);
+  }
+
+  // A file's bytes: the Binary its DocumentReference's attachment names.
+  const [doc] = await medplum.searchResources('DocumentReference', { _count: '1' });
+  const att = doc.content[0].attachment;
+  const bytes = await fetch(base + '/' + att.url, { headers: { Authorization: 'Bearer ' + medplum.getAccessToken() } });
+  const body = Buffer.from(await bytes.arrayBuffer());
+  if (bytes.status !== 200 || bytes.headers.get('content-type') !== att.contentType || body.length !== att.size) {
+    fail(`${att.url}: ${bytes.status} ${bytes.headers.get('content-type')} ${body.length} bytes, the attachment says ${att.contentType} ${att.size}`);
   }
 
   // Patients by _lastUpdated, paged to the end.

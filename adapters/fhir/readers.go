@@ -1,0 +1,98 @@
+package fhir
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+
+	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/ports"
+)
+
+// reader is how the objects of a type's section are read, each as the
+// native API answers it (JSON), with the token's grant: the records' port
+// for the generic sections, the files' port for files. The door's
+// handlers and the export read through it and nothing else.
+type reader interface {
+	// get answers one object and its version.
+	get(ctx context.Context, grant domain.Grant, id string) (ports.Versioned, error)
+	// batch answers the objects among ids as a JSON array, those not found left out.
+	batch(ctx context.Context, grant domain.Grant, ids []string) ([]byte, error)
+	// list answers a page of the section's feed.
+	list(ctx context.Context, grant domain.Grant, q domain.ListQuery) (ports.RenderedPage, error)
+	// validID tells whether id has the form of the section's ids.
+	validID(id string) bool
+}
+
+// readers are the driving ports the views read from.
+type readers struct {
+	records ports.Records
+	files   ports.Files
+}
+
+// of is the reader of rt's section.
+func (r readers) of(rt *resourceType) reader {
+	if rt.section == "files" {
+		return fileReader{r.files}
+	}
+	return recordReader{r.records, domain.KindOf(rt.section)}
+}
+
+type recordReader struct {
+	records ports.Records
+	kind    *domain.Kind
+}
+
+func (r recordReader) get(ctx context.Context, grant domain.Grant, id string) (ports.Versioned, error) {
+	return r.records.Get(ctx, grant, r.kind, id)
+}
+
+func (r recordReader) batch(ctx context.Context, grant domain.Grant, ids []string) ([]byte, error) {
+	b, err := r.records.Batch(ctx, grant, r.kind, domain.BatchQuery{IDs: ids})
+	return b.Data, err
+}
+
+func (r recordReader) list(ctx context.Context, grant domain.Grant, q domain.ListQuery) (ports.RenderedPage, error) {
+	return r.records.List(ctx, grant, r.kind, q)
+}
+
+func (r recordReader) validID(id string) bool { return nativeID(r.kind, id) }
+
+// fileReader reads the files section: each file as its native view.
+type fileReader struct{ files ports.Files }
+
+func (r fileReader) get(ctx context.Context, grant domain.Grant, id string) (ports.Versioned, error) {
+	f, err := r.files.Get(ctx, grant, id)
+	if err != nil {
+		return ports.Versioned{}, err
+	}
+	b, err := json.Marshal(f.View())
+	return ports.Versioned{Body: b, Version: f.Version}, err
+}
+
+func (r fileReader) batch(ctx context.Context, grant domain.Grant, ids []string) ([]byte, error) {
+	files, _, err := r.files.Batch(ctx, grant, ids)
+	if err != nil {
+		return nil, err
+	}
+	return viewsOf(files)
+}
+
+func (r fileReader) list(ctx context.Context, grant domain.Grant, q domain.ListQuery) (ports.RenderedPage, error) {
+	page, err := r.files.List(ctx, grant, q)
+	if err != nil {
+		return ports.RenderedPage{}, err
+	}
+	data, err := viewsOf(page.Files)
+	return ports.RenderedPage{Data: data, NextCursor: page.Next.Encode(), HasMore: page.HasMore}, err
+}
+
+func (fileReader) validID(id string) bool { return domain.ValidObjectID(id) }
+
+func viewsOf(files []domain.File) ([]byte, error) {
+	views := make([]domain.FileView, len(files))
+	for i, f := range slices.All(files) {
+		views[i] = f.View()
+	}
+	return json.Marshal(views)
+}
