@@ -30,6 +30,7 @@ var FHIRTypes = map[string]string{
 	"Patient": "customers", "Practitioner": "users", "Organization": "company", "Location": "locations",
 	"HealthcareService": "services", "Appointment": "appointments", "Condition": "diagnoses", "Observation": "measurements",
 	"DiagnosticReport": "lab-results", "ServiceRequest": "device-orders", "DocumentReference": "files", "Binary": "files",
+	"Schedule": "service-assignments", "Slot": "booking",
 }
 
 // SMARTScopes is what one SMART system scope means in praxis scopes:

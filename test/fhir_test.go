@@ -590,3 +590,54 @@ func TestFHIRFilesAsDocuments(t *testing.T) {
 		t.Errorf("no fhir-read of the Binary under the patient: %+v", events)
 	}
 }
+
+// TestFHIRSlots: a service assignment is a Schedule; its Slots are the
+// booking's free starts, the same ones GET booking/slots answers, with
+// the same ids in every search; a booked slot is no longer found; a
+// search is a window of dates whose next link is the window after; bad
+// windows and another company's schedule are refused.
+func TestFHIRSlots(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, backends[0])
+	p, other := newPractice(t, s), newPractice(t, s)
+	day := bookingDay(t)
+	schedules := readBundle(t, p.fhir(t, "Schedule?actor=Practitioner/"+p.doctor)).ids["match"]
+	if len(schedules) != 1 {
+		t.Fatalf("the doctor's schedules: %v", schedules)
+	}
+	query := "Slot?schedule=Schedule/" + schedules[0] + "&start=ge" + day + "&start=le" + day
+	first, again := readBundle(t, p.fhir(t, query)), readBundle(t, p.fhir(t, query))
+	native := p.slots(t, day, "")
+	if len(first.ids["match"]) == 0 || len(first.ids["match"]) != len(native) || !slices.Equal(first.ids["match"], again.ids["match"]) {
+		t.Fatalf("slots %v then %v; the booking API has %d", first.ids["match"], again.ids["match"], len(native))
+	}
+	if next, _ := time.Parse(time.DateOnly, day); !strings.Contains(first.next, "start=ge"+next.AddDate(0, 0, 1).Format(time.DateOnly)) {
+		t.Errorf("the next window: %s", first.next)
+	}
+	slot := first.resource[0]
+	if slot["status"] != "free" || slot["start"] != native[0]["start"] || slot["end"] != native[0]["end"] {
+		t.Errorf("the first slot %v, the booking API's %v", slot, native[0])
+	}
+	id := slot["id"].(string)
+	if r := p.fhir(t, "Slot/"+id); r.status != http.StatusOK || r.decode(t)["start"] != slot["start"] {
+		t.Fatalf("read %s: %d %s", id, r.status, r.body)
+	}
+	if booked := p.post(t, "booking/appointments", p.booking(slot["start"].(string), newPatient)); booked.status != http.StatusCreated {
+		t.Fatalf("booking the slot: %d %s", booked.status, booked.body)
+	}
+	outcome(t, "a booked slot", p.fhir(t, "Slot/"+id), http.StatusNotFound, "not-found")
+	if after := readBundle(t, p.fhir(t, query)); slices.Contains(after.ids["match"], id) {
+		t.Error("a booked slot is still listed")
+	}
+	far, _ := time.Parse(time.DateOnly, day)
+	for _, bad := range []struct{ query, why string }{
+		{"Slot?start=ge" + day, "no schedule"},
+		{"Slot?schedule=Schedule/" + schedules[0] + "&start=ge" + day + "&start=le" + far.AddDate(0, 0, 40).Format(time.DateOnly), "a window of 41 days"},
+		{"Slot?schedule=Schedule/" + schedules[0] + "&start=ge2026-13-01", "a date that is none"},
+		{"Slot?schedule=Schedule/" + schedules[0] + "&practitioner=Practitioner/" + p.doctor, "a parameter not served"},
+	} {
+		outcome(t, bad.why, p.fhir(t, bad.query), http.StatusBadRequest, "invalid")
+	}
+	outcome(t, "another company's schedule", other.fhir(t, query), http.StatusNotFound, "not-found")
+	outcome(t, "another company's slot", other.fhir(t, "Slot/"+first.ids["match"][1]), http.StatusNotFound, "not-found")
+}

@@ -1,6 +1,7 @@
 package fhir
 
 import (
+	"slices"
 	"sort"
 
 	"github.com/gofiber/fiber/v2"
@@ -27,7 +28,11 @@ func capabilityStatement(base, tokenURL string) map[string]any {
 			continue
 		}
 		params := []any{}
-		for _, p := range append(append([]searchParam{}, commonParams...), rt.params...) {
+		common := commonParams
+		if rt.slots { // computed: only its own parameters
+			common = nil
+		}
+		for _, p := range append(slices.Clone(common), rt.params...) {
 			params = append(params, map[string]any{"name": p.name, "type": p.kind, "documentation": p.doc})
 		}
 		if rt.patient != "" {
@@ -36,7 +41,7 @@ func capabilityStatement(base, tokenURL string) map[string]any {
 			}
 		}
 		interactions := []any{map[string]any{"code": "read"}}
-		if rt.section != "" { // the company has no version
+		if rt.section != "" && !rt.slots { // the company and a computed slot have no version
 			interactions = append(interactions, map[string]any{"code": "vread"})
 		}
 		interactions = append(interactions, map[string]any{"code": "search-type"})
@@ -53,7 +58,7 @@ func capabilityStatement(base, tokenURL string) map[string]any {
 			"readHistory": false,
 			"searchParam": params,
 		}
-		if rt.section == "" {
+		if rt.section == "" || rt.slots {
 			r["versioning"] = "no-version"
 		}
 		if rt.writer != nil && !rt.writer.booked {

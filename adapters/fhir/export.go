@@ -46,7 +46,7 @@ func NewExportSource(records ports.Records, files ports.Files, profiles ports.Co
 func (e *ExportSource) ExportTypes() []ports.ExportType {
 	out := make([]ports.ExportType, 0, len(resources))
 	for _, rt := range resources {
-		if rt.binary { // a file's bytes: its DocumentReference is exported, they are downloaded by it
+		if rt.binary || rt.slots { // a file's bytes (its DocumentReference is exported), and computed slots
 			continue
 		}
 		scope := domain.ScopeCompanyRead

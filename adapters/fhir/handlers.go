@@ -44,6 +44,12 @@ func (s *Server) read(c *fiber.Ctx) error {
 		}
 		return send(c, org)
 	}
+	if rt.slots {
+		if c.Params("vid") != "" {
+			return domain.ErrNotFound
+		}
+		return s.slotRead(c, id)
+	}
 	rd := s.views.of(rt)
 	if !rd.validID(id) {
 		return domain.ErrNotFound
@@ -145,6 +151,9 @@ func (s *Server) search(c *fiber.Ctx) error {
 	if rt.binary {
 		return &outcomeError{status: fiber.StatusNotFound, code: "not-supported", reason: "unknown-type",
 			text: "a Binary is read by its id only: search DocumentReference"}
+	}
+	if rt.slots {
+		return s.slotSearch(c)
 	}
 	req, err := parseSearch(rt, c)
 	if err != nil {

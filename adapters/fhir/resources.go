@@ -47,6 +47,9 @@ type resourceType struct {
 	writer *writer
 	// binary: the type is read as the bytes of a file (Binary), never searched or exported.
 	binary bool
+	// slots: the type is computed by the booking rules (Slot): its own
+	// search and read, never exported.
+	slots bool
 }
 
 // view is what a mapping needs beside the object: the company (the local
@@ -103,6 +106,11 @@ var resources = []*resourceType{
 		{name: "contenttype", kind: "token", doc: "the file's media type, as sniffed from its bytes", match: tokenOf(func(o object) string { return str(o, "content_type") })},
 	}},
 	{name: "Binary", section: "files", binary: true},
+	{name: "Schedule", section: "service-assignments", toFHIR: schedule, params: []searchParam{
+		{name: "actor", kind: "reference", doc: "Practitioner/{id}, Location/{id} or HealthcareService/{id}", match: scheduleActor},
+		{name: "active", kind: "token", doc: "true or false", match: tokenOf(func(o object) string { return strconv.FormatBool(active(o)) })},
+	}},
+	{name: "Slot", section: "booking", slots: true, params: slotParams},
 	{name: "ServiceRequest", section: "device-orders", patient: "customer_id", toFHIR: serviceRequest, params: []searchParam{
 		{name: "status", kind: "token", doc: "active, completed, revoked", match: tokenOf(func(o object) string { return orderStatus[str(o, "status")] })},
 		{name: "authored", kind: "date", doc: "when the order was made", match: dateField("created_at")},
@@ -596,6 +604,32 @@ func documentReference(_ view, o object) map[string]any {
 
 // fileSources name where a file came from.
 var fileSources = map[string]string{"api": "uploaded through the API", "gdt": "a device's GDT result", "sonogdt": "a SonoGdt result"}
+
+// schedule is a service assignment: a practitioner offering a service,
+// at one location or at each of theirs; its free slots are the booking's.
+func schedule(_ view, o object) map[string]any {
+	r := base("Schedule", o)
+	r["active"] = active(o)
+	actors := []any{map[string]any{"reference": "Practitioner/" + ref(o, "user_id")}}
+	if loc := ref(o, "location_id"); loc != "" {
+		actors = append(actors, map[string]any{"reference": "Location/" + loc})
+	}
+	r["actor"] = append(actors, map[string]any{"reference": "HealthcareService/" + ref(o, "service_id")})
+	if d := ref(o, "duration_minutes"); d != "" {
+		r["comment"] = "appointments of " + d + " minutes"
+	}
+	return r
+}
+
+// scheduleActor matches a schedule by one of its actors.
+func scheduleActor(o object, v value) bool {
+	for _, a := range []struct{ typ, field string }{{"Practitioner", "user_id"}, {"Location", "location_id"}, {"HealthcareService", "service_id"}} {
+		if id, ok := referenceID(a.typ, v.raw); ok && id == ref(o, a.field) {
+			return true
+		}
+	}
+	return false
+}
 
 // orderStatus is a device order's status as a request's: open, written
 // and taken are active; a failed order is revoked like a cancelled one.

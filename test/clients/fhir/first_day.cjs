@@ -106,7 +106,7 @@ async function main() {
 
   // Every type the CapabilityStatement lets search: every page, every resource valid.
   const types = capabilities.rest[0].resource.filter((r) => r.interaction.some((i) => i.code === 'search-type')).map((r) => r.type);
-  for (const type of types) {
+  for (const type of types.filter((t) => t !== 'Slot')) {
     let n = 0;
     for await (const page of medplum.searchResourcePages(type, { _count: '2' })) {
       for (const r of page) {
@@ -118,6 +118,23 @@ async function main() {
     valid(bundle, 'bundle ' + type);
     if (n === 0) fail(`no ${type} in the seeded practice`);
   }
+
+  // Free slots: computed for a Schedule, a window of dates a page.
+  const today = new Date().toISOString().slice(0, 10);
+  const end = new Date(Date.now() + 30 * 86400e3).toISOString().slice(0, 10);
+  let slots = 0;
+  for (const schedule of await medplum.searchResources('Schedule', { _count: '100' })) {
+    const query = new URLSearchParams([['schedule', 'Schedule/' + schedule.id], ['start', 'ge' + today], ['start', 'le' + end]]);
+    const bundle = await medplum.search('Slot', query);
+    valid(bundle, 'slots');
+    for (const e of bundle.entry ?? []) {
+      valid(e.resource, 'slot');
+      if (e.resource.schedule.reference !== 'Schedule/' + schedule.id) fail('a slot of another schedule: ' + JSON.stringify(e.resource));
+      slots++;
+    }
+    if (!bundle.link.some((l) => l.relation === 'next')) fail('a window of slots without the next one');
+  }
+  if (slots === 0) fail('no free slot in the next 31 days of the seeded practice');
 
   // A file's bytes: the Binary its DocumentReference's attachment names.
   const [doc] = await medplum.searchResources('DocumentReference', { _count: '1' });
@@ -147,7 +164,7 @@ async function main() {
   // Everything, exported (Bulk Data): every file behind the token, every
   // line a valid resource of the file's type, as many as the manifest says.
   const everything = await exported(medplum);
-  for (const type of types) {
+  for (const type of types.filter((t) => t !== 'Slot')) { // slots are computed, not exported
     if (!everything.has(type)) fail(`the export holds no ${type}`);
   }
 
