@@ -57,16 +57,14 @@ func run(binary, pgURL, redisURL string, lines int, minLines, maxRSS, minRatio, 
 	if err != nil {
 		return err
 	}
-	var customer struct {
-		ID int64 `json:"customer_id"`
-	}
-	if err := srv.Admin(&customer, "admin", "customer", "create", "--company", company.ID, "--first-name", "Anna", "--last-name", "Berger", "--json"); err != nil {
+	customer, err := srv.NewCustomer(company.ID)
+	if err != nil {
 		return err
 	}
 
 	rate, rss := 0.0, 0.0
 	if lines > 0 {
-		if rate, rss, err = importRun(binary, srv.Server, company.ID, customer.ID, dir, lines); err != nil {
+		if rate, rss, err = importRun(binary, srv.Server, company.ID, customer, dir, lines); err != nil {
 			return err
 		}
 		fmt.Printf("import of %d lines: %.0f lines/s (target ≥ %.0f); importer peak RSS %.0f MB (target < %.0f)\n", lines, rate, minLines, rss, maxRSS)
@@ -83,7 +81,7 @@ func run(binary, pgURL, redisURL string, lines int, minLines, maxRSS, minRatio, 
 	if err != nil {
 		return err
 	}
-	id, err := upload(srv.URL, company, customer.ID)
+	id, err := upload(srv.URL, company, customer)
 	if err != nil {
 		return err
 	}

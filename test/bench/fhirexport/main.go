@@ -6,7 +6,7 @@
 // (GET measurements, 500 a page, following next_cursor) and the export of
 // the same rows (kick-off, status polls, every NDJSON file downloaded with
 // the token, every line counted). The figure is the export's rows/s over
-// the sync's.
+// the sync's; the sync's client is records' (rows counted, not decoded).
 //
 // Run it with `make bench`; it exits non-zero when the ratio is below -min-ratio.
 package main
@@ -51,10 +51,8 @@ func run(binary, pgURL, redisURL string, rows int, minRatio float64) error {
 	if err != nil {
 		return err
 	}
-	var customer struct {
-		ID int64 `json:"customer_id"`
-	}
-	if err := srv.Admin(&customer, "admin", "customer", "create", "--company", company.ID, "--first-name", "Anna", "--last-name", "Berger", "--json"); err != nil {
+	customer, err := srv.NewCustomer(company.ID)
+	if err != nil {
 		return err
 	}
 	client, err := srv.NewClient(company.ID, "measurements:read")
@@ -64,7 +62,8 @@ func run(binary, pgURL, redisURL string, rows int, minRatio float64) error {
 	db := sql.OpenDB(pgdriver.NewConnector(pgdriver.WithDSN(srv.DatabaseURL)))
 	defer func() { _ = db.Close() }()
 	start := time.Now()
-	if err := load(db, company.ID, customer.ID, rows); err != nil {
+	payload := fmt.Sprintf(`{"customer_id":%d,"measured_at":"2026-03-10T09:00:00Z","type":"weight","name":null,"loinc_code":"29463-7","value":"72.5","unit":"kg","components":[],"source":"device","note":null}`, customer)
+	if err := benchserver.LoadRecords(db, company.ID, customer, "measurements", payload, rows); err != nil {
 		return err
 	}
 	fmt.Printf("loaded %d measurements in %.1f s\n", rows, time.Since(start).Seconds())
@@ -89,7 +88,7 @@ func run(binary, pgURL, redisURL string, rows int, minRatio float64) error {
 
 	cpu0 := srv.CPU()
 	t0 := time.Now()
-	synced, err := fullSync(get, srv.URL)
+	synced, err := benchserver.FullSync(httpc, srv.URL, token, "measurements")
 	if err != nil {
 		return err
 	}
@@ -121,51 +120,7 @@ func run(binary, pgURL, redisURL string, rows int, minRatio float64) error {
 	return nil
 }
 
-// load inserts rows measurements in 100 transactions.
-func load(db *sql.DB, company string, customer int64, rows int) error {
-	const batches = 100
-	payload := fmt.Sprintf(`{"customer_id":%d,"measured_at":"2026-03-10T09:00:00Z","type":"weight","name":null,"loinc_code":"29463-7","value":"72.5","unit":"kg","components":[],"source":"device","note":null}`, customer)
-	for range batches {
-		_, err := db.Exec(`INSERT INTO records (id, company_id, kind, customer_id, payload, change, created_at, updated_at)
-			SELECT gen_random_uuid(), $1, 'measurements', $2, $3::json, pg_current_xact_id()::text::bigint, now(), now()
-			FROM generate_series(1, $4)`, company, customer, payload, rows/batches)
-		if err != nil {
-			return fmt.Errorf("load: %w", err)
-		}
-	}
-	_, err := db.Exec("ANALYZE records")
-	return err
-}
-
 type getter func(url string, headers ...string) (*http.Response, error)
-
-// fullSync pages the native list to its end and counts the rows.
-func fullSync(get getter, base string) (int, error) {
-	n, cursor := 0, ""
-	for {
-		resp, err := get(base + "/api/oauth/v2/resource/measurements?limit=500" + cursor)
-		if err != nil {
-			return 0, err
-		}
-		var page struct {
-			Data    []json.RawMessage `json:"data"`
-			Next    string            `json:"next_cursor"`
-			HasMore bool              `json:"has_more"`
-		}
-		err = json.NewDecoder(resp.Body).Decode(&page)
-		_ = resp.Body.Close()
-		if err != nil {
-			return 0, fmt.Errorf("sync page: %d %w", resp.StatusCode, err)
-		} else if resp.StatusCode != http.StatusOK {
-			return 0, fmt.Errorf("sync page: %d", resp.StatusCode)
-		}
-		n += len(page.Data)
-		if !page.HasMore {
-			return n, nil
-		}
-		cursor = "&cursor=" + page.Next
-	}
-}
 
 // export kicks an export of Observations off, polls it to its manifest,
 // downloads every file and counts its lines (each checked to be one).

@@ -16,12 +16,10 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -59,10 +57,8 @@ func run(binary, pgURL, redisURL string, rows, samples int, maxDepthRatio, minSy
 	if err != nil {
 		return err
 	}
-	var customer struct {
-		ID int64 `json:"customer_id"`
-	}
-	if err := srv.Admin(&customer, "admin", "customer", "create", "--company", company.ID, "--first-name", "Anna", "--last-name", "Berger", "--json"); err != nil {
+	customer, err := srv.NewCustomer(company.ID)
+	if err != nil {
 		return err
 	}
 	var client struct {
@@ -76,7 +72,8 @@ func run(binary, pgURL, redisURL string, rows, samples int, maxDepthRatio, minSy
 	defer func() { _ = db.Close() }()
 
 	start := time.Now()
-	if err := load(db, company.ID, customer.ID, rows); err != nil {
+	payload := fmt.Sprintf(`{"customer_id":%d,"user_id":null,"appointment_id":null,"noted_on":"2026-03-10","title":"Phone call","text":"Patient called about the blood pressure readings; next check in two weeks."}`, customer)
+	if err := benchserver.LoadRecords(db, company.ID, customer, "notes", payload, rows); err != nil {
 		return err
 	}
 	fmt.Printf("loaded %d notes in %.1f s\n", rows, time.Since(start).Seconds())
@@ -95,13 +92,14 @@ func run(binary, pgURL, redisURL string, rows, samples int, maxDepthRatio, minSy
 		return err
 	}
 	var shallowLat, deepLat []time.Duration
+	var buf bytes.Buffer
 	for i := range 2 * samples { // alternate, so drift of the machine hits both alike
 		c, into := shallow, &shallowLat
 		if i%2 == 1 {
 			c, into = deep, &deepLat
 		}
 		t0 := time.Now()
-		if _, err := page(httpc, srv.URL, token, "limit=100&cursor="+c); err != nil {
+		if _, err := benchserver.FetchSyncPage(httpc, &buf, srv.URL, token, "notes", "limit=100&cursor="+c); err != nil {
 			return err
 		}
 		*into = append(*into, time.Since(t0))
@@ -118,17 +116,9 @@ func run(binary, pgURL, redisURL string, rows, samples int, maxDepthRatio, minSy
 	}
 	cpu1 := srv.CPU()
 	t0 := time.Now()
-	synced, cursor := 0, ""
-	for {
-		p, err := page(httpc, srv.URL, token, "limit=500"+cursor)
-		if err != nil {
-			return err
-		}
-		synced += p.n
-		cursor = "&cursor=" + p.next
-		if !p.more {
-			break
-		}
+	synced, err := benchserver.FullSync(httpc, srv.URL, token, "notes")
+	if err != nil {
+		return err
 	}
 	syncRate := float64(synced) / time.Since(t0).Seconds()
 	cpu2 := srv.CPU()
@@ -148,23 +138,6 @@ func run(binary, pgURL, redisURL string, rows, samples int, maxDepthRatio, minSy
 		return fmt.Errorf("target missed")
 	}
 	return nil
-}
-
-// load inserts rows notes in 100 transactions, each stamped by its own
-// transaction id as the server's writes are.
-func load(db *sql.DB, company string, customer int64, rows int) error {
-	const batches = 100
-	payload := fmt.Sprintf(`{"customer_id":%d,"user_id":null,"appointment_id":null,"noted_on":"2026-03-10","title":"Phone call","text":"Patient called about the blood pressure readings; next check in two weeks."}`, customer)
-	for range batches {
-		_, err := db.Exec(`INSERT INTO records (id, company_id, kind, customer_id, payload, change, created_at, updated_at)
-			SELECT gen_random_uuid(), $1, 'notes', $2, $3::json, pg_current_xact_id()::text::bigint, now(), now()
-			FROM generate_series(1, $4)`, company, customer, payload, rows/batches)
-		if err != nil {
-			return fmt.Errorf("load: %w", err)
-		}
-	}
-	_, err := db.Exec("ANALYZE records")
-	return err
 }
 
 // cursorAt is the feed cursor after the row at offset n.
@@ -191,47 +164,4 @@ func copyFloor(db *sql.DB, company string) (float64, error) {
 	}
 	n, _ := res.RowsAffected()
 	return float64(n) / time.Since(t0).Seconds(), nil
-}
-
-type pageResult struct {
-	n    int
-	next string
-	more bool
-}
-
-// buf is the one read buffer of the sequential client.
-var buf bytes.Buffer
-
-// page fetches one page and reads only what a sync needs to go on: the rows
-// are counted, not decoded, so the client costs about what COPY's does.
-func page(c *http.Client, base, token, query string) (pageResult, error) {
-	req, _ := http.NewRequest(http.MethodGet, base+"/api/oauth/v2/resource/notes?"+query, nil)
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := c.Do(req)
-	if err != nil {
-		return pageResult{}, err
-	}
-	defer func() { _ = resp.Body.Close() }()
-	buf.Reset()
-	_, err = buf.ReadFrom(resp.Body)
-	raw := buf.Bytes()
-	if err != nil {
-		return pageResult{}, fmt.Errorf("GET notes: %w", err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return pageResult{}, fmt.Errorf("GET notes: %d %s", resp.StatusCode, raw)
-	}
-	i := bytes.LastIndex(raw, []byte(`],"next_cursor":`))
-	if i < 0 {
-		return pageResult{}, fmt.Errorf("GET notes: no next_cursor in %.200s", raw)
-	}
-	var tail struct {
-		NextCursor string `json:"next_cursor"`
-		HasMore    bool   `json:"has_more"`
-	}
-	if err := json.Unmarshal(append([]byte("{"), raw[i+2:]...), &tail); err != nil {
-		return pageResult{}, err
-	}
-	n := bytes.Count(raw[:i], []byte(`{"id":"`))
-	return pageResult{n: n, next: url.QueryEscape(tail.NextCursor), more: tail.HasMore}, nil
 }
