@@ -53,9 +53,11 @@ type ListQuery struct {
 	Limit int
 	// After is where the previous page ended; nil starts at the beginning.
 	After *Cursor
-	// Below keeps the changes below it (0: no bound): an export's cut, one
-	// consistent state however the feed moves on while it is read.
-	Below int64
+	// From and Below keep the changes at or above From and below Below (0:
+	// no bound): an export's range on the change clock — from an earlier
+	// export's cut, below its own —, one consistent state however the feed
+	// moves on while it is read.
+	From, Below int64
 	// UpdatedSince keeps objects written at or after it: a filter, not a position.
 	UpdatedSince *time.Time
 	// IncludeDeleted lists tombstones in their place in the feed.

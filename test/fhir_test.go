@@ -641,3 +641,91 @@ func TestFHIRSlots(t *testing.T) {
 	outcome(t, "another company's schedule", other.fhir(t, query), http.StatusNotFound, "not-found")
 	outcome(t, "another company's slot", other.fhir(t, "Slot/"+first.ids["match"][1]), http.StatusNotFound, "not-found")
 }
+
+// TestFHIRGDTResultsAsReports: a device's GDT result is a DiagnosticReport
+// beside the lab reports: the examination, its findings as conclusion, the
+// file as presented form, each test (8410) a contained Observation with
+// its value (a decimal comma read), unit, normal range and limit indicator;
+// a search pages through the lab reports and then the results, each once,
+// one a page; the export of DiagnosticReport holds both; a file that is no
+// GDT result is no report.
+func TestFHIRGDTResultsAsReports(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, backends[0])
+	p := newPractice(t, s)
+	lab := p.post(t, "lab-results", p.example(domain.KindOf("lab-results"), ""))
+	if lab.status != http.StatusCreated {
+		t.Fatalf("lab result: %d %s", lab.status, lab.body)
+	}
+	result := gdtRecord([2]string{"8000", "6310"}, [2]string{"9218", "02.10"}, [2]string{"8316", "EKG1"}, [2]string{"3000", fmt.Sprint(p.customer)},
+		[2]string{"6200", "10032026"}, [2]string{"6201", "0915"}, [2]string{"8402", "EKG04"}, [2]string{"6220", "Sinusrhythmus"},
+		[2]string{"8410", "HF"}, [2]string{"8411", "Herzfrequenz"}, [2]string{"8420", "72,5"}, [2]string{"8421", "/min"},
+		[2]string{"8461", "60"}, [2]string{"8462", "100"},
+		[2]string{"8410", "QTC"}, [2]string{"8411", "QTc"}, [2]string{"8420", "480"}, [2]string{"8421", "ms"}, [2]string{"8422", "+"},
+		[2]string{"8470", "verlängert"})
+	up := s.upload(t, "/api/gdt/upload", gdtHeaders(p.company, p.customer), filePart("ekg.gdt", result), filePart("ekg.pdf", pdfOfSize(2000)))
+	if up.status != http.StatusOK || len(up.Files) != 2 {
+		t.Fatalf("upload: %d %q", up.status, up.Message)
+	}
+	gdtID, pdfID, labID := up.Files[0].ID, up.Files[1].ID, lab.decode(t)["id"].(string)
+
+	var report struct {
+		ResourceType, Status, Conclusion, EffectiveDateTime string
+		Code                                                struct{ Text string }
+		Subject                                             struct{ Reference string }
+		PresentedForm                                       []struct{ URL string }
+		Result                                              []struct{ Reference string }
+		Contained                                           []struct {
+			ID            string
+			Code          struct{ Coding []struct{ Code string } }
+			ValueQuantity struct {
+				Value json.Number
+				Unit  string
+			}
+			ReferenceRange []struct{ Low, High struct{ Value json.Number } }
+			Interpretation []struct{ Coding []struct{ Code string } }
+			Note           []struct{ Text string }
+		}
+	}
+	if err := json.Unmarshal(p.fhir(t, "DiagnosticReport/"+gdtID).body, &report); err != nil {
+		t.Fatal(err)
+	}
+	if report.ResourceType != "DiagnosticReport" || report.Status != "final" || report.Code.Text != "EKG04" || report.Conclusion != "Sinusrhythmus" ||
+		report.EffectiveDateTime != "2026-03-10T09:15:00+01:00" || report.Subject.Reference != fmt.Sprint("Patient/", p.customer) ||
+		len(report.PresentedForm) != 1 || report.PresentedForm[0].URL != "Binary/"+gdtID || len(report.Contained) != 2 || len(report.Result) != 2 {
+		t.Fatalf("the GDT report: %+v", report)
+	}
+	hf, qtc := report.Contained[0], report.Contained[1]
+	if hf.Code.Coding[0].Code != "HF" || hf.ValueQuantity.Value != "72.5" || hf.ValueQuantity.Unit != "/min" || len(hf.ReferenceRange) != 1 ||
+		hf.ReferenceRange[0].Low.Value != "60" || hf.ReferenceRange[0].High.Value != "100" || hf.Interpretation != nil {
+		t.Errorf("the heart rate: %+v", hf)
+	}
+	if qtc.ValueQuantity.Value != "480" || len(qtc.Interpretation) != 1 || qtc.Interpretation[0].Coding[0].Code != "H" || len(qtc.Note) != 1 || qtc.Note[0].Text != "verlängert" {
+		t.Errorf("the QTc: %+v", qtc)
+	}
+	outcome(t, "a file that is no GDT result", p.fhir(t, "DiagnosticReport/"+pdfID), http.StatusNotFound, "not-found")
+
+	// One a page: the lab report, then the GDT result, then the end.
+	var seen []string
+	next := "DiagnosticReport?_count=1&patient=Patient/" + fmt.Sprint(p.customer)
+	for range 6 {
+		page := readBundle(t, p.fhir(t, next))
+		seen = append(seen, page.ids["match"]...)
+		if page.next == "" {
+			break
+		}
+		next = strings.TrimPrefix(page.next, s.url+fhirBase)
+	}
+	if !slices.Equal(seen, []string{labID, gdtID}) {
+		t.Errorf("paged %v, want the lab report, then the GDT result", seen)
+	}
+	if dated := readBundle(t, p.fhir(t, "DiagnosticReport?date=2026-03-10&_count=100")); !slices.Contains(dated.ids["match"], gdtID) {
+		t.Errorf("the GDT result by its examination's date: %v", dated.ids)
+	}
+	_, exported := p.exported(t, p.kickOff(t, "$export?_type=DiagnosticReport"))
+	if got := idsOf(exported["DiagnosticReport"]); !slices.Equal(got, sortedOf(labID, gdtID)) {
+		t.Errorf("exported reports %v", got)
+	}
+}
+
+func sortedOf(ids ...string) []string { slices.Sort(ids); return ids }

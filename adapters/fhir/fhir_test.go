@@ -133,3 +133,18 @@ func TestCapabilityStatementIsTheTable(t *testing.T) {
 		}
 	}
 }
+
+// A device's number becomes a FHIR decimal only in a form JSON takes as
+// written; anything else stays text.
+func TestGDTDecimal(t *testing.T) {
+	for in, want := range map[string]string{"72,5": "72.5", "72.50": "72.50", "-3": "-3", "0,05": "0.05", " 12 ": "12"} {
+		if got, ok := gdtDecimal(in); !ok || string(got) != want {
+			t.Errorf("%q: %q %v, want %q", in, got, ok, want)
+		}
+	}
+	for _, in := range []string{"+5", "07", ".5", "5.", "1e5", "NaN", "Inf", "0x10", "1,2,3", "1.2,3", "", "positiv", "12 mmHg"} {
+		if got, ok := gdtDecimal(in); ok {
+			t.Errorf("%q read as the number %q", in, got)
+		}
+	}
+}

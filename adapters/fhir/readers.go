@@ -3,7 +3,9 @@ package fhir
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
+	"strings"
 
 	"github.com/praxis-health/praxis/domain"
 	"github.com/praxis-health/praxis/ports"
@@ -30,12 +32,17 @@ type readers struct {
 	files   ports.Files
 }
 
-// of is the reader of rt's section.
+// of is the reader of rt's section; a type that also views the GDT
+// result files (DiagnosticReport) reads its section's feed, then theirs.
 func (r readers) of(rt *resourceType) reader {
 	if rt.section == "files" {
 		return fileReader{r.files}
 	}
-	return recordReader{r.records, domain.KindOf(rt.section)}
+	own := recordReader{r.records, domain.KindOf(rt.section)}
+	if rt.gdtResults {
+		return thenResults{own: own, files: fileReader{r.files}}
+	}
+	return own
 }
 
 type recordReader struct {
@@ -95,4 +102,84 @@ func viewsOf(files []domain.File) ([]byte, error) {
 		views[i] = f.View()
 	}
 	return json.Marshal(views)
+}
+
+// thenResults reads a section's feed, then the GDT result files' (files
+// with an examination): one feed after the other, the position in the
+// second one marked in the cursor's id, so that a client paging to the
+// end reads both whole.
+type thenResults struct {
+	own   recordReader
+	files fileReader
+}
+
+// resultsMark begins the id of a cursor in the files' feed.
+const resultsMark = "gdt:"
+
+func (r thenResults) get(ctx context.Context, grant domain.Grant, id string) (ports.Versioned, error) {
+	v, err := r.own.get(ctx, grant, id)
+	if !errors.Is(err, domain.ErrNotFound) {
+		return v, err
+	}
+	f, err := r.files.files.Get(ctx, grant, id)
+	if err != nil {
+		return ports.Versioned{}, err
+	}
+	if f.GDT == nil {
+		return ports.Versioned{}, domain.ErrNotFound
+	}
+	b, err := json.Marshal(f.View())
+	return ports.Versioned{Body: b, Version: f.Version}, err
+}
+
+func (r thenResults) batch(ctx context.Context, grant domain.Grant, ids []string) ([]byte, error) {
+	own, err := r.own.batch(ctx, grant, ids)
+	if err != nil {
+		return nil, err
+	}
+	files, _, err := r.files.files.Batch(ctx, grant, ids)
+	if err != nil {
+		return nil, err
+	}
+	results, err := viewsOf(gdtResults(files))
+	if err != nil || len(results) <= 2 {
+		return own, err
+	}
+	if len(own) <= 2 {
+		return results, nil
+	}
+	return append(append(own[:len(own)-1:len(own)-1], ','), results[1:]...), nil
+}
+
+func (r thenResults) list(ctx context.Context, grant domain.Grant, q domain.ListQuery) (ports.RenderedPage, error) {
+	if q.After == nil || !strings.HasPrefix(q.After.ID, resultsMark) {
+		page, err := r.own.list(ctx, grant, q)
+		if err != nil || page.HasMore {
+			return page, err
+		}
+		// The section's feed is read: the files' follows, from its start.
+		page.HasMore, page.NextCursor = true, domain.Cursor{ID: resultsMark}.Encode()
+		return page, nil
+	}
+	at := *q.After
+	at.ID = strings.TrimPrefix(at.ID, resultsMark)
+	q.After = &at
+	if at.ID == "" && at.Change == 0 {
+		q.After = nil
+	}
+	page, err := r.files.files.List(ctx, grant, q)
+	if err != nil {
+		return ports.RenderedPage{}, err
+	}
+	data, err := viewsOf(gdtResults(page.Files))
+	next := page.Next
+	next.ID = resultsMark + next.ID
+	return ports.RenderedPage{Data: data, NextCursor: next.Encode(), HasMore: page.HasMore}, err
+}
+
+func (r thenResults) validID(id string) bool { return domain.ValidObjectID(id) }
+
+// gdtResults are the files among files that hold an examination.
+func gdtResults(files []domain.File) []domain.File {
+	return slices.DeleteFunc(files, func(f domain.File) bool { return f.GDT == nil })
 }

@@ -2,6 +2,7 @@ package fhir
 
 import (
 	"encoding/json"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -50,6 +51,9 @@ type resourceType struct {
 	// slots: the type is computed by the booking rules (Slot): its own
 	// search and read, never exported.
 	slots bool
+	// gdtResults: the type also views the GDT result files (files with an
+	// examination), read after its section's feed (readers.go).
+	gdtResults bool
 }
 
 // view is what a mapping needs beside the object: the company (the local
@@ -95,10 +99,10 @@ var resources = []*resourceType{
 		{name: "date", kind: "date", doc: "when measured", match: dateField("measured_at")},
 		{name: "code", kind: "token", doc: "the LOINC code (" + systemLOINC + "|…)", match: tokenOf(func(o object) string { return str(o, "loinc_code") })},
 	}},
-	{name: "DiagnosticReport", section: "lab-results", patient: "customer_id", toFHIR: labReport, params: []searchParam{
-		{name: "date", kind: "date", doc: "when the sample was collected", match: dateField("collected_at")},
-		{name: "issued", kind: "date", doc: "when the lab reported", match: dateField("reported_at")},
-		{name: "status", kind: "token", doc: "final, preliminary, corrected", match: tokenOf(func(o object) string { return str(o, "status") })},
+	{name: "DiagnosticReport", section: "lab-results", gdtResults: true, patient: "customer_id", toFHIR: diagnosticReport, params: []searchParam{
+		{name: "date", kind: "date", doc: "when the sample was collected, or the device examined", match: reportDate("collected_at")},
+		{name: "issued", kind: "date", doc: "when the lab reported, or the device's result was stored", match: reportDate("reported_at")},
+		{name: "status", kind: "token", doc: "final, preliminary, corrected", match: tokenOf(func(o object) string { return reportStatus(o) })},
 	}},
 	{name: "DocumentReference", section: "files", patient: "customer_id", toFHIR: documentReference, params: []searchParam{
 		{name: "date", kind: "date", doc: "when the file was stored", match: dateField("created_at")},
@@ -533,6 +537,156 @@ func labReport(_ view, o object) map[string]any {
 	setNonEmpty(r, "contained", contained)
 	setNonEmpty(r, "result", results)
 	return r
+}
+
+// diagnosticReport is a lab result, or a device's GDT result file.
+func diagnosticReport(x view, o object) map[string]any {
+	if _, isFile := o["gdt"]; isFile {
+		return gdtReport(x, o)
+	}
+	return labReport(x, o)
+}
+
+// examination is a GDT result file's examination (GDTInfo), nil for anything else.
+func examination(o object) object {
+	g, _ := o["gdt"].(map[string]any)
+	return object(g)
+}
+
+// reportDate matches a report's date: a lab result's field, or for a GDT
+// result when the device examined (collected_at) or when it was stored.
+func reportDate(field string) func(o object, v value) bool {
+	lab := dateField(field)
+	return func(o object, v value) bool {
+		g := examination(o)
+		if g == nil {
+			return lab(o, v)
+		}
+		at := str(o, "created_at")
+		if field == "collected_at" {
+			if at = str(g, "examined_at"); at == "" {
+				at = str(g, "examined_on")
+			}
+		}
+		from, to, ok := dateRange(at)
+		return ok && v.inRange(from, to)
+	}
+}
+
+// reportStatus is a report's status: a GDT result is final.
+func reportStatus(o object) string {
+	if examination(o) != nil {
+		return "final"
+	}
+	if s := str(o, "status"); s != "" {
+		return s
+	}
+	return "final"
+}
+
+// gdtReport is a device's GDT result: the examination (8402), when
+// (6200/6201), the findings (6220) as conclusion, the order it answers,
+// the file itself as the presented form, and each test (8410) an
+// Observation contained in it: its value (8420) and unit (8421), the
+// normal range (8460–8462), the limit indicator (8422) as interpretation,
+// comments and result text (8470, 8480) as notes.
+func gdtReport(_ view, o object) map[string]any {
+	r := base("DiagnosticReport", o)
+	g := examination(o)
+	r["status"] = "final"
+	code := map[string]any{"text": "Device examination"}
+	setNonEmpty(code, "text", str(g, "procedure_code"))
+	r["code"] = code
+	patientRef := map[string]any{"reference": "Patient/" + ref(o, "customer_id")}
+	r["subject"] = patientRef
+	when := str(g, "examined_at")
+	if when == "" {
+		when = str(g, "examined_on")
+	}
+	setNonEmpty(r, "effectiveDateTime", when)
+	setNonEmpty(r, "issued", str(o, "created_at"))
+	if n := str(g, "order_number"); n != "" {
+		r["identifier"] = []any{map[string]any{"value": n}}
+	}
+	if order := str(o, "device_order_id"); order != "" {
+		r["basedOn"] = []any{map[string]any{"reference": "ServiceRequest/" + order}}
+	}
+	setNonEmpty(r, "conclusion", str(g, "findings"))
+	r["presentedForm"] = []any{map[string]any{"contentType": str(o, "content_type"), "url": "Binary/" + idOf(o), "title": str(o, "name")}}
+	tests, _ := g["tests"].([]any)
+	var contained, results []any
+	for i, t := range tests {
+		m, _ := t.(map[string]any)
+		tx := object(m)
+		id := "t" + strconv.Itoa(i+1)
+		obs := map[string]any{"resourceType": "Observation", "id": id, "status": "final", "subject": patientRef}
+		code := map[string]any{"coding": []any{map[string]any{"code": str(tx, "id")}}} // the device's test id: its system is the device's
+		setNonEmpty(code, "text", str(tx, "name"))
+		obs["code"] = code
+		setNonEmpty(obs, "effectiveDateTime", when)
+		unit := str(tx, "unit")
+		if v, ok := gdtDecimal(str(tx, "value")); ok {
+			vq := map[string]any{"value": v}
+			setNonEmpty(vq, "unit", unit)
+			obs["valueQuantity"] = vq
+		} else {
+			setNonEmpty(obs, "valueString", str(tx, "value"))
+		}
+		rr := map[string]any{}
+		if low, ok := gdtDecimal(str(tx, "normal_low")); ok {
+			rr["low"] = labQuantity(low, unit)
+		}
+		if high, ok := gdtDecimal(str(tx, "normal_high")); ok {
+			rr["high"] = labQuantity(high, unit)
+		}
+		setNonEmpty(rr, "text", strings.Join(strs(tx["normal_text"]), " "))
+		if len(rr) > 0 {
+			obs["referenceRange"] = []any{rr}
+		}
+		if code, ok := limitIndicators[strings.ToUpper(str(tx, "limit_indicator"))]; ok {
+			obs["interpretation"] = []any{coding("http://terminology.hl7.org/CodeSystem/v3-ObservationInterpretation", code)}
+		}
+		var notes []any
+		for _, n := range append(strs(tx["comments"]), strs(tx["result_text"])...) {
+			notes = append(notes, map[string]any{"text": n})
+		}
+		setNonEmpty(obs, "note", notes)
+		contained = append(contained, obs)
+		results = append(results, map[string]any{"reference": "#" + id})
+	}
+	setNonEmpty(r, "contained", contained)
+	setNonEmpty(r, "result", results)
+	return r
+}
+
+// limitIndicators are GDT's limit indicators (8422) as HL7 interpretations.
+var limitIndicators = map[string]string{"+": "H", "H": "H", "++": "HH", "HH": "HH", "-": "L", "L": "L", "--": "LL", "LL": "LL",
+	"!": "A", "N": "N"}
+
+// gdtNumber is a number as a device writes one, with a decimal point or
+// comma, in the form a JSON number (and a FHIR decimal) takes as it is.
+var gdtNumber = regexp.MustCompile(`^-?(0|[1-9][0-9]{0,17})([.,][0-9]{1,18})?$`)
+
+// gdtDecimal reads a GDT number, keeping its digits (a FHIR decimal's
+// precision is what it shows); anything else is no number.
+func gdtDecimal(s string) (json.Number, bool) {
+	s = strings.TrimSpace(s)
+	if !gdtNumber.MatchString(s) {
+		return "", false
+	}
+	return json.Number(strings.Replace(s, ",", ".", 1)), true
+}
+
+// strs is a JSON array of strings.
+func strs(v any) []string {
+	items, _ := v.([]any)
+	out := make([]string, 0, len(items))
+	for _, it := range items {
+		if s, ok := it.(string); ok && s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // interpretations are the lab's flags as HL7 observation interpretations.

@@ -26,6 +26,9 @@ func feedQuery(q *bun.SelectQuery, table string, lq domain.ListQuery, idArg func
 	if lq.UpdatedSince != nil {
 		q = q.Where(table+".updated_at >= ?", lq.UpdatedSince.UTC())
 	}
+	if lq.From > 0 {
+		q = q.Where(table+".change >= ?", lq.From)
+	}
 	if lq.Below > 0 {
 		q = q.Where(table+".change < ?", lq.Below)
 	}

@@ -369,11 +369,8 @@ type exportRun struct {
 func (r *exportRun) write(ctx context.Context) error {
 	grant := r.job.Grant()
 	for i, typ := range r.job.Types {
-		q := domain.ListQuery{Limit: r.s.Page, Below: r.job.Cut}
-		switch {
-		case r.job.SinceCut > 0:
-			q.After = &domain.Cursor{Change: r.job.SinceCut - 1}
-		case r.job.Since != nil:
+		q := domain.ListQuery{Limit: r.s.Page, From: r.job.SinceCut, Below: r.job.Cut}
+		if r.job.SinceCut == 0 && r.job.Since != nil {
 			q.UpdatedSince = r.job.Since
 		}
 		for more := true; more; {
