@@ -722,6 +722,11 @@ func TestFHIRGDTResultsAsReports(t *testing.T) {
 	if dated := readBundle(t, p.fhir(t, "DiagnosticReport?date=2026-03-10&_count=100")); !slices.Contains(dated.ids["match"], gdtID) {
 		t.Errorf("the GDT result by its examination's date: %v", dated.ids)
 	}
+	labOnly := practice{s: s, company: p.company, auth: "Authorization: Bearer " + s.tokenFor(t, s.newClient(t, p.company, "lab-results:read"))}
+	if got := readBundle(t, labOnly.fhir(t, "DiagnosticReport?_count=100")); !slices.Equal(got.ids["match"], []string{labID}) || got.next != "" {
+		t.Errorf("a grant without files:read: %v (next %q), want the lab report only", got.ids, got.next)
+	}
+	outcome(t, "a GDT result without files:read", labOnly.fhir(t, "DiagnosticReport/"+gdtID), http.StatusNotFound, "not-found")
 	_, exported := p.exported(t, p.kickOff(t, "$export?_type=DiagnosticReport"))
 	if got := idsOf(exported["DiagnosticReport"]); !slices.Equal(got, sortedOf(labID, gdtID)) {
 		t.Errorf("exported reports %v", got)

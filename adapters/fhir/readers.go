@@ -116,9 +116,13 @@ type thenResults struct {
 // resultsMark begins the id of a cursor in the files' feed.
 const resultsMark = "gdt:"
 
+// readsResults tells whether the grant may read the result files: one
+// that may not sees the section's objects only.
+func readsResults(grant domain.Grant) bool { return grant.Scopes.Contains(domain.ReadScope("files")) }
+
 func (r thenResults) get(ctx context.Context, grant domain.Grant, id string) (ports.Versioned, error) {
 	v, err := r.own.get(ctx, grant, id)
-	if !errors.Is(err, domain.ErrNotFound) {
+	if !errors.Is(err, domain.ErrNotFound) || !readsResults(grant) {
 		return v, err
 	}
 	f, err := r.files.files.Get(ctx, grant, id)
@@ -134,8 +138,8 @@ func (r thenResults) get(ctx context.Context, grant domain.Grant, id string) (po
 
 func (r thenResults) batch(ctx context.Context, grant domain.Grant, ids []string) ([]byte, error) {
 	own, err := r.own.batch(ctx, grant, ids)
-	if err != nil {
-		return nil, err
+	if err != nil || !readsResults(grant) {
+		return own, err
 	}
 	files, _, err := r.files.files.Batch(ctx, grant, ids)
 	if err != nil {
@@ -154,12 +158,15 @@ func (r thenResults) batch(ctx context.Context, grant domain.Grant, ids []string
 func (r thenResults) list(ctx context.Context, grant domain.Grant, q domain.ListQuery) (ports.RenderedPage, error) {
 	if q.After == nil || !strings.HasPrefix(q.After.ID, resultsMark) {
 		page, err := r.own.list(ctx, grant, q)
-		if err != nil || page.HasMore {
+		if err != nil || page.HasMore || !readsResults(grant) {
 			return page, err
 		}
 		// The section's feed is read: the files' follows, from its start.
 		page.HasMore, page.NextCursor = true, domain.Cursor{ID: resultsMark}.Encode()
 		return page, nil
+	}
+	if !readsResults(grant) {
+		return ports.RenderedPage{Data: []byte("[]"), NextCursor: q.After.Encode()}, nil
 	}
 	at := *q.After
 	at.ID = strings.TrimPrefix(at.ID, resultsMark)
