@@ -65,11 +65,18 @@ type Dispatcher struct {
 // that its endpoint was disabled (nil: nobody is told, the benchmark build).
 func NewDispatcher(store ports.WebhookEndpoints, feed ports.ChangeFeed, keys *webhook.Keyring, out ports.Deliverer,
 	auditor ports.Auditor, log *slog.Logger, s DispatcherSettings) *Dispatcher {
+	return &Dispatcher{store: store, feed: feed, keys: keys, out: out, auditor: auditor, log: log, s: s,
+		owner: leaseOwner(), now: time.Now, driving: map[uuid.UUID]bool{}}
+}
+
+// leaseOwner names this process as the holder of leases (endpoints,
+// exports): host, pid and a random part, so that a restart on the same
+// pid is another owner.
+func leaseOwner() string {
 	host, _ := os.Hostname()
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
-	return &Dispatcher{store: store, feed: feed, keys: keys, out: out, auditor: auditor, log: log, s: s,
-		owner: fmt.Sprintf("%s/%d/%s", host, os.Getpid(), hex.EncodeToString(b)), now: time.Now, driving: map[uuid.UUID]bool{}}
+	return fmt.Sprintf("%s/%d/%s", host, os.Getpid(), hex.EncodeToString(b))
 }
 
 // Start runs the dispatcher until Stop.

@@ -3,14 +3,11 @@ package usecase
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
-	"os"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -67,12 +64,8 @@ var _ ports.Exports = (*Exports)(nil)
 // NewExports runs the exports of jobs.
 func NewExports(jobs ports.ExportJobs, blobs ports.BlobStore, source ports.ExportSource, auditor ports.Auditor,
 	log *slog.Logger, s ExportSettings) *Exports {
-	host, _ := os.Hostname()
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
 	return &Exports{jobs: jobs, blobs: blobs, source: source, auditor: auditor, log: log, s: s,
-		owner: fmt.Sprintf("%s/%d/%s", host, os.Getpid(), hex.EncodeToString(b)), now: time.Now,
-		wake: make(chan struct{}, 1)}
+		owner: leaseOwner(), now: time.Now, wake: make(chan struct{}, 1)}
 }
 
 // KickOff checks the types against the grant, fixes the cut and stores the job.
