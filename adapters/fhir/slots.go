@@ -26,7 +26,7 @@ const slotWindowDays = 7
 // slotParams are the Slot search's parameters.
 var slotParams = []searchParam{
 	{name: "schedule", kind: "reference", doc: "Schedule/{id}: required"},
-	{name: "start", kind: "date", doc: "the window: ge/gt and lt/le a date (default: today and the six days after; at most 31 days)"},
+	{name: "start", kind: "date", doc: "the window: ge/gt and lt/le a date (default: the practice's today and the six days after; at most 31 days)"},
 	{name: "status", kind: "token", doc: "free (the only status a computed slot has)"},
 }
 
@@ -116,7 +116,11 @@ func (s *Server) slotSearch(c *fiber.Ctx) error {
 	if schedule == "" {
 		return invalidParam("schedule", "a Slot search names its Schedule: schedule=Schedule/{id}")
 	}
-	from, to, err := slotWindow(starts, time.Now().UTC().Truncate(24*time.Hour))
+	today, err := s.today(c, grant)
+	if err != nil {
+		return err
+	}
+	from, to, err := slotWindow(starts, today)
 	if err != nil {
 		return err
 	}
@@ -135,6 +139,21 @@ func (s *Server) slotSearch(c *fiber.Ctx) error {
 	b := bundle(c, self, entries, "")
 	b["link"] = append(b["link"].([]any), map[string]any{"relation": "next", "url": next})
 	return send(c, b)
+}
+
+// today is the practice's date today (its zone's), as a date at UTC
+// midnight like the window's dates.
+func (s *Server) today(c *fiber.Ctx, grant domain.Grant) (time.Time, error) {
+	company, err := s.profiles.Profile(c.UserContext(), grant.CompanyID)
+	if err != nil {
+		return time.Time{}, err
+	}
+	zone, err := time.LoadLocation(company.TimeZone)
+	if err != nil {
+		zone, _ = time.LoadLocation(domain.DefaultTimeZone)
+	}
+	y, m, d := time.Now().In(zone).Date()
+	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC), nil
 }
 
 // slotRead answers one slot, if it is still free.
