@@ -124,6 +124,7 @@ func RunRecordStoreSuite(t *testing.T, newRepos func(t *testing.T) RecordReposit
 		{"a dump lists a committed write that the feed holds back for an older open transaction", dumpListsHeldBackWrite, true},
 		{"concurrent writers: a follower receives every write exactly once", concurrentWritersExactlyOnce, true},
 		{"deletions are tombstones; updated_since filters", deletionsAreTombstones, false},
+		{"a range of the change clock (an export's from and below) lists exactly the writes in it", changeRangeLists, false},
 		{"customers: numbered by the store, updated with their svnr unique per company", customersNumbered, false},
 		{"every write moves its object's own version by one, and no other company's object", versionsCount, false},
 		{"device orders: numbered per company, found by number, device, patient and status; another company's none", deviceOrdersFound, false},
@@ -261,6 +262,29 @@ func pagingHasNoGap(t *testing.T, newRepos func(t *testing.T) RecordRepositories
 	later := f.insert(t, ctx, notes)
 	if again, _ := followUntil(t, f.r.Records, f.company, notes, domain.ListQuery{Limit: 100, After: &resume}, 1); len(again) != 1 || again[0].ID != later.ID {
 		t.Fatalf("resume after a write: %v", ids(again))
+	}
+}
+
+// changeRangeLists: From and Below keep the writes stamped in [From,
+// Below): three writes, each its own stamp; the range of the second
+// lists it alone, also on another company's side of the same clock.
+func changeRangeLists(t *testing.T, newRepos func(t *testing.T) RecordRepositories) {
+	f := newRecordFixture(t, newRepos)
+	ctx := context.Background()
+	first, second, third := f.insert(t, ctx, notes), f.insert(t, ctx, notes), f.insert(t, ctx, notes)
+	if first.Change >= second.Change || second.Change >= third.Change {
+		t.Fatalf("stamps %d %d %d", first.Change, second.Change, third.Change)
+	}
+	got, _ := followUntil(t, f.r.Records, f.company, notes, domain.ListQuery{Limit: 10, From: second.Change, Below: third.Change}, 1)
+	if len(got) != 1 || got[0].ID != second.ID {
+		t.Errorf("[second, third): %v, want %s", ids(got), second.ID)
+	}
+	if got, _ := follow(t, f.r.Records, f.company, notes, domain.ListQuery{Limit: 10, Below: first.Change}); len(got) != 0 {
+		t.Errorf("below the first: %v", ids(got))
+	}
+	other, _ := NewCompany(t, f.r.Repositories, "Andere Praxis", 1000)
+	if got, _ := follow(t, f.r.Records, other.ID, notes, domain.ListQuery{Limit: 10, From: first.Change}); len(got) != 0 {
+		t.Errorf("another company's range: %v", ids(got))
 	}
 }
 
