@@ -225,9 +225,16 @@ func (b *browser) html() string {
 
 func (b *browser) screenshot(name string) {
 	b.t.Helper()
+	// A page that has just been navigated to may not be laid out yet (a
+	// screenshot of it fails with "0 width"): wait for its layout first.
+	b.waitJS(`document.readyState === "complete" && document.documentElement.getBoundingClientRect().width > 0`)
 	ctx, cancel := context.WithTimeout(b.ctx, 20*time.Second)
 	defer cancel()
 	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	for attempt := 0; err != nil && strings.Contains(err.Error(), "0 width") && attempt < 5; attempt++ {
+		time.Sleep(200 * time.Millisecond)
+		png, err = chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	}
 	if err != nil {
 		b.t.Fatal(err)
 	}
