@@ -719,6 +719,10 @@ func TestFHIRGDTResultsAsReports(t *testing.T) {
 	if !slices.Equal(seen, []string{labID, gdtID}) {
 		t.Errorf("paged %v, want the lab report, then the GDT result", seen)
 	}
+	if with := readBundle(t, p.fhir(t, "DiagnosticReport?_id="+gdtID+"&_include=DiagnosticReport:result")); !slices.Equal(with.ids["match"], []string{gdtID}) ||
+		len(with.ids["include"]) != 0 {
+		t.Errorf("_include=DiagnosticReport:result (its observations are contained): %v", with.ids)
+	}
 	if dated := readBundle(t, p.fhir(t, "DiagnosticReport?date=2026-03-10&_count=100")); !slices.Contains(dated.ids["match"], gdtID) {
 		t.Errorf("the GDT result by its examination's date: %v", dated.ids)
 	}

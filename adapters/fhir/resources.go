@@ -41,7 +41,8 @@ type resourceType struct {
 	// patient/subject search and the audit's candidates.
 	patient string
 	params  []searchParam
-	// includes are the _include values served, each a reference field to customers.
+	// includes are the _include values served, each a reference field to
+	// customers ("": what it names is contained in the resource already).
 	includes map[string]string
 	toFHIR   func(x view, o object) map[string]any
 	// writer is how the type is written; nil for a type only read.
@@ -99,11 +100,14 @@ var resources = []*resourceType{
 		{name: "date", kind: "date", doc: "when measured", match: dateField("measured_at")},
 		{name: "code", kind: "token", doc: "the LOINC code (" + systemLOINC + "|…)", match: tokenOf(func(o object) string { return str(o, "loinc_code") })},
 	}},
-	{name: "DiagnosticReport", section: "lab-results", gdtResults: true, patient: "customer_id", toFHIR: diagnosticReport, params: []searchParam{
-		{name: "date", kind: "date", doc: "when the sample was collected, or the device examined", match: reportDate("collected_at")},
-		{name: "issued", kind: "date", doc: "when the lab reported, or the device's result was stored", match: reportDate("reported_at")},
-		{name: "status", kind: "token", doc: "final, preliminary, corrected", match: tokenOf(func(o object) string { return reportStatus(o) })},
-	}},
+	{name: "DiagnosticReport", section: "lab-results", gdtResults: true, patient: "customer_id", toFHIR: diagnosticReport,
+		// A report's observations are contained in it: the include adds nothing beside them.
+		includes: map[string]string{"DiagnosticReport:result": ""},
+		params: []searchParam{
+			{name: "date", kind: "date", doc: "when the sample was collected, or the device examined", match: reportDate("collected_at")},
+			{name: "issued", kind: "date", doc: "when the lab reported, or the device's result was stored", match: reportDate("reported_at")},
+			{name: "status", kind: "token", doc: "final, preliminary, corrected", match: tokenOf(func(o object) string { return reportStatus(o) })},
+		}},
 	{name: "DocumentReference", section: "files", patient: "customer_id", toFHIR: documentReference, params: []searchParam{
 		{name: "date", kind: "date", doc: "when the file was stored", match: dateField("created_at")},
 		{name: "category", kind: "token", doc: "report, image, lab, letter, other", match: tokenOf(func(o object) string { return str(o, "category") })},
