@@ -73,6 +73,11 @@ func (r fileReader) get(ctx context.Context, grant domain.Grant, id string) (por
 	if err != nil {
 		return ports.Versioned{}, err
 	}
+	return versioned(f)
+}
+
+// versioned is a file as its native view, with its version.
+func versioned(f domain.File) (ports.Versioned, error) {
 	b, err := json.Marshal(f.View())
 	return ports.Versioned{Body: b, Version: f.Version}, err
 }
@@ -98,7 +103,7 @@ func (fileReader) validID(id string) bool { return domain.ValidObjectID(id) }
 
 func viewsOf(files []domain.File) ([]byte, error) {
 	views := make([]domain.FileView, len(files))
-	for i, f := range slices.All(files) {
+	for i, f := range files {
 		views[i] = f.View()
 	}
 	return json.Marshal(views)
@@ -132,8 +137,7 @@ func (r thenResults) get(ctx context.Context, grant domain.Grant, id string) (po
 	if f.GDT == nil {
 		return ports.Versioned{}, domain.ErrNotFound
 	}
-	b, err := json.Marshal(f.View())
-	return ports.Versioned{Body: b, Version: f.Version}, err
+	return versioned(f)
 }
 
 func (r thenResults) batch(ctx context.Context, grant domain.Grant, ids []string) ([]byte, error) {

@@ -36,17 +36,17 @@ func slotID(schedule string, start time.Time, location string) string {
 	return schedule + "." + strconv.FormatInt(start.Unix(), 10) + "." + location[len(location)-8:]
 }
 
-// parseSlotID reads a slot's id.
-func parseSlotID(id string) (schedule string, start time.Time, location string, ok bool) {
+// parseSlotID reads a slot's schedule and start from its id.
+func parseSlotID(id string) (schedule string, start time.Time, ok bool) {
 	parts := strings.Split(id, ".")
 	if len(parts) != 3 || !domain.ValidObjectID(parts[0]) || len(parts[2]) != 8 {
-		return "", time.Time{}, "", false
+		return "", time.Time{}, false
 	}
 	unix, err := strconv.ParseInt(parts[1], 10, 64)
 	if err != nil || unix < 0 {
-		return "", time.Time{}, "", false
+		return "", time.Time{}, false
 	}
-	return parts[0], time.Unix(unix, 0).UTC(), parts[2], true
+	return parts[0], time.Unix(unix, 0).UTC(), true
 }
 
 // slotWindow reads the start parameters as a window of dates, from and to both counted.
@@ -158,7 +158,7 @@ func (s *Server) today(c *fiber.Ctx, grant domain.Grant) (time.Time, error) {
 
 // slotRead answers one slot, if it is still free.
 func (s *Server) slotRead(c *fiber.Ctx, id string) error {
-	schedule, start, _, ok := parseSlotID(id)
+	schedule, start, ok := parseSlotID(id)
 	if !ok {
 		return domain.ErrNotFound
 	}
@@ -208,7 +208,11 @@ func (s *Server) freeSlots(c *fiber.Ctx, grant domain.Grant, schedule string, fr
 			locations = append(locations, domain.UUID(idOf(l)))
 		}
 	}
-	var out []map[string]any
+	type free struct {
+		at       time.Time
+		resource map[string]any
+	}
+	var found []free
 	for _, loc := range locations {
 		raw, err := s.booking.Slots(c.UserContext(), grant, domain.SlotRequest{Service: service, Location: loc, User: &user,
 			From: domain.Date(from.Format(time.DateOnly)), To: domain.Date(to.Format(time.DateOnly))}, nil)
@@ -217,26 +221,31 @@ func (s *Server) freeSlots(c *fiber.Ctx, grant domain.Grant, schedule string, fr
 		} else if err != nil {
 			return nil, err
 		}
-		var found struct {
+		var slots struct {
 			Data []struct{ Start, End string } `json:"data"`
 		}
-		if err := json.Unmarshal(raw, &found); err != nil {
+		if err := json.Unmarshal(raw, &slots); err != nil {
 			return nil, err
 		}
-		for _, f := range found.Data {
+		for _, f := range slots.Data {
 			start, err := time.Parse(time.RFC3339, f.Start)
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, map[string]any{"resourceType": "Slot", "id": slotID(schedule, start, string(loc)),
-				"schedule": map[string]any{"reference": "Schedule/" + schedule}, "status": "free", "start": f.Start, "end": f.End})
+			found = append(found, free{at: start, resource: map[string]any{"resourceType": "Slot", "id": slotID(schedule, start, string(loc)),
+				"schedule": map[string]any{"reference": "Schedule/" + schedule}, "status": "free", "start": f.Start, "end": f.End}})
 		}
 	}
-	slices.SortStableFunc(out, func(x, y map[string]any) int { return strings.Compare(x["id"].(string), y["id"].(string)) })
-	slices.SortStableFunc(out, func(x, y map[string]any) int {
-		tx, _ := time.Parse(time.RFC3339, x["start"].(string))
-		ty, _ := time.Parse(time.RFC3339, y["start"].(string))
-		return tx.Compare(ty)
+	// In time order; at one start, in id order (the locations').
+	slices.SortFunc(found, func(x, y free) int {
+		if c := x.at.Compare(y.at); c != 0 {
+			return c
+		}
+		return strings.Compare(x.resource["id"].(string), y.resource["id"].(string))
 	})
+	out := make([]map[string]any, len(found))
+	for i, f := range found {
+		out[i] = f.resource
+	}
 	return out, nil
 }

@@ -104,18 +104,22 @@ func (a *assertions) verify(ctx context.Context, load func(id domain.ClientID, f
 	if err != nil {
 		return domain.Client{}, err
 	}
-	if kid := tok.Headers[0].KeyID; len(client.KeySet) > 0 && !inlineKey(client, kid) {
-		// A key the cached client does not hold may have been registered
-		// since (a rotation in the settings or the operator): read it again.
-		if client, err = load(id, true); err != nil {
-			return domain.Client{}, err
-		}
-	}
 	if client.KeySetURL == "" && len(client.KeySet) == 0 {
 		return client, refused("is not how this client signs in: it has no keys registered")
 	}
 	kid := tok.Headers[0].KeyID
 	key, err := a.key(ctx, client, kid, now)
+	if err != nil && len(client.KeySet) > 0 && kid != "" {
+		// A key the cached client does not hold may have been registered
+		// since (a rotation in the settings or the operator): read it again.
+		if client, err = load(id, true); err != nil {
+			return domain.Client{}, err
+		}
+		if client.KeySetURL == "" && len(client.KeySet) == 0 {
+			return client, refused("is not how this client signs in: it has no keys registered")
+		}
+		key, err = a.key(ctx, client, kid, now)
+	}
 	if err != nil {
 		return client, err
 	}
@@ -148,16 +152,6 @@ func (a *assertions) verify(ctx context.Context, load func(id domain.ClientID, f
 		return client, fmt.Errorf("record the assertion: %w", err)
 	}
 	return client, nil
-}
-
-// inlineKey tells whether the client's inline set holds a public key kid.
-func inlineKey(client domain.Client, kid string) bool {
-	var set jose.JSONWebKeySet
-	if json.Unmarshal(client.KeySet, &set) != nil {
-		return false
-	}
-	keys := set.Key(kid)
-	return len(keys) == 1 && keys[0].IsPublic()
 }
 
 // key is the client's public key named kid: from its inline set, or from
