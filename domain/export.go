@@ -81,6 +81,9 @@ type ExportJob struct {
 	ExpiresAt time.Time
 }
 
+// ExportMediaType is an export file's media type: NDJSON, one FHIR resource a line.
+const ExportMediaType = "application/fhir+ndjson"
+
 // ExportFile is one NDJSON file of an export.
 type ExportFile struct {
 	Type  string
@@ -109,9 +112,4 @@ func ExportFileAttempt(job uuid.UUID, name string) int {
 // Grant is the job's grant: the kick-off token's company, client and scopes.
 func (j ExportJob) Grant() Grant {
 	return Grant{CompanyID: j.Company, ClientID: j.Client, Scopes: j.Scopes}
-}
-
-// Finished tells whether the job runs no more.
-func (j ExportJob) Finished() bool {
-	return j.State == ExportCompleted || j.State == ExportFailed || j.State == ExportDeleted
 }

@@ -24,9 +24,6 @@ import (
 // cancels. The jobs run in app/usecase (Exports); this file is the door
 // and the rendering of each page of resources.
 
-// MIMENDJSON is the export files' media type.
-const MIMENDJSON = "application/fhir+ndjson"
-
 // ExportSource renders the resources of an export (ports.ExportSource):
 // the same table, mappings and grant as the searches.
 type ExportSource struct {
@@ -204,7 +201,7 @@ func (r *exportRequest) read(name, raw string) error {
 		}
 		r.Since = &t
 	case "_outputFormat":
-		if raw != MIMENDJSON && raw != "application/ndjson" && raw != "ndjson" {
+		if raw != domain.ExportMediaType && raw != "application/ndjson" && raw != "ndjson" {
 			return invalidParam(name, "_outputFormat: this server writes application/fhir+ndjson only")
 		}
 	default:
@@ -282,7 +279,7 @@ func (s *Server) exportFile(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	c.Set(fiber.HeaderContentType, MIMENDJSON)
+	c.Set(fiber.HeaderContentType, domain.ExportMediaType)
 	c.Response().SetBodyStream(r, -1) // fasthttp closes r once it is sent
 	return nil
 }

@@ -381,7 +381,7 @@ func (r *exportRun) write(ctx context.Context) error {
 // more tells whether the type goes on in another file.
 func (r *exportRun) file(ctx context.Context, grant domain.Grant, typ string, q *domain.ListQuery) (more bool, err error) {
 	name := domain.ExportFileName(r.job.ID, r.job.Attempts, len(r.job.Files)+1)
-	w, err := r.blobs.NewWriter(ctx, r.job.Company, name, "application/fhir+ndjson")
+	w, err := r.blobs.NewWriter(ctx, r.job.Company, name, domain.ExportMediaType)
 	if err != nil {
 		return false, err
 	}
