@@ -71,7 +71,7 @@ func (e *ExportSource) ExportPage(ctx context.Context, grant domain.Grant, typ s
 		if err != nil || (since != nil && company.UpdatedAt.Before(*since)) {
 			return ports.ExportPage{}, err // nothing to write (no Render)
 		}
-		return ports.ExportPage{Render: func(w *bytes.Buffer) (int, error) { return 1, encodeLine(w, organization(company)) }}, nil
+		return ports.ExportPage{Render: func(w *bytes.Buffer) (int, error) { return 1, lineEncoder(w).Encode(organization(company)) }}, nil
 	}
 	page, err := e.read.of(rt).list(ctx, grant, q)
 	if err != nil {
@@ -81,27 +81,28 @@ func (e *ExportSource) ExportPage(ctx context.Context, grant domain.Grant, typ s
 	if err != nil {
 		return ports.ExportPage{}, err
 	}
-	render := func(w *bytes.Buffer) (int, error) {
-		objs, err := decodeObjects(page.Data)
-		if err != nil {
-			return 0, err
-		}
+	render := func(w *bytes.Buffer) (n int, err error) {
 		x := view{company: grant.CompanyID}
-		for _, o := range objs {
-			if err := encodeLine(w, rt.toFHIR(x, o)); err != nil {
-				return 0, err
+		enc := lineEncoder(w)
+		err = withObjects(page.Data, func(objs []object) error {
+			for _, o := range objs {
+				if err := enc.Encode(rt.toFHIR(x, o)); err != nil {
+					return err
+				}
 			}
-		}
-		return len(objs), nil
+			n = len(objs)
+			return nil
+		})
+		return n, err
 	}
 	return ports.ExportPage{Next: next, HasMore: page.HasMore, Render: render}, nil
 }
 
-// encodeLine appends v to w as one line of JSON.
-func encodeLine(w *bytes.Buffer, v any) error {
+// lineEncoder appends values to w, each one line of JSON.
+func lineEncoder(w *bytes.Buffer) *json.Encoder {
 	enc := json.NewEncoder(w) // Encode ends the line with '\n'
 	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
+	return enc
 }
 
 // exportRequest is a kick-off as the door reads it. The IG's parameters

@@ -1,7 +1,6 @@
 package fhir
 
 import (
-	"encoding/json"
 	"slices"
 	"testing"
 
@@ -40,7 +39,7 @@ func TestDatePrefixes(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.param, err)
 		}
-		if got := dateField("d")(object{"d": c.field}, v); got != c.want {
+		if got := dateField("d")(objectOf(t, `{"d":"`+c.field+`"}`), v); got != c.want {
 			t.Errorf("date=%s on %s: %v, want %v", c.param, c.field, got, c.want)
 		}
 	}
@@ -54,7 +53,7 @@ func TestDatePrefixes(t *testing.T) {
 // TestTokensAndStrings: a token with or without its system; a string
 // starts the field, ignoring case; a reference names its type or not.
 func TestTokensAndStrings(t *testing.T) {
-	o := object{"id": json.Number("7"), "svnr": "1237010180", "kvnr": "A123456780", "last_name": "Huber", "user_id": "u1"}
+	o := objectOf(t, `{"id":7,"svnr":"1237010180","kvnr":"A123456780","last_name":"Huber","user_id":"u1"}`)
 	company := domain.NewCompanyID()
 	for _, c := range []struct {
 		kind, raw string
@@ -147,4 +146,14 @@ func TestGDTDecimal(t *testing.T) {
 			t.Errorf("%q read as the number %q", in, got)
 		}
 	}
+}
+
+// objectOf is a native object written in JSON.
+func objectOf(t *testing.T, data string) object {
+	t.Helper()
+	o, err := decodeObject([]byte(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
 }

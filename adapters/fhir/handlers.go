@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/valyala/fastjson"
 
 	"github.com/praxis-health/praxis/adapters/httpkit"
 	"github.com/praxis-health/praxis/domain"
@@ -127,14 +128,14 @@ func validID(id string) bool {
 }
 
 // organization is the company as an Organization, for a grant that may read it.
-func (s *Server) organization(c *fiber.Ctx) (map[string]any, error) {
+func (s *Server) organization(c *fiber.Ctx) (organizationResource, error) {
 	grant := httpkit.GrantOf(c)
 	if err := grant.Require(domain.ScopeCompanyRead); err != nil {
-		return nil, err
+		return organizationResource{}, err
 	}
 	company, err := s.profiles.Profile(c.UserContext(), grant.CompanyID)
 	if err != nil {
-		return nil, err
+		return organizationResource{}, err
 	}
 	return organization(company), nil
 }
@@ -171,7 +172,9 @@ func (s *Server) search(c *fiber.Ctx) error {
 			return err
 		}
 		entries := []any{}
-		company := object{"updated_at": org["meta"].(map[string]any)["lastUpdated"]}
+		var a fastjson.Arena // the company as an object, for the _lastUpdated filter
+		company := object{a.NewObject()}
+		company.v.Set("updated_at", a.NewString(org.Meta.LastUpdated))
 		if (len(req.ids) == 0 || slices.Contains(req.ids, grant.CompanyID.String())) && matchesAll(company, req.filters) {
 			entries = append(entries, entry(self, org, "match"))
 		}
@@ -294,8 +297,8 @@ func (s *Server) include(c *fiber.Ctx, rt *resourceType, req request, matches []
 }
 
 // entry is one resource of a searchset.
-func entry(typeURL string, resource map[string]any, mode string) map[string]any {
-	return map[string]any{"fullUrl": typeURL + "/" + resource["id"].(string), "resource": resource, "search": map[string]any{"mode": mode}}
+func entry(typeURL string, r resource, mode string) map[string]any {
+	return map[string]any{"fullUrl": typeURL + "/" + r.resourceID(), "resource": r, "search": map[string]any{"mode": mode}}
 }
 
 // bundle is a searchset of entries with its self link and, when more

@@ -14,9 +14,6 @@ import (
 // from (no second list is kept by hand). A mapping writes only what the
 // record holds: an absent field is absent in the resource, never a default.
 
-// object is one native object as the resource API answers it.
-type object map[string]any
-
 // Identifier systems (HL7 Austria AT Core R4; HL7 Deutschland basis).
 const (
 	systemSVNR    = "urn:oid:1.2.40.0.10.1.4.3.1" // Austrian social insurance number
@@ -44,7 +41,7 @@ type resourceType struct {
 	// includes are the _include values served, each a reference field to
 	// customers ("": what it names is contained in the resource already).
 	includes map[string]string
-	toFHIR   func(x view, o object) map[string]any
+	toFHIR   func(x view, o object) resource
 	// writer is how the type is written; nil for a type only read.
 	writer *writer
 	// binary: the type is read as the bytes of a file (Binary), never searched or exported.
@@ -135,31 +132,6 @@ func resourceByName(name string) *resourceType {
 	return nil
 }
 
-// str is a string field of o, "" when absent or null.
-func str(o object, field string) string {
-	s, _ := o[field].(string)
-	return s
-}
-
-// id is o's id as FHIR spells it: a customer number in decimal, else the uuid.
-func idOf(o object) string { return ref(o, "id") }
-
-// ref is the id a reference field holds ("" for none).
-func ref(o object, field string) string {
-	switch v := o[field].(type) {
-	case json.Number:
-		return v.String()
-	case string:
-		return v
-	}
-	return ""
-}
-
-func active(o object) bool {
-	b, ok := o["active"].(bool)
-	return !ok || b // the sections' default is true
-}
-
 func activeStatus(o object) string {
 	if active(o) {
 		return "active"
@@ -167,90 +139,75 @@ func activeStatus(o object) string {
 	return "inactive"
 }
 
-// meta is the resource's version and time of its last change (the
+// metaOf is the resource's version and time of its last change (the
 // object's, issue "Versions").
-func meta(o object) map[string]any {
-	m := map[string]any{}
-	if v, ok := o["version"].(json.Number); ok {
-		m["versionId"] = v.String()
+func metaOf(o object) *meta {
+	m := meta{LastUpdated: str(o, "updated_at")}
+	m.VersionID = number(o, "version").String()
+	if m == (meta{}) {
+		return nil
 	}
-	if t := str(o, "updated_at"); t != "" {
-		m["lastUpdated"] = t
-	}
-	return m
+	return &m
 }
 
-// base is the start of every resource: its type, id and meta.
-func base(name string, o object) map[string]any {
-	return map[string]any{"resourceType": name, "id": idOf(o), "meta": meta(o)}
+// headOf is the start of every resource: its type, id and meta.
+func headOf(name string, o object) head {
+	return head{ResourceType: name, ID: idOf(o), Meta: metaOf(o)}
 }
 
-// humanName is a person's name: family, given and the title as a prefix.
-func humanName(o object) map[string]any {
-	n := map[string]any{"use": "official"}
-	if f := str(o, "last_name"); f != "" {
-		n["family"] = f
-	}
+// nameOf is a person's name: family, given and the title as a prefix.
+func nameOf(o object) []humanName {
+	n := humanName{Use: "official", Family: str(o, "last_name")}
 	if g := str(o, "first_name"); g != "" {
-		n["given"] = []string{g}
+		n.Given = []string{g}
 	}
 	if t := str(o, "title"); t != "" {
-		n["prefix"] = []string{t}
+		n.Prefix = []string{t}
 	}
-	return n
+	return []humanName{n}
 }
 
 // telecom is a phone and an e-mail address, where held.
-func telecom(o object) []any {
-	var t []any
+func telecom(o object) []contactPoint {
+	var t []contactPoint
 	if p := str(o, "phone"); p != "" {
-		t = append(t, map[string]any{"system": "phone", "value": p})
+		t = append(t, contactPoint{System: "phone", Value: p})
 	}
 	if e := str(o, "email"); e != "" {
-		t = append(t, map[string]any{"system": "email", "value": e})
+		t = append(t, contactPoint{System: "email", Value: e})
 	}
 	return t
 }
 
-// address is a native address as a FHIR Address.
-func address(o object) map[string]any {
-	a, ok := o["address"].(map[string]any)
-	if !ok {
+// addressOf is a native address as a FHIR Address of the given use.
+func addressOf(o object, use string) *address {
+	x := o.obj("address")
+	if x.v == nil {
 		return nil
 	}
-	out := map[string]any{"use": "work"}
-	if s, _ := a["street"].(string); s != "" {
-		out["line"] = []string{s}
+	out := address{Use: use, City: str(x, "city"), PostalCode: str(x, "postal_code"), Country: str(x, "country")}
+	if s := str(x, "street"); s != "" {
+		out.Line = []string{s}
 	}
-	for from, to := range map[string]string{"postal_code": "postalCode", "city": "city", "country": "country"} {
-		if s, _ := a[from].(string); s != "" {
-			out[to] = s
-		}
-	}
-	return out
+	return &out
 }
 
-// setNonEmpty sets key to v unless v is empty.
-func setNonEmpty(m map[string]any, key string, v any) {
-	switch x := v.(type) {
-	case string:
-		if x == "" {
-			return
-		}
-	case []any:
-		if len(x) == 0 {
-			return
-		}
-	case map[string]any:
-		if x == nil {
-			return
-		}
-	}
-	m[key] = v
+// concept is a code of a system.
+func concept(system, code string) *codeableConcept {
+	return &codeableConcept{Coding: []coding{{System: system, Code: code}}}
 }
 
-func coding(system, code string) map[string]any {
-	return map[string]any{"coding": []any{map[string]any{"system": system, "code": code}}}
+// text is a concept that has a text only, or nil for none.
+func text(s string) []codeableConcept {
+	if s == "" {
+		return nil
+	}
+	return []codeableConcept{{Text: s}}
+}
+
+// patientOf is a reference to the patient the object names.
+func patientOf(o object) reference {
+	return reference{Reference: "Patient/" + ref(o, "customer_id")}
 }
 
 // gender is the customer's sex as an administrative gender: unknown
@@ -269,84 +226,53 @@ func gender(o object) string {
 
 // patient is a customer as an AT Core patient: the practice's number as
 // the local patient id, the SVNR and the German KVNR where held.
-func patient(x view, o object) map[string]any {
-	r := base("Patient", o)
-	ids := []any{map[string]any{"use": "usual", "type": coding(systemV2_0203, "PI"), "system": localSystem(x.company), "value": idOf(o)}}
+func patient(x view, o object) resource {
+	r := patientResource{head: headOf("Patient", o), Active: true, Name: nameOf(o), Telecom: telecom(o), Gender: gender(o), BirthDate: str(o, "birth_date")}
+	r.Identifier = []identifier{{Use: "usual", Type: concept(systemV2_0203, "PI"), System: localSystem(x.company), Value: idOf(o)}}
 	if s := str(o, "svnr"); s != "" {
-		ids = append(ids, map[string]any{"use": "official", "type": coding(systemV2_0203, "SS"), "system": systemSVNR, "value": s,
-			"assigner": map[string]any{"display": svnrAssigner}})
+		r.Identifier = append(r.Identifier, identifier{Use: "official", Type: concept(systemV2_0203, "SS"), System: systemSVNR, Value: s,
+			Assigner: &reference{Display: svnrAssigner}})
 	}
 	if k := str(o, "kvnr"); k != "" {
-		ids = append(ids, map[string]any{"use": "official", "type": coding("http://fhir.de/CodeSystem/identifier-type-de-basis", "KVZ10"), "system": systemKVNR, "value": k})
+		r.Identifier = append(r.Identifier, identifier{Use: "official", Type: concept("http://fhir.de/CodeSystem/identifier-type-de-basis", "KVZ10"), System: systemKVNR, Value: k})
 	}
-	r["identifier"] = ids
-	r["active"] = true
-	r["name"] = []any{humanName(o)}
-	setNonEmpty(r, "telecom", telecom(o))
-	r["gender"] = gender(o)
-	setNonEmpty(r, "birthDate", str(o, "birth_date"))
-	if a := address(o); a != nil {
-		a["use"] = "home"
-		r["address"] = []any{a}
+	if a := addressOf(o, "home"); a != nil {
+		r.Address = []address{*a}
 	}
 	return r
 }
 
 // practitioner is a user of the practice.
-func practitioner(_ view, o object) map[string]any {
-	r := base("Practitioner", o)
-	r["active"] = active(o)
-	r["name"] = []any{humanName(o)}
-	setNonEmpty(r, "telecom", telecom(o))
-	return r
+func practitioner(_ view, o object) resource {
+	return practitionerResource{head: headOf("Practitioner", o), Active: active(o), Name: nameOf(o), Telecom: telecom(o)}
 }
 
 // location is a site of the practice.
-func location(_ view, o object) map[string]any {
-	r := base("Location", o)
-	r["status"] = activeStatus(o)
-	setNonEmpty(r, "name", str(o, "name"))
-	setNonEmpty(r, "telecom", telecom(o))
-	if a := address(o); a != nil {
-		r["address"] = a
-	}
-	return r
+func location(_ view, o object) resource {
+	return locationResource{head: headOf("Location", o), Status: activeStatus(o), Name: str(o, "name"), Telecom: telecom(o), Address: addressOf(o, "work")}
 }
 
 // healthcareService is a treatment the practice offers.
-func healthcareService(_ view, o object) map[string]any {
-	r := base("HealthcareService", o)
-	r["active"] = active(o)
-	setNonEmpty(r, "name", str(o, "name"))
-	setNonEmpty(r, "comment", str(o, "description"))
-	if c := str(o, "category"); c != "" {
-		r["category"] = []any{map[string]any{"text": c}}
-	}
-	return r
+func healthcareService(_ view, o object) resource {
+	return healthcareServiceResource{head: headOf("HealthcareService", o), Active: active(o), Name: str(o, "name"),
+		Comment: str(o, "description"), Category: text(str(o, "category"))}
 }
 
 // appointmentStatus maps the native statuses to FHIR's.
 var appointmentStatus = map[string]string{"booked": "booked", "arrived": "arrived", "completed": "fulfilled", "no_show": "noshow", "cancelled": "cancelled"}
 
 // appointment is an appointment with its patient, practitioner and location as participants.
-func appointment(_ view, o object) map[string]any {
-	r := base("Appointment", o)
-	r["status"] = appointmentStatus[str(o, "status")]
-	setNonEmpty(r, "description", str(o, "title"))
-	setNonEmpty(r, "comment", str(o, "note"))
-	setNonEmpty(r, "start", str(o, "start"))
-	setNonEmpty(r, "end", str(o, "end"))
-	setNonEmpty(r, "created", dateOnly(str(o, "created_at")))
+func appointment(_ view, o object) resource {
+	r := appointmentResource{head: headOf("Appointment", o), Status: appointmentStatus[str(o, "status")], Description: str(o, "title"),
+		Comment: str(o, "note"), Start: str(o, "start"), End: str(o, "end"), Created: dateOnly(str(o, "created_at"))}
 	if reason := str(o, "cancellation_reason"); reason != "" {
-		r["cancelationReason"] = map[string]any{"text": reason}
+		r.CancelationReason = &codeableConcept{Text: reason}
 	}
-	var who []any
 	for _, p := range []struct{ field, typ string }{{"customer_id", "Patient"}, {"user_id", "Practitioner"}, {"location_id", "Location"}, {"service_id", "HealthcareService"}} {
 		if id := ref(o, p.field); id != "" {
-			who = append(who, map[string]any{"actor": map[string]any{"reference": p.typ + "/" + id}, "status": "accepted"})
+			r.Participant = append(r.Participant, appointmentParticipant{Actor: reference{Reference: p.typ + "/" + id}, Status: "accepted"})
 		}
 	}
-	r["participant"] = who
 	return r
 }
 
@@ -364,198 +290,163 @@ var icdSystems = map[string]string{
 }
 
 // condition is a diagnosis.
-func condition(_ view, o object) map[string]any {
-	r := base("Condition", o)
-	r["subject"] = map[string]any{"reference": "Patient/" + ref(o, "customer_id")}
-	code := map[string]any{}
+func condition(_ view, o object) resource {
+	r := conditionResource{head: headOf("Condition", o), Subject: patientOf(o), RecordedDate: str(o, "diagnosed_on"), BodySite: text(str(o, "side"))}
+	code := codeableConcept{Text: str(o, "text")}
 	if c := str(o, "icd10_code"); c != "" {
 		system := str(o, "code_system")
 		if system == "" {
 			system = "icd10_at"
 		}
-		cd := map[string]any{"system": icdSystems[system], "code": c}
-		setNonEmpty(cd, "version", str(o, "code_version"))
-		code["coding"] = []any{cd}
+		code.Coding = []coding{{System: icdSystems[system], Version: str(o, "code_version"), Code: c}}
 	}
-	setNonEmpty(code, "text", str(o, "text"))
-	r["code"] = code
+	if code.Text != "" || code.Coding != nil {
+		r.Code = &code
+	}
 	verification := map[string]string{"confirmed": "confirmed", "suspected": "provisional", "excluded": "refuted", "status_post": "confirmed"}
 	certainty := str(o, "certainty")
 	if certainty == "" {
 		certainty = "confirmed"
 	}
-	r["verificationStatus"] = coding("http://terminology.hl7.org/CodeSystem/condition-ver-status", verification[certainty])
+	r.VerificationStatus = concept("http://terminology.hl7.org/CodeSystem/condition-ver-status", verification[certainty])
 	switch certainty {
 	case "status_post":
-		r["clinicalStatus"] = coding("http://terminology.hl7.org/CodeSystem/condition-clinical", "resolved")
+		r.ClinicalStatus = concept("http://terminology.hl7.org/CodeSystem/condition-clinical", "resolved")
 	case "confirmed", "suspected":
-		r["clinicalStatus"] = coding("http://terminology.hl7.org/CodeSystem/condition-clinical", "active")
+		r.ClinicalStatus = concept("http://terminology.hl7.org/CodeSystem/condition-clinical", "active")
 	}
 	category := "encounter-diagnosis"
 	if str(o, "kind") == "permanent" {
 		category = "problem-list-item"
 	}
-	r["category"] = []any{coding("http://terminology.hl7.org/CodeSystem/condition-category", category)}
-	if side := str(o, "side"); side != "" {
-		r["bodySite"] = []any{map[string]any{"text": side}}
-	}
-	setNonEmpty(r, "recordedDate", str(o, "diagnosed_on"))
+	r.Category = []codeableConcept{*concept("http://terminology.hl7.org/CodeSystem/condition-category", category)}
 	return r
 }
 
-// decimal reads a native decimal (a JSON string or number) as a JSON number.
-func decimal(v any) (json.Number, bool) {
-	var s string
-	switch x := v.(type) {
-	case string:
-		s = x
-	case json.Number:
-		s = x.String()
-	default:
-		return "", false
-	}
-	if _, err := strconv.ParseFloat(s, 64); err != nil {
-		return "", false
-	}
-	return json.Number(s), true
-}
-
-// quantity is a value in a UCUM unit.
-func quantity(value any, unit string) map[string]any {
-	v, ok := decimal(value)
+// ucum is a value in a UCUM unit, nil for no number.
+func ucum(o object, field, unit string) *quantity {
+	v, ok := decimal(o, field)
 	if !ok {
 		return nil
 	}
-	q := map[string]any{"value": v}
+	q := quantity{Value: v}
 	if unit != "" {
-		q["unit"], q["system"], q["code"] = unit, systemUCUM, unit
+		q.Unit, q.System, q.Code = unit, systemUCUM, unit
 	}
-	return q
+	return &q
 }
+
+// Categories every measurement, lab row or report shares (read only).
+var (
+	vitalSigns  = []codeableConcept{*concept("http://terminology.hl7.org/CodeSystem/observation-category", "vital-signs")}
+	laboratory  = []codeableConcept{*concept("http://terminology.hl7.org/CodeSystem/observation-category", "laboratory")}
+	labCategory = []codeableConcept{*concept("http://terminology.hl7.org/CodeSystem/v2-0074", "LAB")}
+)
 
 // observation is a measurement: a vital sign with its LOINC code, or what
 // the practice named it.
-func observation(_ view, o object) map[string]any {
-	r := base("Observation", o)
-	r["status"] = "final"
-	r["category"] = []any{coding("http://terminology.hl7.org/CodeSystem/observation-category", "vital-signs")}
-	code := map[string]any{"text": strings.ReplaceAll(str(o, "type"), "_", " ")}
+func observation(_ view, o object) resource {
+	subject := patientOf(o)
+	r := observationResource{head: headOf("Observation", o), Status: "final", Category: vitalSigns, Subject: &subject,
+		EffectiveDateTime: str(o, "measured_at"), ValueQuantity: ucum(o, "value", str(o, "unit"))}
+	r.Code.Text = strings.ReplaceAll(str(o, "type"), "_", " ")
 	if n := str(o, "name"); n != "" {
-		code["text"] = n
+		r.Code.Text = n
 	}
 	if l := str(o, "loinc_code"); l != "" {
-		code["coding"] = []any{map[string]any{"system": systemLOINC, "code": l}}
+		r.Code.Coding = []coding{{System: systemLOINC, Code: l}}
 	}
-	r["code"] = code
-	r["subject"] = map[string]any{"reference": "Patient/" + ref(o, "customer_id")}
-	setNonEmpty(r, "effectiveDateTime", str(o, "measured_at"))
-	if q := quantity(o["value"], str(o, "unit")); q != nil {
-		r["valueQuantity"] = q
+	for _, c := range o.items("components") {
+		r.Component = append(r.Component, observationComponent{
+			Code:          codeableConcept{Coding: []coding{{System: systemLOINC, Code: str(c, "code")}}},
+			ValueQuantity: ucum(c, "value", str(c, "unit")),
+		})
 	}
-	if comps, ok := o["components"].([]any); ok && len(comps) > 0 {
-		var out []any
-		for _, c := range comps {
-			cm, _ := c.(map[string]any)
-			comp := map[string]any{"code": map[string]any{"coding": []any{map[string]any{"system": systemLOINC, "code": str(object(cm), "code")}}}}
-			if q := quantity(cm["value"], str(object(cm), "unit")); q != nil {
-				comp["valueQuantity"] = q
-			}
-			out = append(out, comp)
-		}
-		r["component"] = out
-	}
-	if n := str(o, "note"); n != "" {
-		r["note"] = []any{map[string]any{"text": n}}
-	}
+	r.Note = notes(str(o, "note"))
 	return r
+}
+
+// notes are the non-empty texts as annotations.
+func notes(texts ...string) []annotation {
+	var out []annotation
+	for _, t := range texts {
+		if t != "" {
+			out = append(out, annotation{Text: t})
+		}
+	}
+	return out
+}
+
+// contain puts the report's observations into it, each referred to by its local id.
+func contain(r *diagnosticReportResource, obs []observationResource) {
+	r.Contained = obs
+	for _, o := range obs {
+		r.Result = append(r.Result, reference{Reference: "#" + o.ID})
+	}
 }
 
 // labReport is a lab result as a DiagnosticReport: each of its rows an
 // Observation contained in it (value or text, unit, reference range,
 // interpretation from the lab's flag), the lab as its performer.
-func labReport(_ view, o object) map[string]any {
-	r := base("DiagnosticReport", o)
+func labReport(_ view, o object) resource {
 	status := str(o, "status")
 	if status == "" {
 		status = "final"
 	}
-	r["status"] = status
-	r["category"] = []any{coding("http://terminology.hl7.org/CodeSystem/v2-0074", "LAB")}
-	r["code"] = map[string]any{"text": "Laboratory report"}
-	patientRef := map[string]any{"reference": "Patient/" + ref(o, "customer_id")}
-	r["subject"] = patientRef
-	setNonEmpty(r, "effectiveDateTime", str(o, "collected_at"))
-	setNonEmpty(r, "issued", str(o, "reported_at"))
+	subject := patientOf(o)
+	r := diagnosticReportResource{head: headOf("DiagnosticReport", o), Status: status, Category: labCategory,
+		Code: codeableConcept{Text: "Laboratory report"}, Subject: &subject, EffectiveDateTime: str(o, "collected_at"), Issued: str(o, "reported_at")}
 	if lab := str(o, "lab_name"); lab != "" {
-		r["performer"] = []any{map[string]any{"display": lab}}
+		r.Performer = []reference{{Display: lab}}
 	}
 	if n := str(o, "order_number"); n != "" {
-		r["identifier"] = []any{map[string]any{"value": n}}
+		r.Identifier = []identifier{{Value: n}}
 	}
-	rows, _ := o["results"].([]any)
-	var contained, results []any
-	for i, row := range rows {
-		v, _ := row.(map[string]any)
-		x := object(v)
-		id := "r" + strconv.Itoa(i+1)
-		obs := map[string]any{"resourceType": "Observation", "id": id, "status": status, "subject": patientRef,
-			"category": []any{coding("http://terminology.hl7.org/CodeSystem/observation-category", "laboratory")}}
-		code := map[string]any{"text": str(x, "name")}
-		var codings []any
+	var contained []observationResource
+	for i, x := range o.items("results") {
+		obs := observationResource{head: head{ResourceType: "Observation", ID: "r" + strconv.Itoa(i+1)}, Status: status, Subject: &subject,
+			Category: laboratory, Code: codeableConcept{Text: str(x, "name")}, EffectiveDateTime: str(o, "collected_at"), Note: notes(str(x, "comment"))}
 		if l := str(x, "loinc_code"); l != "" {
-			codings = append(codings, map[string]any{"system": systemLOINC, "code": l})
+			obs.Code.Coding = append(obs.Code.Coding, coding{System: systemLOINC, Code: l})
 		}
 		if c := str(x, "code"); c != "" {
-			codings = append(codings, map[string]any{"code": c}) // the lab's own code: its system unknown
+			obs.Code.Coding = append(obs.Code.Coding, coding{Code: c}) // the lab's own code: its system unknown
 		}
-		setNonEmpty(code, "coding", codings)
-		obs["code"] = code
-		setNonEmpty(obs, "effectiveDateTime", str(o, "collected_at"))
-		if q, ok := decimal(x["value"]); ok {
-			vq := map[string]any{"value": q}
-			setNonEmpty(vq, "unit", str(x, "unit")) // the lab's unit as written: not claimed to be UCUM
-			obs["valueQuantity"] = vq
+		unit := str(x, "unit") // the lab's unit as written: not claimed to be UCUM
+		if q, ok := decimal(x, "value"); ok {
+			obs.ValueQuantity = &quantity{Value: q, Unit: unit}
 		} else {
-			setNonEmpty(obs, "valueString", str(x, "value_text"))
+			obs.ValueString = str(x, "value_text")
 		}
-		rr := map[string]any{}
-		if low, ok := decimal(x["reference_low"]); ok {
-			rr["low"] = labQuantity(low, str(x, "unit"))
+		rr := referenceRange{Text: str(x, "reference_text")}
+		if low, ok := decimal(x, "reference_low"); ok {
+			rr.Low = &quantity{Value: low, Unit: unit}
 		}
-		if high, ok := decimal(x["reference_high"]); ok {
-			rr["high"] = labQuantity(high, str(x, "unit"))
+		if high, ok := decimal(x, "reference_high"); ok {
+			rr.High = &quantity{Value: high, Unit: unit}
 		}
-		setNonEmpty(rr, "text", str(x, "reference_text"))
-		if len(rr) > 0 {
-			obs["referenceRange"] = []any{rr}
+		if !rr.empty() {
+			obs.ReferenceRange = []referenceRange{rr}
 		}
 		if code, ok := interpretations[str(x, "flag")]; ok {
-			obs["interpretation"] = []any{coding("http://terminology.hl7.org/CodeSystem/v3-ObservationInterpretation", code)}
-		}
-		if c := str(x, "comment"); c != "" {
-			obs["note"] = []any{map[string]any{"text": c}}
+			obs.Interpretation = []codeableConcept{*concept("http://terminology.hl7.org/CodeSystem/v3-ObservationInterpretation", code)}
 		}
 		contained = append(contained, obs)
-		results = append(results, map[string]any{"reference": "#" + id})
 	}
-	setNonEmpty(r, "contained", contained)
-	setNonEmpty(r, "result", results)
+	contain(&r, contained)
 	return r
 }
 
 // diagnosticReport is a lab result, or a device's GDT result file.
-func diagnosticReport(x view, o object) map[string]any {
-	if _, isFile := o["gdt"]; isFile {
+func diagnosticReport(x view, o object) resource {
+	if o.has("gdt") {
 		return gdtReport(x, o)
 	}
 	return labReport(x, o)
 }
 
 // examination is a GDT result file's examination (GDTInfo), nil for anything else.
-func examination(o object) object {
-	g, _ := o["gdt"].(map[string]any)
-	return object(g)
-}
+func examination(o object) object { return o.obj("gdt") }
 
 // reportDate matches a report's date: a lab result's field, or for a GDT
 // result when the device examined (collected_at) or when it was stored.
@@ -563,7 +454,7 @@ func reportDate(field string) func(o object, v value) bool {
 	lab := dateField(field)
 	return func(o object, v value) bool {
 		g := examination(o)
-		if g == nil {
+		if g.v == nil {
 			return lab(o, v)
 		}
 		at := str(o, "created_at")
@@ -579,7 +470,7 @@ func reportDate(field string) func(o object, v value) bool {
 
 // reportStatus is a report's status: a GDT result is final.
 func reportStatus(o object) string {
-	if examination(o) != nil {
+	if examination(o).v != nil {
 		return "final"
 	}
 	if s := str(o, "status"); s != "" {
@@ -594,72 +485,52 @@ func reportStatus(o object) string {
 // Observation contained in it: its value (8420) and unit (8421), the
 // normal range (8460–8462), the limit indicator (8422) as interpretation,
 // comments and result text (8470, 8480) as notes.
-func gdtReport(_ view, o object) map[string]any {
-	r := base("DiagnosticReport", o)
+func gdtReport(_ view, o object) resource {
 	g := examination(o)
-	r["status"] = "final"
-	code := map[string]any{"text": "Device examination"}
-	setNonEmpty(code, "text", str(g, "procedure_code"))
-	r["code"] = code
-	patientRef := map[string]any{"reference": "Patient/" + ref(o, "customer_id")}
-	r["subject"] = patientRef
 	when := str(g, "examined_at")
 	if when == "" {
 		when = str(g, "examined_on")
 	}
-	setNonEmpty(r, "effectiveDateTime", when)
-	setNonEmpty(r, "issued", str(o, "created_at"))
+	subject := patientOf(o)
+	r := diagnosticReportResource{head: headOf("DiagnosticReport", o), Status: "final", Code: codeableConcept{Text: "Device examination"},
+		Subject: &subject, EffectiveDateTime: when, Issued: str(o, "created_at"), Conclusion: str(g, "findings"),
+		PresentedForm: []attachment{{ContentType: str(o, "content_type"), URL: "Binary/" + idOf(o), Title: str(o, "name")}}}
+	if p := str(g, "procedure_code"); p != "" {
+		r.Code.Text = p
+	}
 	if n := str(g, "order_number"); n != "" {
-		r["identifier"] = []any{map[string]any{"value": n}}
+		r.Identifier = []identifier{{Value: n}}
 	}
 	if order := str(o, "device_order_id"); order != "" {
-		r["basedOn"] = []any{map[string]any{"reference": "ServiceRequest/" + order}}
+		r.BasedOn = []reference{{Reference: "ServiceRequest/" + order}}
 	}
-	setNonEmpty(r, "conclusion", str(g, "findings"))
-	r["presentedForm"] = []any{map[string]any{"contentType": str(o, "content_type"), "url": "Binary/" + idOf(o), "title": str(o, "name")}}
-	tests, _ := g["tests"].([]any)
-	var contained, results []any
-	for i, t := range tests {
-		m, _ := t.(map[string]any)
-		tx := object(m)
-		id := "t" + strconv.Itoa(i+1)
-		obs := map[string]any{"resourceType": "Observation", "id": id, "status": "final", "subject": patientRef}
-		code := map[string]any{"coding": []any{map[string]any{"code": str(tx, "id")}}} // the device's test id: its system is the device's
-		setNonEmpty(code, "text", str(tx, "name"))
-		obs["code"] = code
-		setNonEmpty(obs, "effectiveDateTime", when)
+	var contained []observationResource
+	for i, tx := range g.items("tests") {
+		obs := observationResource{head: head{ResourceType: "Observation", ID: "t" + strconv.Itoa(i+1)}, Status: "final", Subject: &subject,
+			Code:              codeableConcept{Coding: []coding{{Code: str(tx, "id")}}, Text: str(tx, "name")}, // the device's test id: its system is the device's
+			EffectiveDateTime: when, Note: notes(append(strs(tx, "comments"), strs(tx, "result_text")...)...)}
 		unit := str(tx, "unit")
 		if v, ok := gdtDecimal(str(tx, "value")); ok {
-			vq := map[string]any{"value": v}
-			setNonEmpty(vq, "unit", unit)
-			obs["valueQuantity"] = vq
+			obs.ValueQuantity = &quantity{Value: v, Unit: unit}
 		} else {
-			setNonEmpty(obs, "valueString", str(tx, "value"))
+			obs.ValueString = str(tx, "value")
 		}
-		rr := map[string]any{}
+		rr := referenceRange{Text: strings.Join(strs(tx, "normal_text"), " ")}
 		if low, ok := gdtDecimal(str(tx, "normal_low")); ok {
-			rr["low"] = labQuantity(low, unit)
+			rr.Low = &quantity{Value: low, Unit: unit}
 		}
 		if high, ok := gdtDecimal(str(tx, "normal_high")); ok {
-			rr["high"] = labQuantity(high, unit)
+			rr.High = &quantity{Value: high, Unit: unit}
 		}
-		setNonEmpty(rr, "text", strings.Join(strs(tx["normal_text"]), " "))
-		if len(rr) > 0 {
-			obs["referenceRange"] = []any{rr}
+		if !rr.empty() {
+			obs.ReferenceRange = []referenceRange{rr}
 		}
 		if code, ok := limitIndicators[strings.ToUpper(str(tx, "limit_indicator"))]; ok {
-			obs["interpretation"] = []any{coding("http://terminology.hl7.org/CodeSystem/v3-ObservationInterpretation", code)}
+			obs.Interpretation = []codeableConcept{*concept("http://terminology.hl7.org/CodeSystem/v3-ObservationInterpretation", code)}
 		}
-		var notes []any
-		for _, n := range append(strs(tx["comments"]), strs(tx["result_text"])...) {
-			notes = append(notes, map[string]any{"text": n})
-		}
-		setNonEmpty(obs, "note", notes)
 		contained = append(contained, obs)
-		results = append(results, map[string]any{"reference": "#" + id})
 	}
-	setNonEmpty(r, "contained", contained)
-	setNonEmpty(r, "result", results)
+	contain(&r, contained)
 	return r
 }
 
@@ -681,54 +552,21 @@ func gdtDecimal(s string) (json.Number, bool) {
 	return json.Number(strings.Replace(s, ",", ".", 1)), true
 }
 
-// strs is a JSON array of strings.
-func strs(v any) []string {
-	items, _ := v.([]any)
-	out := make([]string, 0, len(items))
-	for _, it := range items {
-		if s, ok := it.(string); ok && s != "" {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
 // interpretations are the lab's flags as HL7 observation interpretations.
 var interpretations = map[string]string{"normal": "N", "low": "L", "high": "H", "abnormal": "A", "critical": "AA"}
-
-func labQuantity(v json.Number, unit string) map[string]any {
-	q := map[string]any{"value": v}
-	setNonEmpty(q, "unit", unit)
-	return q
-}
 
 // serviceRequest is a device order: the examination praxis asks a device
 // for (GDT 6302), with its procedure and tests (8402, 8410), numbered as
 // the practice numbers it (8310).
-func serviceRequest(x view, o object) map[string]any {
-	r := base("ServiceRequest", o)
-	r["status"] = orderStatus[str(o, "status")]
-	r["intent"] = "order"
-	r["subject"] = map[string]any{"reference": "Patient/" + ref(o, "customer_id")}
-	r["identifier"] = []any{map[string]any{
-		"type":   coding(systemV2_0203, "PLAC"),
-		"system": "urn:praxis:" + x.company.String() + ":device-orders", "value": ref(o, "number"),
-	}}
+func serviceRequest(x view, o object) resource {
+	r := serviceRequestResource{head: headOf("ServiceRequest", o), Status: orderStatus[str(o, "status")], Intent: "order", Subject: patientOf(o),
+		AuthoredOn: str(o, "created_at"), Note: notes(str(o, "comment"))}
+	r.Identifier = []identifier{{Type: concept(systemV2_0203, "PLAC"), System: "urn:praxis:" + x.company.String() + ":device-orders", Value: ref(o, "number")}}
 	if p := str(o, "procedure"); p != "" {
-		r["code"] = map[string]any{"text": p}
+		r.Code = &codeableConcept{Text: p}
 	}
-	if tests, ok := o["tests"].([]any); ok && len(tests) > 0 {
-		var details []any
-		for _, t := range tests {
-			if s, ok := t.(string); ok {
-				details = append(details, map[string]any{"text": s})
-			}
-		}
-		setNonEmpty(r, "orderDetail", details)
-	}
-	setNonEmpty(r, "authoredOn", str(o, "created_at"))
-	if n := str(o, "comment"); n != "" {
-		r["note"] = []any{map[string]any{"text": n}}
+	for _, t := range strs(o, "tests") {
+		r.OrderDetail = append(r.OrderDetail, codeableConcept{Text: t})
 	}
 	return r
 }
@@ -736,26 +574,20 @@ func serviceRequest(x view, o object) map[string]any {
 // documentReference is a stored file: what it is (its media type as
 // sniffed, its name, size and category), whose it is, where it came from,
 // and its bytes at Binary/{id}. A device's result names its order.
-func documentReference(_ view, o object) map[string]any {
-	r := base("DocumentReference", o)
-	r["status"] = "current"
-	r["subject"] = map[string]any{"reference": "Patient/" + ref(o, "customer_id")}
-	setNonEmpty(r, "date", str(o, "created_at"))
+func documentReference(_ view, o object) resource {
+	r := documentReferenceResource{head: headOf("DocumentReference", o), Status: "current", Subject: patientOf(o), Date: str(o, "created_at"),
+		Description: str(o, "description")}
 	if c := str(o, "category"); c != "" {
-		r["category"] = []any{map[string]any{"coding": []any{map[string]any{"system": "urn:praxis:file-categories", "code": c}}, "text": c}}
+		r.Category = []codeableConcept{{Coding: []coding{{System: "urn:praxis:file-categories", Code: c}}, Text: c}}
 	}
 	if src, ok := fileSources[str(o, "source")]; ok {
-		r["type"] = map[string]any{"text": src}
+		r.Type = &codeableConcept{Text: src}
 	}
-	setNonEmpty(r, "description", str(o, "description"))
-	att := map[string]any{"contentType": str(o, "content_type"), "url": "Binary/" + idOf(o), "title": str(o, "name")}
-	if size, ok := o["size"].(json.Number); ok {
-		att["size"] = size
-	}
-	setNonEmpty(att, "creation", str(o, "created_at"))
-	r["content"] = []any{map[string]any{"attachment": att}}
+	att := attachment{ContentType: str(o, "content_type"), URL: "Binary/" + idOf(o), Title: str(o, "name"), Creation: str(o, "created_at")}
+	att.Size = number(o, "size")
+	r.Content = []documentContent{{Attachment: att}}
 	if order := str(o, "device_order_id"); order != "" {
-		r["context"] = map[string]any{"related": []any{map[string]any{"reference": "ServiceRequest/" + order}}}
+		r.Context = &documentContext{Related: []reference{{Reference: "ServiceRequest/" + order}}}
 	}
 	return r
 }
@@ -765,16 +597,14 @@ var fileSources = map[string]string{"api": "uploaded through the API", "gdt": "a
 
 // schedule is a service assignment: a practitioner offering a service,
 // at one location or at each of theirs; its free slots are the booking's.
-func schedule(_ view, o object) map[string]any {
-	r := base("Schedule", o)
-	r["active"] = active(o)
-	actors := []any{map[string]any{"reference": "Practitioner/" + ref(o, "user_id")}}
+func schedule(_ view, o object) resource {
+	r := scheduleResource{head: headOf("Schedule", o), Active: active(o), Actor: []reference{{Reference: "Practitioner/" + ref(o, "user_id")}}}
 	if loc := ref(o, "location_id"); loc != "" {
-		actors = append(actors, map[string]any{"reference": "Location/" + loc})
+		r.Actor = append(r.Actor, reference{Reference: "Location/" + loc})
 	}
-	r["actor"] = append(actors, map[string]any{"reference": "HealthcareService/" + ref(o, "service_id")})
+	r.Actor = append(r.Actor, reference{Reference: "HealthcareService/" + ref(o, "service_id")})
 	if d := ref(o, "duration_minutes"); d != "" {
-		r["comment"] = "appointments of " + d + " minutes"
+		r.Comment = "appointments of " + d + " minutes"
 	}
 	return r
 }
@@ -795,7 +625,7 @@ var orderStatus = map[string]string{"open": "active", "written": "active", "take
 	"cancelled": "revoked", "failed": "revoked"}
 
 // organization is the company.
-func organization(c domain.Company) map[string]any {
-	return map[string]any{"resourceType": "Organization", "id": c.ID.String(), "active": true, "name": c.Name,
-		"meta": map[string]any{"lastUpdated": c.UpdatedAt.UTC().Format("2006-01-02T15:04:05Z")}}
+func organization(c domain.Company) organizationResource {
+	return organizationResource{head: head{ResourceType: "Organization", ID: c.ID.String(), Meta: &meta{LastUpdated: c.UpdatedAt.UTC().Format("2006-01-02T15:04:05Z")}},
+		Active: true, Name: c.Name}
 }

@@ -1,8 +1,6 @@
 package fhir
 
 import (
-	"bytes"
-	"encoding/json"
 	"net/url"
 	"slices"
 	"strconv"
@@ -284,22 +282,6 @@ func (req *request) read(rt *resourceType, params []searchParam, name, raw strin
 func lastUpdated(o object, v value) bool {
 	t, err := time.Parse(time.RFC3339, str(o, "updated_at"))
 	return err == nil && v.inRange(t, t.Add(time.Second))
-}
-
-// decodeObjects reads a native JSON array of objects, numbers kept as written.
-func decodeObjects(data []byte) ([]object, error) {
-	d := json.NewDecoder(bytes.NewReader(data))
-	d.UseNumber()
-	var out []object
-	return out, d.Decode(&out)
-}
-
-// decodeObject reads one native object.
-func decodeObject(data []byte) (object, error) {
-	d := json.NewDecoder(bytes.NewReader(data))
-	d.UseNumber()
-	var out object
-	return out, d.Decode(&out)
 }
 
 // nextLink is the link of the page after cursor: the request's own query

@@ -169,7 +169,7 @@ func (s *Server) slotRead(c *fiber.Ctx, id string) error {
 		return err
 	}
 	for _, sl := range slots {
-		if sl["id"] == id {
+		if sl.ID == id {
 			return send(c, sl)
 		}
 	}
@@ -177,7 +177,7 @@ func (s *Server) slotRead(c *fiber.Ctx, id string) error {
 }
 
 // freeSlots computes the free slots of a schedule between two dates.
-func (s *Server) freeSlots(c *fiber.Ctx, grant domain.Grant, schedule string, from, to time.Time) ([]map[string]any, error) {
+func (s *Server) freeSlots(c *fiber.Ctx, grant domain.Grant, schedule string, from, to time.Time) ([]slotResource, error) {
 	if err := grant.Require(domain.ReadScope("booking")); err != nil {
 		return nil, err
 	}
@@ -209,8 +209,8 @@ func (s *Server) freeSlots(c *fiber.Ctx, grant domain.Grant, schedule string, fr
 		}
 	}
 	type free struct {
-		at       time.Time
-		resource map[string]any
+		at   time.Time
+		slot slotResource
 	}
 	var found []free
 	for _, loc := range locations {
@@ -232,8 +232,8 @@ func (s *Server) freeSlots(c *fiber.Ctx, grant domain.Grant, schedule string, fr
 			if err != nil {
 				return nil, err
 			}
-			found = append(found, free{at: start, resource: map[string]any{"resourceType": "Slot", "id": slotID(schedule, start, string(loc)),
-				"schedule": map[string]any{"reference": "Schedule/" + schedule}, "status": "free", "start": f.Start, "end": f.End}})
+			found = append(found, free{at: start, slot: slotResource{head: head{ResourceType: "Slot", ID: slotID(schedule, start, string(loc))},
+				Schedule: reference{Reference: "Schedule/" + schedule}, Status: "free", Start: f.Start, End: f.End}})
 		}
 	}
 	// In time order; at one start, in id order (the locations').
@@ -241,11 +241,11 @@ func (s *Server) freeSlots(c *fiber.Ctx, grant domain.Grant, schedule string, fr
 		if c := x.at.Compare(y.at); c != 0 {
 			return c
 		}
-		return strings.Compare(x.resource["id"].(string), y.resource["id"].(string))
+		return strings.Compare(x.slot.ID, y.slot.ID)
 	})
-	out := make([]map[string]any, len(found))
+	out := make([]slotResource, len(found))
 	for i, f := range found {
-		out[i] = f.resource
+		out[i] = f.slot
 	}
 	return out, nil
 }
