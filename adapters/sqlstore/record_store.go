@@ -251,8 +251,8 @@ func (s *RecordStore) List(ctx context.Context, company domain.CompanyID, kind *
 	}
 	// The page's rows and the one that tells whether there is more: bun
 	// appends to the slice, which grows a page at a time otherwise.
-	rows := make([]objectRow, 0, lq.Limit+1)
-	if err := q.Scan(ctx, &rows); err != nil {
+	rows, err := scanObjectRows(ctx, s.db, q, make([]objectRow, 0, lq.Limit+1))
+	if err != nil {
 		return ports.Page{}, translate(err)
 	}
 	rows, next, more := trimPage(rows, lq, func(r objectRow) domain.Cursor { return domain.Cursor{Change: r.Change, ID: r.ID} })
