@@ -457,10 +457,13 @@ func TestFHIRWrites(t *testing.T) {
 }
 
 // TestFHIRLabReportsAndDeviceOrders: a lab result is a DiagnosticReport
-// whose rows are contained Observations (value and unit as the lab wrote
-// them, the reference range, the flag as an interpretation, a text result
-// as valueString); a device order is a ServiceRequest with the practice's
-// order number (PLAC), its procedure and tests, its status as a request's.
+// whose rows are Observations of their own, named as its results (value
+// and unit as the lab wrote them, the reference range, the flag as an
+// interpretation, a text result as valueString): read by id, found by an
+// Observation search with the measurements, included with the report, not
+// seen without lab-results:read; a device order is a ServiceRequest with
+// the practice's order number (PLAC), its procedure and tests, its status
+// as a request's.
 func TestFHIRLabReportsAndDeviceOrders(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, backends[0])
@@ -476,34 +479,63 @@ func TestFHIRLabReportsAndDeviceOrders(t *testing.T) {
 		Issued    string
 		Performer []struct{ Display string }
 		Result    []struct{ Reference string }
-		Contained []struct {
-			ID            string
-			Code          struct{ Text string }
-			ValueQuantity *struct {
-				Value json.Number
-				Unit  string
-			}
-			ValueString    string
-			ReferenceRange []struct{ Low, High struct{ Value json.Number } }
-			Interpretation []struct{ Coding []struct{ Code string } }
-		}
 	}
-	if err := json.Unmarshal(p.fhir(t, "DiagnosticReport/"+lab.decode(t)["id"].(string)).body, &report); err != nil {
+	labID := lab.decode(t)["id"].(string)
+	if err := json.Unmarshal(p.fhir(t, "DiagnosticReport/"+labID).body, &report); err != nil {
 		t.Fatal(err)
 	}
+	rows := []string{labID + ".r1", labID + ".r2"}
 	if report.Status != "final" || report.Subject.Reference != fmt.Sprint("Patient/", p.customer) || report.Issued == "" ||
-		len(report.Performer) != 1 || report.Performer[0].Display != "Labor Dr. Weiss" || len(report.Result) != 2 || len(report.Contained) != 2 {
+		len(report.Performer) != 1 || report.Performer[0].Display != "Labor Dr. Weiss" || len(report.Result) != 2 ||
+		report.Result[0].Reference != "Observation/"+rows[0] || report.Result[1].Reference != "Observation/"+rows[1] {
 		t.Fatalf("the report: %+v", report)
 	}
-	hba1c, colour := report.Contained[0], report.Contained[1]
-	if report.Result[0].Reference != "#"+hba1c.ID || hba1c.Code.Text != "HbA1c" || hba1c.ValueQuantity == nil || hba1c.ValueQuantity.Value != "6.1" ||
-		hba1c.ValueQuantity.Unit != "%" || len(hba1c.ReferenceRange) != 1 || hba1c.ReferenceRange[0].Low.Value != "4.0" ||
+	type row struct {
+		ID            string
+		Status        string
+		Category      []struct{ Coding []struct{ Code string } }
+		Code          struct{ Text string }
+		Subject       struct{ Reference string }
+		ValueQuantity *struct {
+			Value json.Number
+			Unit  string
+		}
+		ValueString    string
+		ReferenceRange []struct{ Low, High struct{ Value json.Number } }
+		Interpretation []struct{ Coding []struct{ Code string } }
+	}
+	var hba1c, colour row
+	if err := json.Unmarshal(p.fhir(t, "Observation/"+rows[0]).body, &hba1c); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(p.fhir(t, "Observation/"+rows[1]).body, &colour); err != nil {
+		t.Fatal(err)
+	}
+	if hba1c.ID != rows[0] || hba1c.Status != "final" || len(hba1c.Category) != 1 || hba1c.Category[0].Coding[0].Code != "laboratory" ||
+		hba1c.Subject.Reference != fmt.Sprint("Patient/", p.customer) || hba1c.Code.Text != "HbA1c" || hba1c.ValueQuantity == nil ||
+		hba1c.ValueQuantity.Value != "6.1" || hba1c.ValueQuantity.Unit != "%" || len(hba1c.ReferenceRange) != 1 || hba1c.ReferenceRange[0].Low.Value != "4.0" ||
 		hba1c.ReferenceRange[0].High.Value != "5.6" || len(hba1c.Interpretation) != 1 || hba1c.Interpretation[0].Coding[0].Code != "H" {
 		t.Errorf("the HbA1c row: %+v", hba1c)
 	}
-	if colour.ValueString != "yellow" || colour.ValueQuantity != nil || colour.Interpretation != nil {
+	if colour.ID != rows[1] || colour.ValueString != "yellow" || colour.ValueQuantity != nil || colour.Interpretation != nil {
 		t.Errorf("the text row: %+v", colour)
 	}
+	outcome(t, "a row the report does not have", p.fhir(t, "Observation/"+labID+".r3"), http.StatusNotFound, "not-found")
+	outcome(t, "a row number that is none", p.fhir(t, "Observation/"+labID+".r0"), http.StatusNotFound, "not-found")
+	// Found with the measurements, by its LOINC code, and with the report.
+	p.fhirListed(t, fmt.Sprintf("Observation?patient=Patient/%d&code=http://loinc.org|4548-4", p.customer), rows[0])
+	if byID := readBundle(t, p.fhir(t, "Observation?_id="+rows[1]+","+rows[0])); !slices.Equal(byID.ids["match"], rows) {
+		t.Errorf("Observation?_id= the rows: %v", byID.ids)
+	}
+	if with := readBundle(t, p.fhir(t, "DiagnosticReport?_id="+labID+"&_include=DiagnosticReport:result")); !slices.Equal(with.ids["match"], []string{labID}) ||
+		!slices.Equal(with.ids["include"], rows) {
+		t.Errorf("_include=DiagnosticReport:result: %v", with.ids)
+	}
+	measurementsOnly := practice{s: s, company: p.company, auth: "Authorization: Bearer " + s.tokenFor(t, s.newClient(t, p.company, "measurements:read"))}
+	if got := readBundle(t, measurementsOnly.fhir(t, "Observation?_count=100")); slices.Contains(got.ids["match"], rows[0]) {
+		t.Errorf("a grant without lab-results:read found a lab row: %v", got.ids)
+	}
+	outcome(t, "a lab row without lab-results:read", measurementsOnly.fhir(t, "Observation/"+rows[0]), http.StatusNotFound, "not-found")
 
 	var request struct {
 		Status, Intent string
@@ -644,11 +676,12 @@ func TestFHIRSlots(t *testing.T) {
 
 // TestFHIRGDTResultsAsReports: a device's GDT result is a DiagnosticReport
 // beside the lab reports: the examination, its findings as conclusion, the
-// file as presented form, each test (8410) a contained Observation with
-// its value (a decimal comma read), unit, normal range and limit indicator;
-// a search pages through the lab reports and then the results, each once,
-// one a page; the export of DiagnosticReport holds both; a file that is no
-// GDT result is no report.
+// file as presented form, each test (8410) an Observation of its own with
+// its value (a decimal comma read), unit, normal range and limit indicator,
+// named as the report's result; a search pages through the lab reports and
+// then the results, each once, one a page; an Observation search pages
+// through the lab rows and then the tests; the exports of DiagnosticReport
+// and Observation hold both; a file that is no GDT result is no report.
 func TestFHIRGDTResultsAsReports(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, backends[0])
@@ -675,28 +708,36 @@ func TestFHIRGDTResultsAsReports(t *testing.T) {
 		Subject                                             struct{ Reference string }
 		PresentedForm                                       []struct{ URL string }
 		Result                                              []struct{ Reference string }
-		Contained                                           []struct {
-			ID            string
-			Code          struct{ Coding []struct{ Code string } }
-			ValueQuantity struct {
-				Value json.Number
-				Unit  string
-			}
-			ReferenceRange []struct{ Low, High struct{ Value json.Number } }
-			Interpretation []struct{ Coding []struct{ Code string } }
-			Note           []struct{ Text string }
-		}
 	}
 	if err := json.Unmarshal(p.fhir(t, "DiagnosticReport/"+gdtID).body, &report); err != nil {
 		t.Fatal(err)
 	}
+	tests := []string{gdtID + ".t1", gdtID + ".t2"}
 	if report.ResourceType != "DiagnosticReport" || report.Status != "final" || report.Code.Text != "EKG04" || report.Conclusion != "Sinusrhythmus" ||
 		report.EffectiveDateTime != "2026-03-10T09:15:00+01:00" || report.Subject.Reference != fmt.Sprint("Patient/", p.customer) ||
-		len(report.PresentedForm) != 1 || report.PresentedForm[0].URL != "Binary/"+gdtID || len(report.Contained) != 2 || len(report.Result) != 2 {
+		len(report.PresentedForm) != 1 || report.PresentedForm[0].URL != "Binary/"+gdtID || len(report.Result) != 2 ||
+		report.Result[0].Reference != "Observation/"+tests[0] || report.Result[1].Reference != "Observation/"+tests[1] {
 		t.Fatalf("the GDT report: %+v", report)
 	}
-	hf, qtc := report.Contained[0], report.Contained[1]
-	if hf.Code.Coding[0].Code != "HF" || hf.ValueQuantity.Value != "72.5" || hf.ValueQuantity.Unit != "/min" || len(hf.ReferenceRange) != 1 ||
+	type test struct {
+		ID, EffectiveDateTime string
+		Code                  struct{ Coding []struct{ Code string } }
+		ValueQuantity         struct {
+			Value json.Number
+			Unit  string
+		}
+		ReferenceRange []struct{ Low, High struct{ Value json.Number } }
+		Interpretation []struct{ Coding []struct{ Code string } }
+		Note           []struct{ Text string }
+	}
+	var hf, qtc test
+	if err := json.Unmarshal(p.fhir(t, "Observation/"+tests[0]).body, &hf); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(p.fhir(t, "Observation/"+tests[1]).body, &qtc); err != nil {
+		t.Fatal(err)
+	}
+	if hf.ID != tests[0] || hf.EffectiveDateTime != report.EffectiveDateTime || hf.Code.Coding[0].Code != "HF" || hf.ValueQuantity.Value != "72.5" || hf.ValueQuantity.Unit != "/min" || len(hf.ReferenceRange) != 1 ||
 		hf.ReferenceRange[0].Low.Value != "60" || hf.ReferenceRange[0].High.Value != "100" || hf.Interpretation != nil {
 		t.Errorf("the heart rate: %+v", hf)
 	}
@@ -720,8 +761,26 @@ func TestFHIRGDTResultsAsReports(t *testing.T) {
 		t.Errorf("paged %v, want the lab report, then the GDT result", seen)
 	}
 	if with := readBundle(t, p.fhir(t, "DiagnosticReport?_id="+gdtID+"&_include=DiagnosticReport:result")); !slices.Equal(with.ids["match"], []string{gdtID}) ||
-		len(with.ids["include"]) != 0 {
-		t.Errorf("_include=DiagnosticReport:result (its observations are contained): %v", with.ids)
+		!slices.Equal(with.ids["include"], tests) {
+		t.Errorf("_include=DiagnosticReport:result: %v", with.ids)
+	}
+	// Two a page: the lab report's rows, then the GDT result's tests, then the end.
+	labRows := []string{labID + ".r1", labID + ".r2"}
+	var observed []string
+	next = "Observation?_count=2&patient=Patient/" + fmt.Sprint(p.customer)
+	for range 6 {
+		page := readBundle(t, p.fhir(t, next))
+		if len(page.ids["match"]) > 2 {
+			t.Errorf("a page of %d observations for _count=2", len(page.ids["match"]))
+		}
+		observed = append(observed, page.ids["match"]...)
+		if page.next == "" {
+			break
+		}
+		next = strings.TrimPrefix(page.next, s.url+fhirBase)
+	}
+	if want := append(slices.Clone(labRows), tests...); !slices.Equal(observed, want) {
+		t.Errorf("paged observations %v, want %v", observed, want)
 	}
 	if dated := readBundle(t, p.fhir(t, "DiagnosticReport?date=2026-03-10&_count=100")); !slices.Contains(dated.ids["match"], gdtID) {
 		t.Errorf("the GDT result by its examination's date: %v", dated.ids)
@@ -731,9 +790,12 @@ func TestFHIRGDTResultsAsReports(t *testing.T) {
 		t.Errorf("a grant without files:read: %v (next %q), want the lab report only", got.ids, got.next)
 	}
 	outcome(t, "a GDT result without files:read", labOnly.fhir(t, "DiagnosticReport/"+gdtID), http.StatusNotFound, "not-found")
-	_, exported := p.exported(t, p.kickOff(t, "$export?_type=DiagnosticReport"))
+	_, exported := p.exported(t, p.kickOff(t, "$export?_type=DiagnosticReport,Observation"))
 	if got := idsOf(exported["DiagnosticReport"]); !slices.Equal(got, sortedOf(labID, gdtID)) {
 		t.Errorf("exported reports %v", got)
+	}
+	if got := idsOf(exported["Observation"]); !slices.Equal(got, sortedOf(append(labRows, tests...)...)) {
+		t.Errorf("exported observations %v", got)
 	}
 }
 

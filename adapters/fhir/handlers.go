@@ -258,7 +258,7 @@ func (s *Server) scan(c *fiber.Ctx, rt *resourceType, req request) (matches []ob
 			return nil, "", err
 		}
 		q.After = &cursor
-		if len(matches) == req.count {
+		if len(matches) >= req.count { // more: a report whose rows outnumber the page (rows.go)
 			break
 		}
 	}
@@ -269,8 +269,18 @@ func (s *Server) scan(c *fiber.Ctx, rt *resourceType, req request) (matches []ob
 // of the matches, each once.
 func (s *Server) include(c *fiber.Ctx, rt *resourceType, req request, matches []object) ([]any, error) {
 	var out []any
+	x := view{company: httpkit.GrantOf(c).CompanyID}
 	for _, inc := range req.includes {
 		field := rt.includes[inc]
+		if field == "" { // a report's rows, read with it
+			observations := resourceByName("Observation")
+			for _, o := range matches {
+				for _, row := range rowsOf(o) {
+					out = append(out, entry(s.base(c)+"/Observation", observations.toFHIR(x, row), "include"))
+				}
+			}
+			continue
+		}
 		var ids []string
 		for _, o := range matches {
 			if id := ref(o, field); id != "" && !slices.Contains(ids, id) {
@@ -290,7 +300,7 @@ func (s *Server) include(c *fiber.Ctx, rt *resourceType, req request, matches []
 			return nil, err
 		}
 		for _, o := range objs {
-			out = append(out, entry(s.base(c)+"/Patient", patients.toFHIR(view{company: httpkit.GrantOf(c).CompanyID}, o), "include"))
+			out = append(out, entry(s.base(c)+"/Patient", patients.toFHIR(x, o), "include"))
 		}
 	}
 	return out, nil

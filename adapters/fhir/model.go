@@ -169,7 +169,7 @@ type observationComponent struct {
 	ValueQuantity *quantity       `json:"valueQuantity,omitempty"`
 }
 
-// observationResource is a measurement, and each row of a report contained in it.
+// observationResource is a measurement, a row of a lab result, a test of a GDT result.
 type observationResource struct {
 	head
 	Status            string                 `json:"status"`
@@ -187,19 +187,18 @@ type observationResource struct {
 
 type diagnosticReportResource struct {
 	head
-	Contained         []observationResource `json:"contained,omitempty"`
-	Identifier        []identifier          `json:"identifier,omitempty"`
-	BasedOn           []reference           `json:"basedOn,omitempty"`
-	Status            string                `json:"status"`
-	Category          []codeableConcept     `json:"category,omitempty"`
-	Code              codeableConcept       `json:"code"`
-	Subject           *reference            `json:"subject,omitempty"`
-	EffectiveDateTime string                `json:"effectiveDateTime,omitempty"`
-	Issued            string                `json:"issued,omitempty"`
-	Performer         []reference           `json:"performer,omitempty"`
-	Result            []reference           `json:"result,omitempty"`
-	Conclusion        string                `json:"conclusion,omitempty"`
-	PresentedForm     []attachment          `json:"presentedForm,omitempty"`
+	Identifier        []identifier      `json:"identifier,omitempty"`
+	BasedOn           []reference       `json:"basedOn,omitempty"`
+	Status            string            `json:"status"`
+	Category          []codeableConcept `json:"category,omitempty"`
+	Code              codeableConcept   `json:"code"`
+	Subject           *reference        `json:"subject,omitempty"`
+	EffectiveDateTime string            `json:"effectiveDateTime,omitempty"`
+	Issued            string            `json:"issued,omitempty"`
+	Performer         []reference       `json:"performer,omitempty"`
+	Result            []reference       `json:"result,omitempty"`
+	Conclusion        string            `json:"conclusion,omitempty"`
+	PresentedForm     []attachment      `json:"presentedForm,omitempty"`
 }
 
 type documentContent struct {

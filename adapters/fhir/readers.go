@@ -32,17 +32,39 @@ type readers struct {
 	files   ports.Files
 }
 
-// of is the reader of rt's section; a type that also views the GDT
-// result files (DiagnosticReport) reads its section's feed, then theirs.
+// feed is a feed a type reads after its section's.
+type feed int
+
+const (
+	gdtResultFiles feed = iota // the GDT result files (DiagnosticReport)
+	labResultRows              // the lab results' rows (Observation)
+	gdtResultTests             // the GDT results' tests (Observation)
+)
+
+// of is the reader of rt's section; a type that reads more feeds than its
+// section's reads a chain of them (DiagnosticReport: the lab results, then
+// the GDT result files; Observation: the measurements, then the lab
+// results' rows, then the GDT results' tests).
 func (r readers) of(rt *resourceType) reader {
 	if rt.section == "files" {
 		return fileReader{r.files}
 	}
 	own := recordReader{r.records, domain.KindOf(rt.section)}
-	if rt.gdtResults {
-		return thenResults{own: own, files: fileReader{r.files}}
+	if len(rt.then) == 0 {
+		return own
 	}
-	return own
+	c := chain{{read: own}}
+	for _, f := range rt.then {
+		switch f {
+		case gdtResultFiles:
+			c = append(c, link{mark: "gdt:", read: gdtFiles{r.files}, may: readsScope("files")})
+		case labResultRows:
+			c = append(c, link{mark: "lab:", read: rowsReader{recordReader{r.records, domain.KindOf("lab-results")}, labRow}, may: readsScope("lab-results")})
+		case gdtResultTests:
+			c = append(c, link{mark: "gdt:", read: rowsReader{gdtFiles{r.files}, gdtTest}, may: readsScope("files")})
+		}
+	}
+	return c
 }
 
 type recordReader struct {
@@ -109,88 +131,151 @@ func viewsOf(files []domain.File) ([]byte, error) {
 	return json.Marshal(views)
 }
 
-// thenResults reads a section's feed, then the GDT result files' (files
-// with an examination): one feed after the other, the position in the
-// second one marked in the cursor's id, so that a client paging to the
-// end reads both whole.
-type thenResults struct {
-	own   recordReader
-	files fileReader
-}
+// gdtFiles reads the GDT result files: the files that hold an examination.
+type gdtFiles struct{ files ports.Files }
 
-// resultsMark begins the id of a cursor in the files' feed.
-const resultsMark = "gdt:"
-
-// readsResults tells whether the grant may read the result files: one
-// that may not sees the section's objects only.
-func readsResults(grant domain.Grant) bool { return grant.Scopes.Contains(domain.ReadScope("files")) }
-
-func (r thenResults) get(ctx context.Context, grant domain.Grant, id string) (ports.Versioned, error) {
-	v, err := r.own.get(ctx, grant, id)
-	if !errors.Is(err, domain.ErrNotFound) || !readsResults(grant) {
-		return v, err
+func (r gdtFiles) get(ctx context.Context, grant domain.Grant, id string) (ports.Versioned, error) {
+	f, err := r.files.Get(ctx, grant, id)
+	if err == nil && f.GDT == nil {
+		err = domain.ErrNotFound
 	}
-	f, err := r.files.files.Get(ctx, grant, id)
 	if err != nil {
 		return ports.Versioned{}, err
-	}
-	if f.GDT == nil {
-		return ports.Versioned{}, domain.ErrNotFound
 	}
 	return versioned(f)
 }
 
-func (r thenResults) batch(ctx context.Context, grant domain.Grant, ids []string) ([]byte, error) {
-	own, err := r.own.batch(ctx, grant, ids)
-	if err != nil || !readsResults(grant) {
-		return own, err
-	}
-	files, _, err := r.files.files.Batch(ctx, grant, ids)
+func (r gdtFiles) batch(ctx context.Context, grant domain.Grant, ids []string) ([]byte, error) {
+	files, _, err := r.files.Batch(ctx, grant, ids)
 	if err != nil {
 		return nil, err
 	}
-	results, err := viewsOf(gdtResults(files))
-	if err != nil || len(results) <= 2 {
-		return own, err
-	}
-	if len(own) <= 2 {
-		return results, nil
-	}
-	return append(append(own[:len(own)-1:len(own)-1], ','), results[1:]...), nil
+	return viewsOf(gdtResults(files))
 }
 
-func (r thenResults) list(ctx context.Context, grant domain.Grant, q domain.ListQuery) (ports.RenderedPage, error) {
-	if q.After == nil || !strings.HasPrefix(q.After.ID, resultsMark) {
-		page, err := r.own.list(ctx, grant, q)
-		if err != nil || page.HasMore || !readsResults(grant) {
-			return page, err
-		}
-		// The section's feed is read: the files' follows, from its start.
-		page.HasMore, page.NextCursor = true, domain.Cursor{ID: resultsMark}.Encode()
-		return page, nil
-	}
-	if !readsResults(grant) {
-		return ports.RenderedPage{Data: []byte("[]"), NextCursor: q.After.Encode()}, nil
-	}
-	at := *q.After
-	at.ID = strings.TrimPrefix(at.ID, resultsMark)
-	q.After = &at
-	if at.ID == "" && at.Change == 0 {
-		q.After = nil
-	}
-	page, err := r.files.files.List(ctx, grant, q)
+func (r gdtFiles) list(ctx context.Context, grant domain.Grant, q domain.ListQuery) (ports.RenderedPage, error) {
+	page, err := r.files.List(ctx, grant, q)
 	if err != nil {
 		return ports.RenderedPage{}, err
 	}
 	data, err := viewsOf(gdtResults(page.Files))
-	next := page.Next
-	next.ID = resultsMark + next.ID
-	return ports.RenderedPage{Data: data, NextCursor: next.Encode(), HasMore: page.HasMore}, err
+	return ports.RenderedPage{Data: data, NextCursor: page.Next.Encode(), HasMore: page.HasMore}, err
 }
 
-func (r thenResults) validID(id string) bool { return domain.ValidObjectID(id) }
+func (gdtFiles) validID(id string) bool { return domain.ValidObjectID(id) }
 
 // gdtResults are the files among files that hold an examination.
 func gdtResults(files []domain.File) []domain.File {
 	return slices.DeleteFunc(files, func(f domain.File) bool { return f.GDT == nil })
+}
+
+// link is one feed of a chain: its reader, the mark that begins the id of
+// a cursor in it ("" for the first), and whether a grant may read it (nil:
+// any that may read the type; one that may not sees the other feeds only).
+type link struct {
+	mark string
+	read reader
+	may  func(domain.Grant) bool
+}
+
+// readsScope: the grant may read the section.
+func readsScope(section string) func(domain.Grant) bool {
+	return func(g domain.Grant) bool { return g.Scopes.Contains(domain.ReadScope(section)) }
+}
+
+func (l link) readable(g domain.Grant) bool { return l.may == nil || l.may(g) }
+
+// chain reads its feeds one after the other, the position in a later one
+// marked in the cursor's id, so that a client paging to the end reads all
+// of them whole. Each id names an object of one feed only.
+type chain []link
+
+// at is the link a cursor is in, and the cursor within it (nil: its start).
+func (c chain) at(cursor *domain.Cursor) (int, *domain.Cursor) {
+	if cursor == nil {
+		return 0, nil
+	}
+	for i := len(c) - 1; i > 0; i-- {
+		if id, ok := strings.CutPrefix(cursor.ID, c[i].mark); ok {
+			if id == "" && cursor.Change == 0 {
+				return i, nil
+			}
+			within := *cursor
+			within.ID = id
+			return i, &within
+		}
+	}
+	return 0, cursor
+}
+
+func (c chain) list(ctx context.Context, grant domain.Grant, q domain.ListQuery) (ports.RenderedPage, error) {
+	i, within := c.at(q.After)
+	for i < len(c) && !c[i].readable(grant) {
+		i, within = i+1, nil
+	}
+	if i == len(c) { // nothing more the grant may read
+		return ports.RenderedPage{Data: []byte("[]"), NextCursor: q.After.Encode()}, nil
+	}
+	q.After = within
+	page, err := c[i].read.list(ctx, grant, q)
+	if err != nil {
+		return ports.RenderedPage{}, err
+	}
+	if page.HasMore {
+		next, err := domain.ParseCursor(page.NextCursor)
+		if err != nil {
+			return ports.RenderedPage{}, err
+		}
+		next.ID = c[i].mark + next.ID
+		page.NextCursor = next.Encode()
+		return page, nil
+	}
+	// This feed is read: the next one the grant may read follows, from its start.
+	for j := i + 1; j < len(c); j++ {
+		if c[j].readable(grant) {
+			page.HasMore, page.NextCursor = true, domain.Cursor{ID: c[j].mark}.Encode()
+			break
+		}
+	}
+	return page, nil
+}
+
+func (c chain) get(ctx context.Context, grant domain.Grant, id string) (ports.Versioned, error) {
+	for _, l := range c {
+		if l.read.validID(id) && l.readable(grant) {
+			v, err := l.read.get(ctx, grant, id)
+			if !errors.Is(err, domain.ErrNotFound) {
+				return v, err
+			}
+		}
+	}
+	return ports.Versioned{}, domain.ErrNotFound
+}
+
+func (c chain) batch(ctx context.Context, grant domain.Grant, ids []string) ([]byte, error) {
+	out := []byte("[")
+	for _, l := range c {
+		if !l.readable(grant) {
+			continue
+		}
+		mine := slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return !l.read.validID(id) })
+		if len(mine) == 0 {
+			continue
+		}
+		data, err := l.read.batch(ctx, grant, mine)
+		if err != nil {
+			return nil, err
+		}
+		if len(data) > 2 {
+			if len(out) > 1 {
+				out = append(out, ',')
+			}
+			out = append(out, data[1:len(data)-1]...)
+		}
+	}
+	return append(out, ']'), nil
+}
+
+func (c chain) validID(id string) bool {
+	return slices.ContainsFunc(c, func(l link) bool { return l.read.validID(id) })
 }

@@ -39,7 +39,7 @@ type resourceType struct {
 	patient string
 	params  []searchParam
 	// includes are the _include values served, each a reference field to
-	// customers ("": what it names is contained in the resource already).
+	// customers ("": a report's rows, the Observations it names as results).
 	includes map[string]string
 	toFHIR   func(x view, o object) resource
 	// writer is how the type is written; nil for a type only read.
@@ -49,9 +49,9 @@ type resourceType struct {
 	// slots: the type is computed by the booking rules (Slot): its own
 	// search and read, never exported.
 	slots bool
-	// gdtResults: the type also views the GDT result files (files with an
-	// examination), read after its section's feed (readers.go).
-	gdtResults bool
+	// then are the feeds the type reads after its section's, in order
+	// (readers.go): the GDT result files, a report's rows.
+	then []feed
 }
 
 // view is what a mapping needs beside the object: the company (the local
@@ -93,12 +93,12 @@ var resources = []*resourceType{
 		{name: "recorded-date", kind: "date", doc: "the date diagnosed", match: dateField("diagnosed_on")},
 		{name: "code", kind: "token", doc: "the ICD-10 code", match: tokenOf(func(o object) string { return str(o, "icd10_code") })},
 	}},
-	{name: "Observation", section: "measurements", patient: "customer_id", toFHIR: observation, params: []searchParam{
+	{name: "Observation", section: "measurements", then: []feed{labResultRows, gdtResultTests}, patient: "customer_id", toFHIR: observation, params: []searchParam{
 		{name: "date", kind: "date", doc: "when measured", match: dateField("measured_at")},
 		{name: "code", kind: "token", doc: "the LOINC code (" + systemLOINC + "|…)", match: tokenOf(func(o object) string { return str(o, "loinc_code") })},
 	}},
-	{name: "DiagnosticReport", section: "lab-results", gdtResults: true, patient: "customer_id", toFHIR: diagnosticReport,
-		// A report's observations are contained in it: the include adds nothing beside them.
+	{name: "DiagnosticReport", section: "lab-results", then: []feed{gdtResultFiles}, patient: "customer_id", toFHIR: diagnosticReport,
+		// A report's rows are Observations named as its results (rows.go).
 		includes: map[string]string{"DiagnosticReport:result": ""},
 		params: []searchParam{
 			{name: "date", kind: "date", doc: "when the sample was collected, or the device examined", match: reportDate("collected_at")},
@@ -344,8 +344,11 @@ var (
 )
 
 // observation is a measurement: a vital sign with its LOINC code, or what
-// the practice named it.
+// the practice named it; or a row of a report (rows.go).
 func observation(_ view, o object) resource {
+	if o.has("row") {
+		return rowObservation(o)
+	}
 	subject := patientOf(o)
 	r := observationResource{head: headOf("Observation", o), Status: "final", Category: vitalSigns, Subject: &subject,
 		EffectiveDateTime: str(o, "measured_at"), ValueQuantity: ucum(o, "value", str(o, "unit"))}
@@ -377,63 +380,20 @@ func notes(texts ...string) []annotation {
 	return out
 }
 
-// contain puts the report's observations into it, each referred to by its local id.
-func contain(r *diagnosticReportResource, obs []observationResource) {
-	r.Contained = obs
-	for _, o := range obs {
-		r.Result = append(r.Result, reference{Reference: "#" + o.ID})
-	}
-}
-
-// labReport is a lab result as a DiagnosticReport: each of its rows an
-// Observation contained in it (value or text, unit, reference range,
-// interpretation from the lab's flag), the lab as its performer.
+// labReport is a lab result as a DiagnosticReport: its rows are
+// Observations of their own (rows.go), which it names as its results; the
+// lab is its performer.
 func labReport(_ view, o object) resource {
-	status := str(o, "status")
-	if status == "" {
-		status = "final"
-	}
 	subject := patientOf(o)
-	r := diagnosticReportResource{head: headOf("DiagnosticReport", o), Status: status, Category: labCategory,
-		Code: codeableConcept{Text: "Laboratory report"}, Subject: &subject, EffectiveDateTime: str(o, "collected_at"), Issued: str(o, "reported_at")}
+	r := diagnosticReportResource{head: headOf("DiagnosticReport", o), Status: reportStatus(o), Category: labCategory,
+		Code: codeableConcept{Text: "Laboratory report"}, Subject: &subject, EffectiveDateTime: str(o, "collected_at"), Issued: str(o, "reported_at"),
+		Result: rowReferences(o)}
 	if lab := str(o, "lab_name"); lab != "" {
 		r.Performer = []reference{{Display: lab}}
 	}
 	if n := str(o, "order_number"); n != "" {
 		r.Identifier = []identifier{{Value: n}}
 	}
-	var contained []observationResource
-	for i, x := range o.items("results") {
-		obs := observationResource{head: head{ResourceType: "Observation", ID: "r" + strconv.Itoa(i+1)}, Status: status, Subject: &subject,
-			Category: laboratory, Code: codeableConcept{Text: str(x, "name")}, EffectiveDateTime: str(o, "collected_at"), Note: notes(str(x, "comment"))}
-		if l := str(x, "loinc_code"); l != "" {
-			obs.Code.Coding = append(obs.Code.Coding, coding{System: systemLOINC, Code: l})
-		}
-		if c := str(x, "code"); c != "" {
-			obs.Code.Coding = append(obs.Code.Coding, coding{Code: c}) // the lab's own code: its system unknown
-		}
-		unit := str(x, "unit") // the lab's unit as written: not claimed to be UCUM
-		if q, ok := decimal(x, "value"); ok {
-			obs.ValueQuantity = &quantity{Value: q, Unit: unit}
-		} else {
-			obs.ValueString = str(x, "value_text")
-		}
-		rr := referenceRange{Text: str(x, "reference_text")}
-		if low, ok := decimal(x, "reference_low"); ok {
-			rr.Low = &quantity{Value: low, Unit: unit}
-		}
-		if high, ok := decimal(x, "reference_high"); ok {
-			rr.High = &quantity{Value: high, Unit: unit}
-		}
-		if !rr.empty() {
-			obs.ReferenceRange = []referenceRange{rr}
-		}
-		if code, ok := interpretations[str(x, "flag")]; ok {
-			obs.Interpretation = []codeableConcept{*concept("http://terminology.hl7.org/CodeSystem/v3-ObservationInterpretation", code)}
-		}
-		contained = append(contained, obs)
-	}
-	contain(&r, contained)
 	return r
 }
 
@@ -459,9 +419,7 @@ func reportDate(field string) func(o object, v value) bool {
 		}
 		at := str(o, "created_at")
 		if field == "collected_at" {
-			if at = str(g, "examined_at"); at == "" {
-				at = str(g, "examined_on")
-			}
+			at = examinedAt(g)
 		}
 		from, to, ok := dateRange(at)
 		return ok && v.inRange(from, to)
@@ -481,20 +439,15 @@ func reportStatus(o object) string {
 
 // gdtReport is a device's GDT result: the examination (8402), when
 // (6200/6201), the findings (6220) as conclusion, the order it answers,
-// the file itself as the presented form, and each test (8410) an
-// Observation contained in it: its value (8420) and unit (8421), the
-// normal range (8460–8462), the limit indicator (8422) as interpretation,
-// comments and result text (8470, 8480) as notes.
+// the file itself as the presented form; its tests (8410) are
+// Observations of their own (rows.go), which it names as its results.
 func gdtReport(_ view, o object) resource {
 	g := examination(o)
-	when := str(g, "examined_at")
-	if when == "" {
-		when = str(g, "examined_on")
-	}
 	subject := patientOf(o)
 	r := diagnosticReportResource{head: headOf("DiagnosticReport", o), Status: "final", Code: codeableConcept{Text: "Device examination"},
-		Subject: &subject, EffectiveDateTime: when, Issued: str(o, "created_at"), Conclusion: str(g, "findings"),
-		PresentedForm: []attachment{{ContentType: str(o, "content_type"), URL: "Binary/" + idOf(o), Title: str(o, "name")}}}
+		Subject: &subject, EffectiveDateTime: examinedAt(g), Issued: str(o, "created_at"), Conclusion: str(g, "findings"),
+		PresentedForm: []attachment{{ContentType: str(o, "content_type"), URL: "Binary/" + idOf(o), Title: str(o, "name")}},
+		Result:        rowReferences(o)}
 	if p := str(g, "procedure_code"); p != "" {
 		r.Code.Text = p
 	}
@@ -504,34 +457,15 @@ func gdtReport(_ view, o object) resource {
 	if order := str(o, "device_order_id"); order != "" {
 		r.BasedOn = []reference{{Reference: "ServiceRequest/" + order}}
 	}
-	var contained []observationResource
-	for i, tx := range g.items("tests") {
-		obs := observationResource{head: head{ResourceType: "Observation", ID: "t" + strconv.Itoa(i+1)}, Status: "final", Subject: &subject,
-			Code:              codeableConcept{Coding: []coding{{Code: str(tx, "id")}}, Text: str(tx, "name")}, // the device's test id: its system is the device's
-			EffectiveDateTime: when, Note: notes(append(strs(tx, "comments"), strs(tx, "result_text")...)...)}
-		unit := str(tx, "unit")
-		if v, ok := gdtDecimal(str(tx, "value")); ok {
-			obs.ValueQuantity = &quantity{Value: v, Unit: unit}
-		} else {
-			obs.ValueString = str(tx, "value")
-		}
-		rr := referenceRange{Text: strings.Join(strs(tx, "normal_text"), " ")}
-		if low, ok := gdtDecimal(str(tx, "normal_low")); ok {
-			rr.Low = &quantity{Value: low, Unit: unit}
-		}
-		if high, ok := gdtDecimal(str(tx, "normal_high")); ok {
-			rr.High = &quantity{Value: high, Unit: unit}
-		}
-		if !rr.empty() {
-			obs.ReferenceRange = []referenceRange{rr}
-		}
-		if code, ok := limitIndicators[strings.ToUpper(str(tx, "limit_indicator"))]; ok {
-			obs.Interpretation = []codeableConcept{*concept("http://terminology.hl7.org/CodeSystem/v3-ObservationInterpretation", code)}
-		}
-		contained = append(contained, obs)
-	}
-	contain(&r, contained)
 	return r
+}
+
+// examinedAt is when the device examined: the time (6201) on the date (6200), or the date.
+func examinedAt(g object) string {
+	if at := str(g, "examined_at"); at != "" {
+		return at
+	}
+	return str(g, "examined_on")
 }
 
 // limitIndicators are GDT's limit indicators (8422) as HL7 interpretations.
