@@ -35,13 +35,19 @@ func (o object) obj(name string) object {
 	return object{}
 }
 
-// items are the objects of an array field (other elements left out).
-func (o object) items(name string) []object {
+// elements are the values of an array field, none for anything else.
+func (o object) elements(name string) []*fastjson.Value {
 	f := o.field(name)
 	if f == nil || f.Type() != fastjson.TypeArray {
 		return nil
 	}
 	all, _ := f.Array()
+	return all
+}
+
+// items are the objects of an array field (other elements left out).
+func (o object) items(name string) []object {
+	all := o.elements(name)
 	out := make([]object, 0, len(all))
 	for _, x := range all {
 		if x.Type() == fastjson.TypeObject {
@@ -63,11 +69,7 @@ func str(o object, name string) string {
 
 // strs are the non-empty strings of an array field.
 func strs(o object, name string) []string {
-	f := o.field(name)
-	if f == nil || f.Type() != fastjson.TypeArray {
-		return nil
-	}
-	all, _ := f.Array()
+	all := o.elements(name)
 	out := make([]string, 0, len(all))
 	for _, x := range all {
 		if b, err := x.StringBytes(); err == nil && len(b) > 0 {
