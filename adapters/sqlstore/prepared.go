@@ -117,6 +117,9 @@ func scanColumns(rows pgx.Rows, dest ...any) error {
 		return rows.Scan(dest...)
 	}
 	fields := columnFields(v.Elem().Type())
+	if len(fields) == 0 { // a struct that is one value (a time.Time)
+		return rows.Scan(dest...)
+	}
 	into := make([]any, len(rows.FieldDescriptions()))
 	for i, fd := range rows.FieldDescriptions() {
 		f, ok := fields[fd.Name]
