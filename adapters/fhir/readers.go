@@ -47,7 +47,7 @@ const (
 // results' rows, then the GDT results' tests).
 func (r readers) of(rt *resourceType) reader {
 	if rt.section == "files" {
-		return fileReader{r.files}
+		return fileReader{files: r.files}
 	}
 	own := recordReader{r.records, domain.KindOf(rt.section)}
 	if len(rt.then) == 0 {
@@ -57,11 +57,11 @@ func (r readers) of(rt *resourceType) reader {
 	for _, f := range rt.then {
 		switch f {
 		case gdtResultFiles:
-			c = append(c, link{mark: "gdt:", read: gdtFiles{r.files}, may: readsScope("files")})
+			c = append(c, link{mark: "gdt:", read: fileReader{r.files, true}, may: readsScope("files")})
 		case labResultRows:
 			c = append(c, link{mark: "lab:", read: rowsReader{recordReader{r.records, domain.KindOf("lab-results")}, labRow}, may: readsScope("lab-results")})
 		case gdtResultTests:
-			c = append(c, link{mark: "gdt:", read: rowsReader{gdtFiles{r.files}, gdtTest}, may: readsScope("files")})
+			c = append(c, link{mark: "gdt:", read: rowsReader{fileReader{r.files, true}, gdtTest}, may: readsScope("files")})
 		}
 	}
 	return c
@@ -87,11 +87,26 @@ func (r recordReader) list(ctx context.Context, grant domain.Grant, q domain.Lis
 
 func (r recordReader) validID(id string) bool { return nativeID(r.kind, id) }
 
-// fileReader reads the files section: each file as its native view.
-type fileReader struct{ files ports.Files }
+// fileReader reads the files section, each file as its native view; with
+// results, only the GDT result files (the files that hold an examination).
+type fileReader struct {
+	files   ports.Files
+	results bool
+}
+
+// reads tells whether the reader reads f.
+func (r fileReader) reads(f domain.File) bool { return !r.results || f.GDT != nil }
+
+// kept are the files among files the reader reads.
+func (r fileReader) kept(files []domain.File) []domain.File {
+	return slices.DeleteFunc(files, func(f domain.File) bool { return !r.reads(f) })
+}
 
 func (r fileReader) get(ctx context.Context, grant domain.Grant, id string) (ports.Versioned, error) {
 	f, err := r.files.Get(ctx, grant, id)
+	if err == nil && !r.reads(f) {
+		err = domain.ErrNotFound
+	}
 	if err != nil {
 		return ports.Versioned{}, err
 	}
@@ -109,7 +124,7 @@ func (r fileReader) batch(ctx context.Context, grant domain.Grant, ids []string)
 	if err != nil {
 		return nil, err
 	}
-	return viewsOf(files)
+	return viewsOf(r.kept(files))
 }
 
 func (r fileReader) list(ctx context.Context, grant domain.Grant, q domain.ListQuery) (ports.RenderedPage, error) {
@@ -117,7 +132,7 @@ func (r fileReader) list(ctx context.Context, grant domain.Grant, q domain.ListQ
 	if err != nil {
 		return ports.RenderedPage{}, err
 	}
-	data, err := viewsOf(page.Files)
+	data, err := viewsOf(r.kept(page.Files))
 	return ports.RenderedPage{Data: data, NextCursor: page.Next.Encode(), HasMore: page.HasMore}, err
 }
 
@@ -129,44 +144,6 @@ func viewsOf(files []domain.File) ([]byte, error) {
 		views[i] = f.View()
 	}
 	return json.Marshal(views)
-}
-
-// gdtFiles reads the GDT result files: the files that hold an examination.
-type gdtFiles struct{ files ports.Files }
-
-func (r gdtFiles) get(ctx context.Context, grant domain.Grant, id string) (ports.Versioned, error) {
-	f, err := r.files.Get(ctx, grant, id)
-	if err == nil && f.GDT == nil {
-		err = domain.ErrNotFound
-	}
-	if err != nil {
-		return ports.Versioned{}, err
-	}
-	return versioned(f)
-}
-
-func (r gdtFiles) batch(ctx context.Context, grant domain.Grant, ids []string) ([]byte, error) {
-	files, _, err := r.files.Batch(ctx, grant, ids)
-	if err != nil {
-		return nil, err
-	}
-	return viewsOf(gdtResults(files))
-}
-
-func (r gdtFiles) list(ctx context.Context, grant domain.Grant, q domain.ListQuery) (ports.RenderedPage, error) {
-	page, err := r.files.List(ctx, grant, q)
-	if err != nil {
-		return ports.RenderedPage{}, err
-	}
-	data, err := viewsOf(gdtResults(page.Files))
-	return ports.RenderedPage{Data: data, NextCursor: page.Next.Encode(), HasMore: page.HasMore}, err
-}
-
-func (gdtFiles) validID(id string) bool { return domain.ValidObjectID(id) }
-
-// gdtResults are the files among files that hold an examination.
-func gdtResults(files []domain.File) []domain.File {
-	return slices.DeleteFunc(files, func(f domain.File) bool { return f.GDT == nil })
 }
 
 // link is one feed of a chain: its reader, the mark that begins the id of

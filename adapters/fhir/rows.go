@@ -34,10 +34,7 @@ const (
 // comes from ("source"), and the row itself. Nothing else of the report is
 // repeated in each row.
 func rowsOf(o object) []object {
-	source, rows, when := labRow, o.items("results"), str(o, "collected_at")
-	if g := examination(o); g.v != nil {
-		source, rows, when = gdtTest, g.items("tests"), examinedAt(g)
-	}
+	source, rows, when := reportRows(o)
 	var a fastjson.Arena
 	out := make([]object, len(rows))
 	for i, row := range rows {
@@ -62,16 +59,23 @@ func rowsOf(o object) []object {
 	return out
 }
 
+// reportRows are a report's rows, the letter of their ids, and when they
+// were measured: a lab result's rows when collected, a GDT result's tests
+// when examined.
+func reportRows(o object) (letter string, rows []object, when string) {
+	if g := examination(o); g.v != nil {
+		return gdtTest, g.items("tests"), examinedAt(g)
+	}
+	return labRow, o.items("results"), str(o, "collected_at")
+}
+
 // rowID is the id of a report's row i (from 0).
 func rowID(o object, letter string, i int) string { return idOf(o) + "." + letter + strconv.Itoa(i+1) }
 
 // rowReferences are the references a report names its rows by.
 func rowReferences(o object) []reference {
-	letter, n := labRow, len(o.items("results"))
-	if g := examination(o); g.v != nil {
-		letter, n = gdtTest, len(g.items("tests"))
-	}
-	out := make([]reference, n)
+	letter, rows, _ := reportRows(o)
+	out := make([]reference, len(rows))
 	for i := range out {
 		out[i] = reference{Reference: "Observation/" + rowID(o, letter, i)}
 	}
