@@ -23,7 +23,7 @@ import (
 // scanObjectRows appends the object rows q selects (tableOf's columns, in
 // their order) to rows.
 func scanObjectRows(ctx context.Context, db *bun.DB, q *bun.SelectQuery, rows []objectRow) ([]objectRow, error) {
-	if _, inTx := ctx.Value(txKey{}).(bun.Tx); inTx || db.Dialect().Name() != dialect.PG {
+	if _, inTx := conn(ctx, db).(bun.Tx); inTx || db.Dialect().Name() != dialect.PG {
 		return rows, q.Scan(ctx, &rows)
 	}
 	text, err := q.AppendQuery(db.QueryGen(), nil)
