@@ -104,21 +104,21 @@ func (a *assertions) verify(ctx context.Context, load func(id domain.ClientID, f
 	if err != nil {
 		return domain.Client{}, err
 	}
-	if client.KeySetURL == "" && len(client.KeySet) == 0 {
-		return client, refused("is not how this client signs in: it has no keys registered")
-	}
 	kid := tok.Headers[0].KeyID
-	key, err := a.key(ctx, client, kid, now)
+	keyOf := func(client domain.Client) (any, error) {
+		if client.KeySetURL == "" && len(client.KeySet) == 0 {
+			return nil, refused("is not how this client signs in: it has no keys registered")
+		}
+		return a.key(ctx, client, kid, now)
+	}
+	key, err := keyOf(client)
 	if err != nil && len(client.KeySet) > 0 && kid != "" {
 		// A key the cached client does not hold may have been registered
 		// since (a rotation in the settings or the operator): read it again.
 		if client, err = load(id, true); err != nil {
 			return domain.Client{}, err
 		}
-		if client.KeySetURL == "" && len(client.KeySet) == 0 {
-			return client, refused("is not how this client signs in: it has no keys registered")
-		}
-		key, err = a.key(ctx, client, kid, now)
+		key, err = keyOf(client)
 	}
 	if err != nil {
 		return client, err
