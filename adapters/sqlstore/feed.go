@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"maps"
 	"slices"
+	"strconv"
 
 	"github.com/uptrace/bun"
 
@@ -12,35 +13,37 @@ import (
 // feedQuery turns a company-scoped select of table into one page of its
 // feed (docs/contract.md §4): the filters, the keyset after the cursor, only
 // settled changes, in (change, id) order, one row more than the page to
-// tell whether more follow. idArg reads a cursor's id as the table compares it.
-func feedQuery(q *bun.SelectQuery, table string, lq domain.ListQuery, idArg func(string) (any, bool)) (*bun.SelectQuery, error) {
+// tell whether more follow. idArg reads a cursor's id as the table compares
+// it. With args, the values are placeholders after the company's $1 and
+// args collects them; the limit is then left to pageText (feed_rows.go).
+func feedQuery(q *bun.SelectQuery, table string, lq domain.ListQuery, idArg func(string) (any, bool), args *feedArgs) (*bun.SelectQuery, error) {
 	if lq.Customer != nil {
-		q = q.Where(table+".customer_id = ?", int64(*lq.Customer))
+		q = q.Where(table+".customer_id = ?", args.bind(int64(*lq.Customer)))
 	}
 	for _, f := range slices.Sorted(maps.Keys(lq.Fields)) {
-		q = q.Where(jsonField(q.DB(), f)+" = ?", lq.Fields[f])
+		q = q.Where(jsonField(q.DB(), f)+" = ?", args.bind(lq.Fields[f]))
 	}
 	if !lq.IncludeDeleted {
 		q = q.Where(table + ".deleted_at IS NULL")
 	}
 	if lq.UpdatedSince != nil {
-		q = q.Where(table+".updated_at >= ?", lq.UpdatedSince.UTC())
+		q = q.Where(table+".updated_at >= ?", args.bind(lq.UpdatedSince.UTC()))
 	}
 	if lq.From > 0 {
-		q = q.Where(table+".change >= ?", lq.From)
+		q = q.Where(table+".change >= ?", args.bind(lq.From))
 	}
 	if lq.Below > 0 {
-		q = q.Where(table+".change < ?", lq.Below)
+		q = q.Where(table+".change < ?", args.bind(lq.Below))
 	}
 	if lq.After != nil {
 		if lq.After.ID == "" {
-			q = q.Where(table+".change > ?", lq.After.Change)
+			q = q.Where(table+".change > ?", args.bind(lq.After.Change))
 		} else {
 			arg, ok := idArg(lq.After.ID)
 			if !ok {
 				return nil, domain.FieldErrors{{Field: "cursor", Message: "is not a cursor of this section"}}.Err()
 			}
-			q = q.Where("("+table+".change, "+table+".id) > (?, ?)", lq.After.Change, arg)
+			q = q.Where("("+table+".change, "+table+".id) > (?, ?)", args.bind(lq.After.Change), args.bind(arg))
 		}
 	}
 	// Order by the table's own id column, not a text alias of the select
@@ -49,7 +52,23 @@ func feedQuery(q *bun.SelectQuery, table string, lq domain.ListQuery, idArg func
 	if !lq.Dump {
 		q = settledChanges(q)
 	}
-	return q.OrderExpr(table + ".change, " + table + ".id").Limit(int64(lq.Limit + 1)), nil
+	q = q.OrderExpr(table + ".change, " + table + ".id")
+	if args != nil { // bun writes a limit only as a number: the page's text ends with it (pageText)
+		return q, nil
+	}
+	return q.Limit(int64(lq.Limit + 1)), nil
+}
+
+// feedArgs are a prepared page's values, $2 on ($1 is the company's).
+// A nil *feedArgs writes each value into the text.
+type feedArgs struct{ values []any }
+
+func (a *feedArgs) bind(v any) any {
+	if a == nil {
+		return v
+	}
+	a.values = append(a.values, v)
+	return bun.Safe("$" + strconv.Itoa(len(a.values)+1))
 }
 
 // trimPage cuts the extra row of a feed query and tells where the page ended:

@@ -168,7 +168,7 @@ func (r *FileRepository) List(ctx context.Context, company domain.CompanyID, lq 
 		q = q.Where("files.order_match = ?", match)
 		lq.Fields = nil
 	}
-	q, err := feedQuery(q, "files", lq, func(id string) (any, bool) { return id, domain.ValidObjectID(id) })
+	q, err := feedQuery(q, "files", lq, func(id string) (any, bool) { return id, domain.ValidObjectID(id) }, nil)
 	if err != nil {
 		return ports.FilePage{}, err
 	}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -17,8 +18,10 @@ import (
 // TestHotStatementsNameTheCompany runs every hot statement on PostgreSQL
 // and reads the texts built: each holds the company as $1 in its table's
 // company condition, and there is one per statement kind (the company, an
-// object of each section), however many companies and ids were asked for,
-// so the statements prepared on one connection stay as few.
+// object of each section), however many companies and ids were asked for;
+// a sync's pages are prepared too, a few shapes per section whatever their
+// limit, cursor or company: the statements prepared on one connection stay
+// as few.
 func TestHotStatementsNameTheCompany(t *testing.T) {
 	ctx := context.Background()
 	db, err := sqlstore.Open(testenv.PostgresURL(t))
@@ -46,6 +49,31 @@ func TestHotStatementsNameTheCompany(t *testing.T) {
 			}
 		}
 	}
+	// A sync's pages: every cursor form, several limits, include_deleted
+	// and updated_since, of every section and many companies.
+	since := time.Now().Add(-time.Hour)
+	// per section: the cursor forms × include_deleted, and updated_since
+	// with an id's cursor × include_deleted
+	const pageShapes = 3*2 + 2
+	for i := range 10 {
+		company := domain.CompanyID(uuid.New())
+		for _, k := range domain.Kinds() {
+			id := uuid.NewString()
+			if k.NumericIDs() {
+				id = strconv.Itoa(i + 1)
+			}
+			for j, after := range []*domain.Cursor{nil, {Change: int64(i + 1)}, {Change: int64(i + 1), ID: id}} {
+				lq := domain.ListQuery{Limit: 1 + i, After: after, IncludeDeleted: i%2 == 0}
+				if j == 2 && i >= 5 {
+					lq.UpdatedSince = &since
+				}
+				page, err := records.List(ctx, company, k, lq)
+				if err != nil || len(page.Items) != 0 {
+					t.Fatalf("a page of %s of an unknown company: %d objects, %v", k.Slug, len(page.Items), err)
+				}
+			}
+		}
+	}
 	texts := sqlstore.HotTexts()
 	// The audit trail's append is hot too; it runs here when another test of
 	// this package appended first.
@@ -61,12 +89,26 @@ func TestHotStatementsNameTheCompany(t *testing.T) {
 			t.Errorf("hot statement %s does not name the company as $1: %s", key, text)
 		}
 	}
-	var prepared int
-	if err := db.NewRaw("SELECT count(*) FROM pg_prepared_statements").Scan(ctx, &prepared); err != nil {
+	var prepared []string
+	if err := db.NewRaw("SELECT statement FROM pg_prepared_statements").Scan(ctx, &prepared); err != nil {
 		t.Fatal(err)
 	}
-	if prepared > 1+len(domain.Kinds()) || prepared == 0 {
-		t.Errorf("%d statements prepared on the connection after %d requests, want at most the %d hot statements", prepared, 50*(1+len(domain.Kinds())), len(texts))
+	bound := 1 + len(domain.Kinds())*(1+pageShapes)
+	if len(prepared) > bound || len(prepared) == 0 {
+		t.Errorf("%d statements prepared on the connection after %d requests, want at most %d (the company, an object and %d page shapes of each section)",
+			len(prepared), 80*len(domain.Kinds())+50, bound, pageShapes)
 	}
-	t.Logf("%d hot statements; %d prepared on one connection after %d requests", len(texts), prepared, 50*(1+len(domain.Kinds())))
+	pages := 0
+	for _, text := range prepared {
+		if strings.Contains(text, " ORDER BY ") {
+			pages++
+			if !strings.Contains(text, ".company_id = $1") || !strings.HasSuffix(text, " LIMIT $"+strconv.Itoa(strings.Count(text, "$"))) {
+				t.Errorf("a prepared page does not name the company as $1 or end with its limit: %s", text)
+			}
+		}
+	}
+	if want := len(domain.Kinds()) * pageShapes; pages != want {
+		t.Errorf("%d prepared pages, want %d (%d shapes of each section, however many limits, cursors and companies)", pages, want, pageShapes)
+	}
+	t.Logf("%d hot statements; %d prepared on one connection (%d pages) after %d requests", len(texts), len(prepared), pages, 80*len(domain.Kinds())+50)
 }

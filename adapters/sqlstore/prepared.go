@@ -10,8 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect"
 
@@ -66,12 +66,12 @@ func hot(db *bun.DB) bool { return PrepareHot.Load() && db.Dialect().Name() == d
 func scanHot(ctx context.Context, db *bun.DB, key string, build func(tn tenant) hotQuery, company domain.CompanyID, args []any, dest ...any) error {
 	built, ok := hotBuilt.Load(key)
 	if !ok {
-		q := build(tenant{db: db, placeholder: "$1"})
+		q := build(hotTenant(db))
 		built, _ = hotBuilt.LoadOrStore(key, hotStatement{text: q.String(), query: q})
 	}
 	st := built.(hotStatement)
 
-	args = append([]any{pgx.QueryExecModeCacheStatement, uuid.UUID(company)}, args...)
+	args = append([]any{pgx.QueryExecModeCacheStatement, pgtype.UUID{Bytes: company, Valid: true}}, args...)
 	ctx, done := observeHot(ctx, db, st)
 	var err error
 	if tx, ok := conn(ctx, db).(bun.Tx); ok {

@@ -241,17 +241,21 @@ func (s *RecordStore) Get(ctx context.Context, company domain.CompanyID, kind *d
 func (s *RecordStore) List(ctx context.Context, company domain.CompanyID, kind *domain.Kind, lq domain.ListQuery) (ports.Page, error) {
 	t := tableOf(kind)
 	tn := tenantOf(conn(ctx, s.db), company)
+	var args *feedArgs
+	if preparedPage(ctx, s.db, lq) { // a hot statement (feed_rows.go): the company is $1
+		tn, args = hotTenant(s.db), &feedArgs{}
+	}
 	base := t.selectIn(tn)
 	if lq.Calendar.Any() { // only calendar kinds' lists take these filters
 		base = calendarFilter(base, tn, lq.Calendar)
 	}
-	q, err := feedQuery(base, t.name, lq, t.idArg)
+	q, err := feedQuery(base, t.name, lq, t.idArg, args)
 	if err != nil {
 		return ports.Page{}, err
 	}
 	// The page's rows and the one that tells whether there is more: bun
 	// appends to the slice, which grows a page at a time otherwise.
-	rows, err := scanObjectRows(ctx, s.db, q, make([]objectRow, 0, lq.Limit+1))
+	rows, err := scanObjectRows(ctx, s.db, q, company, args, lq.Limit+1, make([]objectRow, 0, lq.Limit+1))
 	if err != nil {
 		return ports.Page{}, translate(err)
 	}

@@ -26,6 +26,11 @@ func tenantOf(db bun.IDB, company domain.CompanyID) tenant {
 	return tenant{db: db, id: uuid.UUID(company)}
 }
 
+// hotTenant is the tenant of a hot statement (prepared.go): its company is
+// the placeholder $1, which the runner — scanHot, or scanObjectRows for a
+// prepared page — fills with the request's company.
+func hotTenant(db bun.IDB) tenant { return tenant{db: db, placeholder: "$1"} }
+
 // company is the company as a query's argument.
 func (t tenant) company() any {
 	if t.placeholder != "" {

@@ -66,12 +66,18 @@ func TestEveryQueryStartsFromTheCompany(t *testing.T) {
 			t.Fatal(err)
 		}
 		ast.Inspect(file, func(n ast.Node) bool {
-			// scanHot runs statements built from a tenant whose company is
-			// $1, and passes the company as $1: TestHotStatementsNameTheCompany
-			// reads every text it built.
-			if fn, ok := n.(*ast.FuncDecl); ok && name == "prepared.go" && fn.Name.Name == "scanHot" {
+			// scanHot and scanObjectRows run statements built from
+			// hotTenant, whose company is $1, and pass the company as $1:
+			// TestHotStatementsNameTheCompany reads every text prepared.
+			if fn, ok := n.(*ast.FuncDecl); ok && (name == "prepared.go" && fn.Name.Name == "scanHot" || name == "feed_rows.go" && fn.Name.Name == "scanObjectRows") {
 				hotRunner++
 				return false
+			}
+			// A tenant is made by tenancy.go's functions only.
+			if lit, ok := n.(*ast.CompositeLit); ok {
+				if id, ok := lit.Type.(*ast.Ident); ok && id.Name == "tenant" {
+					t.Errorf("%s: a tenant made by hand: take it from tenantOf (or hotTenant for a hot statement)", fset.Position(lit.Pos()))
+				}
 			}
 			call, ok := n.(*ast.CallExpr)
 			if !ok {
@@ -96,7 +102,7 @@ func TestEveryQueryStartsFromTheCompany(t *testing.T) {
 			return true
 		})
 	}
-	if scoped < 20 || hotRunner != 1 {
+	if scoped < 20 || hotRunner != 2 {
 		t.Fatalf("found %d queries from tenantOf and %d runners of hot statements: the test reads the wrong files", scoped, hotRunner)
 	}
 	for _, reason := range acceptedAcrossCompanies {
