@@ -88,7 +88,7 @@ func run(binary, pgURL, redisURL string, rows int, minRatio float64) error {
 
 	cpu0 := srv.CPU()
 	t0 := time.Now()
-	synced, err := benchserver.FullSync(httpc, srv.URL, token, "measurements")
+	synced, err := benchserver.FullSync(httpc, srv.URL, token, "measurements", nil)
 	if err != nil {
 		return err
 	}

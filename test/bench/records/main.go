@@ -6,8 +6,9 @@
 //     same page near its start (row 1,000): a keyset must not slow down with
 //     depth (target ≤ 1.2);
 //   - a full sync of the million through the API (500-row pages, following
-//     next_cursor) in rows/s, next to `COPY … TO STDOUT` of the same rows in
-//     the same order as the floor (target ≥ 0.25 of it).
+//     next_cursor) by a client that decodes every page into typed notes, in
+//     rows/s, next to `COPY … TO STDOUT` of the same rows in the same order
+//     (the median of three) as the floor (target ≥ 0.3 of it).
 //
 // Run it with `make bench`; it exits non-zero when a target is missed.
 package main
@@ -16,11 +17,13 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -38,7 +41,7 @@ func main() {
 	rows := flag.Int("rows", 1_000_000, "notes loaded")
 	samples := flag.Int("samples", 300, "page requests timed at each depth")
 	maxDepthRatio := flag.Float64("max-depth-ratio", 1.2, "target: deep page latency over shallow page latency")
-	minSyncRatio := flag.Float64("min-sync-ratio", 0.25, "target: API sync rows/s over COPY rows/s")
+	minSyncRatio := flag.Float64("min-sync-ratio", 0.3, "target: rows/s of an API sync whose client decodes every page over COPY rows/s")
 	flag.Parse()
 	if err := run(*target.Binary, *target.Postgres, *target.Redis, *rows, *samples, *maxDepthRatio, *minSyncRatio); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -109,14 +112,25 @@ func run(binary, pgURL, redisURL string, rows, samples int, maxDepthRatio, minSy
 	fmt.Printf("100-row page at row 1,000: median %.2f ms; at row %d: median %.2f ms; ratio %.2f (target ≤ %.1f)\n",
 		ms.Seconds()*1000, rows*9/10, md.Seconds()*1000, depthRatio, maxDepthRatio)
 
-	cpu0 := srv.CPU()
-	copyRate, err := copyFloor(db, company.ID)
-	if err != nil {
-		return err
+	// COPY three times, the median its rate (the first run reads what the
+	// others find cached; the sync reads it cached too).
+	var copyRates []float64
+	var cpu0, cpu1 map[string]time.Duration
+	for range 3 {
+		cpu0 = srv.CPU()
+		r, err := copyFloor(db, company.ID)
+		if err != nil {
+			return err
+		}
+		cpu1 = srv.CPU()
+		copyRates = append(copyRates, r)
 	}
-	cpu1 := srv.CPU()
+	slices.Sort(copyRates)
+	copyRate := copyRates[1]
+	fmt.Printf("COPY TO STDOUT: %.0f, %.0f, %.0f rows/s\n", copyRates[0], copyRates[1], copyRates[2])
+	cpuSync := srv.CPU()
 	t0 := time.Now()
-	synced, err := benchserver.FullSync(httpc, srv.URL, token, "notes")
+	synced, err := benchserver.FullSync(httpc, srv.URL, token, "notes", decodeNotes)
 	if err != nil {
 		return err
 	}
@@ -127,7 +141,7 @@ func run(binary, pgURL, redisURL string, rows, samples int, maxDepthRatio, minSy
 	}
 	fmt.Printf("CPU ns per row       server   load  postgres\n")
 	fmt.Printf("  COPY           %8.0f %6.0f %9.0f\n", perRow(cpu0, cpu1, "praxis"), perRow(cpu0, cpu1, "load"), perRow(cpu0, cpu1, "postgres"))
-	fmt.Printf("  API sync       %8.0f %6.0f %9.0f\n", perRow(cpu1, cpu2, "praxis"), perRow(cpu1, cpu2, "load"), perRow(cpu1, cpu2, "postgres"))
+	fmt.Printf("  API sync       %8.0f %6.0f %9.0f\n", perRow(cpuSync, cpu2, "praxis"), perRow(cpuSync, cpu2, "load"), perRow(cpuSync, cpu2, "postgres"))
 	if synced != rows {
 		return fmt.Errorf("the sync received %d of %d rows", synced, rows)
 	}
@@ -138,6 +152,40 @@ func run(binary, pgURL, redisURL string, rows, samples int, maxDepthRatio, minSy
 		return fmt.Errorf("target missed")
 	}
 	return nil
+}
+
+// note is a note as the sync's client stores it.
+type note struct {
+	ID            string     `json:"id"`
+	CustomerID    int64      `json:"customer_id"`
+	UserID        *string    `json:"user_id"`
+	AppointmentID *string    `json:"appointment_id"`
+	NotedOn       string     `json:"noted_on"`
+	Title         string     `json:"title"`
+	Text          string     `json:"text"`
+	Version       int64      `json:"version"`
+	CreatedAt     time.Time  `json:"created_at"`
+	UpdatedAt     time.Time  `json:"updated_at"`
+	DeletedAt     *time.Time `json:"deleted_at"`
+}
+
+// decodeNotes decodes a page of notes whole, every row into a note, and
+// answers how many it held.
+func decodeNotes(raw []byte) (int, error) {
+	var page struct {
+		Data       []note `json:"data"`
+		NextCursor string `json:"next_cursor"`
+		HasMore    bool   `json:"has_more"`
+	}
+	if err := json.Unmarshal(raw, &page); err != nil {
+		return 0, err
+	}
+	for _, n := range page.Data {
+		if n.ID == "" || n.Text == "" || n.UpdatedAt.IsZero() {
+			return 0, fmt.Errorf("a note decoded without its id, text or time: %+v", n)
+		}
+	}
+	return len(page.Data), nil
 }
 
 // cursorAt is the feed cursor after the row at offset n.
