@@ -9,3 +9,6 @@ func HotTexts() map[string]string {
 	})
 	return out
 }
+
+// WirePages is how many pages were read from the wire (decodePage) so far.
+func WirePages() int64 { return wirePages.Load() }

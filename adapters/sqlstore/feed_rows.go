@@ -2,9 +2,14 @@ package sqlstore
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
+	"math"
+	"sync/atomic"
+	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/uptrace/bun"
@@ -65,6 +70,10 @@ func scanObjectRows(ctx context.Context, db *bun.DB, q *bun.SelectQuery, company
 			return err
 		}
 		defer rs.Close()
+		if binaryPage(rs.FieldDescriptions()) {
+			rows, err = decodePage(rs, rows)
+			return err
+		}
 		for rs.Next() {
 			var r objectRow
 			if err := rs.Scan(&r.ID, &r.CustomerID, &r.Payload, &r.Version, &r.Change, &r.CreatedAt, &r.UpdatedAt, &r.DeletedAt); err != nil {
@@ -77,6 +86,114 @@ func scanObjectRows(ctx context.Context, db *bun.DB, q *bun.SelectQuery, company
 	done(err)
 	return rows, err
 }
+
+// A prepared page comes back in binary (pgx asks for it where a type has
+// one): its numbers and times are read straight from the wire, and its
+// ids and payloads are copied into one buffer each for the whole page —
+// a sync's page of 500 rows is then a handful of allocations, not
+// thousands (the collector's work was a fifth of the server's CPU on a
+// sync).
+
+// binaryPage reports whether a page's columns are tableOf's in the wire
+// formats decodePage reads: the id as text, the customer as int8 (or the
+// customers' NULL, typed text), the payload as json, version and change
+// as binary int8, the times as binary timestamptz.
+func binaryPage(fds []pgconn.FieldDescription) bool {
+	if len(fds) != 8 || fds[0].DataTypeOID != pgtype.TextOID || fds[2].DataTypeOID != pgtype.JSONOID {
+		return false
+	}
+	if c := fds[1]; c.DataTypeOID != pgtype.TextOID && (c.DataTypeOID != pgtype.Int8OID || c.Format != pgtype.BinaryFormatCode) {
+		return false
+	}
+	for i, oid := range [...]uint32{3: pgtype.Int8OID, 4: pgtype.Int8OID, 5: pgtype.TimestamptzOID, 6: pgtype.TimestamptzOID, 7: pgtype.TimestamptzOID} {
+		if i >= 3 && (fds[i].DataTypeOID != oid || fds[i].Format != pgtype.BinaryFormatCode) {
+			return false
+		}
+	}
+	return true
+}
+
+// decodePage appends a binaryPage's rows to rows. A payload's capacity ends
+// where it does, so that an append to one never writes over the next.
+func decodePage(rs pgx.Rows, rows []objectRow) ([]objectRow, error) {
+	first := len(rows)
+	var ids, payloads []byte
+	var ends [][2]int // each row's end in ids and in payloads
+	numbers := make([]int64, 0, cap(rows)-first)
+	for rs.Next() {
+		raw := rs.RawValues()
+		var r objectRow
+		ids, payloads = append(ids, raw[0]...), append(payloads, raw[2]...)
+		ends = append(ends, [2]int{len(ids), len(payloads)})
+		if raw[1] != nil {
+			n, err := wireInt8(raw[1])
+			if err != nil {
+				return rows, err
+			}
+			numbers = append(numbers, n)
+			r.CustomerID = &numbers[len(numbers)-1]
+		}
+		var err error
+		if r.Version, err = wireInt8(raw[3]); err != nil {
+			return rows, err
+		}
+		if r.Change, err = wireInt8(raw[4]); err != nil {
+			return rows, err
+		}
+		if r.CreatedAt, err = wireTime(raw[5]); err != nil {
+			return rows, err
+		}
+		if r.UpdatedAt, err = wireTime(raw[6]); err != nil {
+			return rows, err
+		}
+		if raw[7] != nil {
+			deleted, err := wireTime(raw[7])
+			if err != nil {
+				return rows, err
+			}
+			r.DeletedAt = &deleted
+		}
+		rows = append(rows, r)
+	}
+	if err := rs.Err(); err != nil {
+		return rows, err
+	}
+	wirePages.Add(1)
+	allIDs := string(ids)
+	var id, payload int
+	for i, end := range ends {
+		r := &rows[first+i]
+		r.ID, r.Payload = allIDs[id:end[0]], payloads[payload:end[1]:end[1]]
+		id, payload = end[0], end[1]
+	}
+	return rows, nil
+}
+
+// wireInt8 reads a binary int8.
+func wireInt8(b []byte) (int64, error) {
+	if len(b) != 8 {
+		return 0, errWireFormat
+	}
+	return int64(binary.BigEndian.Uint64(b)), nil
+}
+
+// wireTime reads a binary timestamptz: microseconds since 2000-01-01 UTC.
+func wireTime(b []byte) (time.Time, error) {
+	us, err := wireInt8(b)
+	if err != nil || us == math.MaxInt64 || us == math.MinInt64 { // ±infinity: no time of ours
+		return time.Time{}, errWireFormat
+	}
+	return time.UnixMicro(us + postgresEpoch).UTC(), nil
+}
+
+// postgresEpoch is 2000-01-01 UTC in Unix microseconds.
+const postgresEpoch = 946_684_800_000_000
+
+// wirePages counts the pages decodePage read (a test's evidence that
+// prepared pages take this way).
+var wirePages atomic.Int64
+
+var errWireFormat = errors.New("sqlstore: a page's value is not in the wire format its type has")
 
 // onPGX runs f on a connection of db's pool as pgx's own. A connection
 // that f leaves broken is closed, and the pool drops it when it comes back

@@ -3,6 +3,8 @@ package sqlstore_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/praxis-health/praxis/adapters/sqlstore"
 	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/ports"
 	"github.com/praxis-health/praxis/test/testenv"
 )
 
@@ -111,4 +114,93 @@ func TestHotStatementsNameTheCompany(t *testing.T) {
 		t.Errorf("%d prepared pages, want %d (%d shapes of each section, however many limits, cursors and companies)", pages, want, pageShapes)
 	}
 	t.Logf("%d hot statements; %d prepared on one connection (%d pages) after %d requests", len(texts), len(prepared), pages, 80*len(domain.Kinds())+50)
+}
+
+// TestPreparedPageReadsWhatTheBuilderReads pages a section and the
+// customers on PostgreSQL twice, as prepared pages read from the wire
+// (feed_rows.go) and as the query builder's texts scanned by pgx, and
+// wants the same objects: ids, customers (a number and none), payloads,
+// versions, times, tombstones. Each prepared page's payloads are then
+// appended to: no append writes over the next row's.
+func TestPreparedPageReadsWhatTheBuilderReads(t *testing.T) {
+	ctx := context.Background()
+	db, err := sqlstore.Open(testenv.PostgresURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	if err := sqlstore.Migrate(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	repos := repositoriesOn(db)
+	store, tx := sqlstore.NewRecordStore(db), sqlstore.NewTransactor(db)
+	company, _, err := domain.NewCompany("Praxis Wire", "", domain.PlanPro, 1000, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := repos.Companies.Create(ctx, company); err != nil {
+		t.Fatal(err)
+	}
+	patient, err := domain.NewCustomer(company.ID, 0, "Anna", "Berger", "", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if patient, err = repos.Customers.Create(ctx, patient); err != nil {
+		t.Fatal(err)
+	}
+	notes := domain.KindOf("notes")
+	for i := range 7 {
+		id := domain.NewObjectID()
+		payload := fmt.Sprintf(`{"customer_id":%d,"noted_on":"2026-03-1%d","text":"note %d"}`, patient.ID, i, i)
+		if i%3 == 0 {
+			payload = fmt.Sprintf(`{"noted_on":"2026-03-1%d","text":"without a patient %d"}`, i, i)
+		}
+		err := tx.InTx(ctx, func(ctx context.Context) error {
+			_, err := store.Insert(ctx, company.ID, notes, ports.StoredObject{ID: id, Payload: []byte(payload), CreatedAt: time.Now()})
+			return err
+		})
+		if err == nil && i == 4 {
+			err = tx.InTx(ctx, func(ctx context.Context) error { return store.Delete(ctx, company.ID, notes, id, time.Now()) })
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	page := func(kind *domain.Kind, prepared bool, lq domain.ListQuery) []ports.StoredObject {
+		t.Helper()
+		sqlstore.PrepareHot.Store(prepared)
+		defer sqlstore.PrepareHot.Store(true)
+		var all []ports.StoredObject
+		for {
+			p, err := store.List(ctx, company.ID, kind, lq)
+			if err != nil {
+				t.Fatal(err)
+			}
+			all = append(all, p.Items...)
+			if !p.HasMore {
+				return all
+			}
+			lq.After = &p.Next
+		}
+	}
+	for _, kind := range []*domain.Kind{notes, domain.KindOf("customers")} {
+		lq := domain.ListQuery{Limit: 3, IncludeDeleted: true}
+		before := sqlstore.WirePages()
+		wire := page(kind, true, lq)
+		if sqlstore.WirePages() == before {
+			t.Fatalf("%s: no prepared page was read from the wire", kind.Slug)
+		}
+		built := page(kind, false, lq)
+		if len(wire) == 0 || !reflect.DeepEqual(wire, built) {
+			t.Fatalf("%s: the prepared pages read\n%+v\nthe builder's\n%+v", kind.Slug, wire, built)
+		}
+		for i := range wire {
+			wire[i].Payload = append(wire[i].Payload, "!!!"...)
+		}
+		for i := range wire {
+			if want := string(built[i].Payload) + "!!!"; string(wire[i].Payload) != want {
+				t.Fatalf("%s: an append to one payload changed another: %s, want %s", kind.Slug, wire[i].Payload, want)
+			}
+		}
+	}
 }
