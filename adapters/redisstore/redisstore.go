@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -43,6 +44,8 @@ const revocationMemory = 24 * time.Hour
 type Store struct {
 	rdb    redis.UniversalClient
 	prefix string
+	// authorize is the authorize script of the limits last asked for.
+	authorize atomic.Pointer[authorizeScript]
 }
 
 var (
@@ -187,16 +190,33 @@ func (s *Store) Lookup(ctx context.Context, tokenHash []byte) (domain.Grant, err
 
 // authorizeScript looks a token up and counts one request of its client in
 // the fixed window of its plan: the bearer check and the rate limit in one
-// round trip. ARGV: now (ms), then plan, limit, window (ms) for each plan.
-var authorizeScript = redis.NewScript(`
+// round trip. The plans' limits are written into its text (they are the
+// server's configuration, the same on every call), so that a call sends
+// only the time: KEYS are the token, the rate counters' and the usage
+// counters' prefixes; ARGV[1] is now (ms).
+type authorizeScript struct {
+	limits domain.RateLimits
+	script *redis.Script
+}
+
+// plans is the order the script's table and RateLimits are read in.
+var plans = [...]domain.Plan{domain.PlanBasic, domain.PlanPro, domain.PlanEnterprise}
+
+func newAuthorizeScript(limits domain.RateLimits) *authorizeScript {
+	var table strings.Builder
+	for i, p := range plans {
+		if i > 0 {
+			table.WriteString(", ")
+		}
+		fmt.Fprintf(&table, "[%q] = {%d, %d}", p.String(), limits[p].Limit, limits[p].Window.Milliseconds())
+	}
+	return &authorizeScript{limits: limits, script: redis.NewScript(`
+local plans = {` + table.String() + `}
 local v = redis.call('GET', KEYS[1])
 if not v then return false end
 local g = cjson.decode(v)
-local plan = g['pl'] or 'basic'
-local limit, window = tonumber(ARGV[3]), tonumber(ARGV[4])
-for i = 2, #ARGV, 3 do
-  if ARGV[i] == plan then limit, window = tonumber(ARGV[i+1]), tonumber(ARGV[i+2]) end
-end
+local plan = plans[g['pl'] or '` + domain.PlanBasic.String() + `'] or plans['` + domain.PlanBasic.String() + `']
+local limit, window = plan[1], plan[2]
 local now = tonumber(ARGV[1])
 local slot = math.floor(now / window)
 local key = KEYS[2] .. g['cl'] .. ':' .. slot
@@ -206,14 +226,31 @@ local usage = KEYS[3] .. g['cl'] .. ':'
 local day = usage .. math.floor(now / 86400000)
 if redis.call('INCR', day) == 1 then redis.call('PEXPIRE', day, 8 * 86400000) end
 redis.call('SET', usage .. 'last', now, 'PX', 90 * 86400000)
-return {v, n, limit, window, window - (now % window)}`)
+return {v, n, limit, window, window - (now % window)}`)}
+}
+
+// authorizeFor is the script of limits: the one last built when they are the same.
+func (s *Store) authorizeFor(limits domain.RateLimits) *redis.Script {
+	if a := s.authorize.Load(); a != nil && sameLimits(a.limits, limits) {
+		return a.script
+	}
+	a := newAuthorizeScript(limits)
+	s.authorize.Store(a)
+	return a.script
+}
+
+func sameLimits(a, b domain.RateLimits) bool {
+	for _, p := range plans {
+		if a[p] != b[p] {
+			return false
+		}
+	}
+	return true
+}
 
 func (s *Store) Authorize(ctx context.Context, tokenHash []byte, limits domain.RateLimits) (domain.Grant, domain.RateState, error) {
-	args := []any{time.Now().UnixMilli()}
-	for _, p := range []domain.Plan{domain.PlanBasic, domain.PlanPro, domain.PlanEnterprise} {
-		args = append(args, p.String(), limits[p].Limit, limits[p].Window.Milliseconds())
-	}
-	res, err := authorizeScript.Run(ctx, s.rdb, []string{s.tokenKey(tokenHash), s.prefix + "rate:", s.prefix + "usage:"}, args...).Slice()
+	res, err := s.authorizeFor(limits).Run(ctx, s.rdb, []string{s.tokenKey(tokenHash), s.prefix + "rate:", s.prefix + "usage:"},
+		time.Now().UnixMilli()).Slice()
 	if errors.Is(err, redis.Nil) {
 		return domain.Grant{}, domain.RateState{}, domain.ErrNotFound
 	}
