@@ -1,0 +1,1 @@
+ALTER TABLE audit_blocks ALTER COLUMN events SET COMPRESSION default;
