@@ -123,6 +123,10 @@ func decodePage(rs pgx.Rows, rows []objectRow) ([]objectRow, error) {
 	for rs.Next() {
 		raw := rs.RawValues()
 		var r objectRow
+		if ids == nil { // the first row's sizes, for the page's rows to come: the buffers grow once
+			rest := max(cap(rows)-len(rows), 1)
+			ids, payloads = make([]byte, 0, rest*len(raw[0])), make([]byte, 0, rest*(len(raw[2])+len(raw[2])/4))
+		}
 		ids, payloads = append(ids, raw[0]...), append(payloads, raw[2]...)
 		ends = append(ends, [2]int{len(ids), len(payloads)})
 		if raw[1] != nil {

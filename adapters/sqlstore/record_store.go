@@ -44,10 +44,7 @@ type objectRow struct {
 
 func (r objectRow) toPort() ports.StoredObject {
 	o := ports.StoredObject{ID: r.ID, Payload: r.Payload, Version: r.Version, Change: r.Change, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
-	if r.CustomerID != nil {
-		c := domain.CustomerID(*r.CustomerID)
-		o.Customer = &c
-	}
+	o.Customer = (*domain.CustomerID)(r.CustomerID) // the row's own number: no allocation per row of a page
 	o.DeletedAt = utcPtr(r.DeletedAt)
 	return o
 }

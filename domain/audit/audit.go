@@ -365,11 +365,17 @@ func From(ctx context.Context) *Access {
 	return a
 }
 
-// Touch records that the request reached these customers' data.
+// Touch records that the request reached these customers' data. An id
+// the last one repeats is not kept twice: a page of one patient's records
+// touches that patient once per row.
 func Touch(ctx context.Context, ids ...domain.CustomerID) {
 	if a := From(ctx); a != nil {
 		a.mu.Lock()
-		a.event.CustomerIDs = append(a.event.CustomerIDs, ids...)
+		for _, id := range ids {
+			if n := len(a.event.CustomerIDs); n == 0 || a.event.CustomerIDs[n-1] != id {
+				a.event.CustomerIDs = append(a.event.CustomerIDs, id)
+			}
+		}
 		a.mu.Unlock()
 	}
 }
