@@ -26,15 +26,7 @@ import (
 // limit, cursor or company: the statements prepared on one connection stay
 // as few.
 func TestHotStatementsNameTheCompany(t *testing.T) {
-	ctx := context.Background()
-	db, err := sqlstore.Open(testenv.PostgresURL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
-	if err := sqlstore.Migrate(ctx, db); err != nil {
-		t.Fatal(err)
-	}
+	ctx, db := context.Background(), migrated(t, testenv.PostgresURL(t))
 	db.SetMaxOpenConns(1) // one connection: what it prepared is what one connection holds
 	companies, records := sqlstore.NewCompanyRepository(db), sqlstore.NewRecordStore(db)
 	for i := range 50 {
@@ -123,15 +115,7 @@ func TestHotStatementsNameTheCompany(t *testing.T) {
 // versions, times, tombstones. Each prepared page's payloads are then
 // appended to: no append writes over the next row's.
 func TestPreparedPageReadsWhatTheBuilderReads(t *testing.T) {
-	ctx := context.Background()
-	db, err := sqlstore.Open(testenv.PostgresURL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
-	if err := sqlstore.Migrate(ctx, db); err != nil {
-		t.Fatal(err)
-	}
+	ctx, db := context.Background(), migrated(t, testenv.PostgresURL(t))
 	repos := repositoriesOn(db)
 	store, tx := sqlstore.NewRecordStore(db), sqlstore.NewTransactor(db)
 	company, _, err := domain.NewCompany("Praxis Wire", "", domain.PlanPro, 1000, time.Now())
