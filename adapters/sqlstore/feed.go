@@ -15,7 +15,7 @@ import (
 // settled changes, in (change, id) order, one row more than the page to
 // tell whether more follow. idArg reads a cursor's id as the table compares
 // it. With args, the values are placeholders after the company's $1 and
-// args collects them; the limit is then left to pageText (feed_rows.go).
+// args collects them; scanObjectRows then ends the text with the limit.
 func feedQuery(q *bun.SelectQuery, table string, lq domain.ListQuery, idArg func(string) (any, bool), args *feedArgs) (*bun.SelectQuery, error) {
 	if lq.Customer != nil {
 		q = q.Where(table+".customer_id = ?", args.bind(int64(*lq.Customer)))
@@ -53,7 +53,7 @@ func feedQuery(q *bun.SelectQuery, table string, lq domain.ListQuery, idArg func
 		q = settledChanges(q)
 	}
 	q = q.OrderExpr(table + ".change, " + table + ".id")
-	if args != nil { // bun writes a limit only as a number: the page's text ends with it (pageText)
+	if args != nil { // bun writes a limit only as a number: scanObjectRows ends the text with its placeholder
 		return q, nil
 	}
 	return q.Limit(int64(lq.Limit + 1)), nil
