@@ -181,7 +181,7 @@ func wireInt8(b []byte) (int64, error) {
 	if len(b) != 8 {
 		return 0, errWireFormat
 	}
-	return int64(binary.BigEndian.Uint64(b)), nil
+	return int64(binary.BigEndian.Uint64(b)), nil //nolint:gosec // int8 on the wire is two's complement: its bits are the value
 }
 
 // wireTime reads a binary timestamptz: microseconds since 2000-01-01 UTC.
