@@ -124,8 +124,8 @@ type Config struct {
 	// LogLevel is `debug`, `info`, `warn` or `error`; the log is JSON lines on stdout.
 	LogLevel slog.Level `env:"PRAXIS_LOG_LEVEL" envDefault:"info"`
 	// PrepareHot: on PostgreSQL, send the statements nearly every request runs (a company, an
-	// object by id, the audit append) as prepared statements; `false` only to compare (the
-	// `prepared` benchmark).
+	// object by id, a sync's page, the audit append) as prepared statements; `false` only to
+	// compare (the `prepared` benchmark).
 	PrepareHot bool `env:"PRAXIS_DB_PREPARE_HOT" envDefault:"true"`
 	// RequestTimeout is every request's deadline (not the uploads, a file's download, the audit
 	// export; the outbox's long poll gets its `wait` on top): past it, a request waiting for the
