@@ -43,9 +43,9 @@ func LoadRecords(db *sql.DB, company string, customer int64, kind, payload strin
 	return err
 }
 
-// SyncPage is one page of a native sync as a client that goes on reads it
-// first: the rows counted, the next cursor (escaped for a query) and
-// whether more follow; buf keeps the page's body.
+// SyncPage is one page of a native sync as a client reads it before it
+// goes on: the rows counted, the next cursor (escaped for a query) and
+// whether more follow (FetchSyncPage's buf keeps the page's body).
 type SyncPage struct {
 	Rows int
 	Next string
