@@ -105,8 +105,8 @@ func binaryPage(fds []pgconn.FieldDescription) bool {
 	if c := fds[1]; c.DataTypeOID != pgtype.TextOID && (c.DataTypeOID != pgtype.Int8OID || c.Format != pgtype.BinaryFormatCode) {
 		return false
 	}
-	for i, oid := range [...]uint32{3: pgtype.Int8OID, 4: pgtype.Int8OID, 5: pgtype.TimestamptzOID, 6: pgtype.TimestamptzOID, 7: pgtype.TimestamptzOID} {
-		if i >= 3 && (fds[i].DataTypeOID != oid || fds[i].Format != pgtype.BinaryFormatCode) {
+	for i, oid := range []uint32{pgtype.Int8OID, pgtype.Int8OID, pgtype.TimestamptzOID, pgtype.TimestamptzOID, pgtype.TimestamptzOID} {
+		if c := fds[3+i]; c.DataTypeOID != oid || c.Format != pgtype.BinaryFormatCode {
 			return false
 		}
 	}
@@ -120,6 +120,7 @@ func decodePage(rs pgx.Rows, rows []objectRow) ([]objectRow, error) {
 	var ids, payloads []byte
 	var ends [][2]int // each row's end in ids and in payloads
 	numbers := make([]int64, 0, cap(rows)-first)
+	customers := rs.FieldDescriptions()[1].DataTypeOID == pgtype.Int8OID // else text: NULL in every row
 	for rs.Next() {
 		raw := rs.RawValues()
 		var r objectRow
@@ -130,7 +131,7 @@ func decodePage(rs pgx.Rows, rows []objectRow) ([]objectRow, error) {
 		ids, payloads = append(ids, raw[0]...), append(payloads, raw[2]...)
 		ends = append(ends, [2]int{len(ids), len(payloads)})
 		if raw[1] != nil {
-			if rs.FieldDescriptions()[1].DataTypeOID != pgtype.Int8OID { // the customers' column is NULL, nothing else
+			if !customers {
 				return rows, errWireFormat
 			}
 			n, err := wireInt8(raw[1])
