@@ -112,7 +112,7 @@ func (set *sentinelSet) url() string {
 func (set *sentinelSet) cutReplica(t *testing.T) {
 	t.Helper()
 	host, port, _ := net.SplitHostPort(set.deadEnd.ln.Addr().String())
-	if err := set.replicaC.SlaveOf(context.Background(), host, port).Err(); err != nil {
+	if err := set.replicaC.ReplicaOf(context.Background(), host, port).Err(); err != nil {
 		t.Fatal(err)
 	}
 }
