@@ -97,6 +97,10 @@ func StartPatroni(parameters ...string) (*Patroni, error) {
 			data: filepath.Join(dir, fmt.Sprintf("node%d", i)), conf: filepath.Join(dir, fmt.Sprintf("node%d.yml", i))}
 		_, pgPort, _ := net.SplitHostPort(n.PGAddr)
 		// ttl 20 (Patroni's least): a dead leader's key expires within it.
+		// wal_retrieve_retry_interval 500ms (PostgreSQL's default 5s): a
+		// promotion that comes right after the standby's last failed try to
+		// reach the dead primary first waits out the rest of that interval
+		// (seen in CI: the leader key taken, writes refused 5 s longer).
 		conf := fmt.Sprintf(`scope: praxis-drill
 name: %s
 restapi:
@@ -114,7 +118,8 @@ bootstrap:
     postgresql:
       use_pg_rewind: true
       parameters:
-        wal_log_hints: "on"%s
+        wal_log_hints: "on"
+        wal_retrieve_retry_interval: 500ms%s
   initdb:
   - encoding: UTF8
   pg_hba:
