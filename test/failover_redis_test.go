@@ -34,7 +34,7 @@ type sentinelSet struct {
 	master, replica   process
 	masterAddr        string
 	replicaAddr       string
-	deadEnd           *cuttable
+	deadEnd           string // an address that refuses every connection
 	sentinels         []string
 	masterName        string
 	masterC, replicaC *redis.Client
@@ -47,8 +47,9 @@ func startSentinelSet(t *testing.T) *sentinelSet {
 	set.master, set.masterAddr = startRedis(t)
 	masterHost, masterPort, _ := net.SplitHostPort(set.masterAddr)
 	set.replica, set.replicaAddr = startRedis(t, "--replicaof", masterHost, masterPort)
-	set.deadEnd = newCuttable(t, set.masterAddr)
-	set.deadEnd.cut()
+	deadEnd := newCuttable(t, set.masterAddr)
+	deadEnd.cut() // before anything dials it: it never reaches the master
+	set.deadEnd = deadEnd.ln.Addr().String()
 	set.masterC = redis.NewClient(&redis.Options{Addr: set.masterAddr})
 	set.replicaC = redis.NewClient(&redis.Options{Addr: set.replicaAddr})
 	t.Cleanup(func() { _ = set.masterC.Close(); _ = set.replicaC.Close() })
@@ -111,7 +112,7 @@ func (set *sentinelSet) url() string {
 // INFO — later than the drill kills the master (the figures say when).
 func (set *sentinelSet) cutReplica(t *testing.T) {
 	t.Helper()
-	host, port, _ := net.SplitHostPort(set.deadEnd.ln.Addr().String())
+	host, port, _ := net.SplitHostPort(set.deadEnd)
 	if err := set.replicaC.ReplicaOf(context.Background(), host, port).Err(); err != nil {
 		t.Fatal(err)
 	}
