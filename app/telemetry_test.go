@@ -214,6 +214,7 @@ func TestTracesAndLogs(t *testing.T) {
 		`praxis_oauth_tokens_issued_total 1`,
 		`go_sql_connections_open{db_system="sqlite"}`,
 		`db_client_connections_usage{db_system="redis"`,
+		`db_client_connections_create_time_milliseconds_count{db_system="redis"`,
 		`praxis_webhook_endpoints{state="delivering"} 0`,
 		`praxis_webhook_due_for_seconds 0`,
 		`praxis_blob_free_bytes `,

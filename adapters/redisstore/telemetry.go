@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redis/go-redis/extra/redisotel/v9"
 	"github.com/redis/go-redis/v9"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -26,7 +25,7 @@ const instrumentation = "github.com/praxis-health/praxis/adapters/redisstore"
 // operation duration histogram in the stable OpenTelemetry database
 // conventions: db.system.name, db.operation.name, db.namespace, the server.
 // A command's arguments are never recorded: the keys hold token hashes and
-// client ids. The connection pool is reported by redisotel's metrics.
+// client ids. The connection pool is reported by poolMetrics.
 func Instrument(rdb *redis.Client, tp trace.TracerProvider, mp metric.MeterProvider) error {
 	opts := rdb.Options()
 	h := &commandHook{tracer: tp.Tracer(instrumentation),
@@ -45,7 +44,7 @@ func Instrument(rdb *redis.Client, tp trace.TracerProvider, mp metric.MeterProvi
 		return append(k.attrs(), semconv.DBSystemNameRedis)
 	})
 	rdb.AddHook(h)
-	return redisotel.InstrumentMetrics(rdb, redisotel.WithMeterProvider(mp))
+	return poolMetrics(rdb, mp.Meter(instrumentation))
 }
 
 type commandHook struct {
