@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -35,7 +34,8 @@ type Lifecycle struct {
 
 // routeDeprecation is what one operation of the document declares deprecated.
 type routeDeprecation struct {
-	operation string // "GET /api/oauth/v2/resource/company", as the document names it
+	operation string           // "GET /api/oauth/v2/resource/company", as the document names it
+	counted   metric.AddOption // the deprecated calls' series of the operation
 	method    string
 	path      *regexp.Regexp
 	always    release.Deprecation            // the operation itself: every answer
@@ -101,7 +101,7 @@ func (l *Lifecycle) handle(c *fiber.Ctx) error {
 		if rd.method == method && rd.path.MatchString(c.Path()) {
 			d = rd.of(c, err == nil)
 			if !d.Sunset.IsZero() {
-				l.count(c, rd.operation)
+				l.count(c, rd)
 			}
 			break
 		}
@@ -143,16 +143,17 @@ func (rd *routeDeprecation) of(c *fiber.Ctx, succeeded bool) release.Deprecation
 
 // count tells the metric and, for a client's call, the store. A count that
 // cannot be written is logged; the answer stands.
-func (l *Lifecycle) count(c *fiber.Ctx, operation string) {
-	l.counted.Add(c.UserContext(), 1, metric.WithAttributes(attribute.String("operation", operation)))
+// The server's store is a tally in memory (app.tallyDeprecatedCalls),
+// which never waits on the database.
+func (l *Lifecycle) count(c *fiber.Ctx, rd *routeDeprecation) {
+	ctx := c.UserContext()
+	l.counted.Add(ctx, 1, rd.counted)
 	g := grantOf(c)
 	if g.ClientID == "" || l.calls == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.UserContext()), 2*time.Second)
-	defer cancel()
-	if err := l.calls.Count(ctx, g.CompanyID, g.ClientID, operation, time.Now(), 1); err != nil {
-		l.log.WarnContext(ctx, "count a deprecated call", "operation", operation, "error", err)
+	if err := l.calls.Count(ctx, g.CompanyID, g.ClientID, rd.operation, time.Now(), 1); err != nil {
+		l.log.WarnContext(ctx, "count a deprecated call", "operation", rd.operation, "error", err)
 	}
 }
 
@@ -184,6 +185,7 @@ func deprecationsOf(document []byte) ([]*routeDeprecation, error) {
 			}
 			operation := strings.ToUpper(method) + " " + path
 			rd := &routeDeprecation{operation: operation, method: strings.ToUpper(method), path: pathPattern(path),
+				counted: metric.WithAttributeSet(attribute.NewSet(attribute.String("operation", operation))),
 				answers: map[int]release.Deprecation{}, query: map[string]release.Deprecation{}, body: map[string]release.Deprecation{}}
 			var err error
 			if rd.always, err = w.own(o); err != nil {
