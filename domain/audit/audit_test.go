@@ -2,6 +2,7 @@ package audit_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
@@ -24,6 +25,40 @@ func TestCanonicalIsOneSpelling(t *testing.T) {
 		!strings.Contains(string(e.Canonical()), `"time":"2026-11-24T08:00:00Z"`) {
 		t.Errorf("%s\n%s", e.Canonical(), f.Canonical())
 	}
+}
+
+// FuzzCanonicalSpellsAsEncodingJSON: the chain hashes the canonical bytes,
+// so they must never change: whatever the event holds (quotes, HTML
+// characters, control and non-ASCII characters, invalid UTF-8, times far
+// off), Canonical writes what encoding/json writes of the same event,
+// its customers sorted and once.
+func FuzzCanonicalSpellsAsEncodingJSON(f *testing.F) {
+	for _, s := range []string{"", "plain-7.x_y:z/ok", `say "hi"`, `a\b`, "<script>&amp;", "\x00\x1f\x7f", "Müller", "\u2028\u2029",
+		"\xff\xfe", "ok\ttab", "~ !#$%'()*+,-./;=?@[]^`{|}"} {
+		f.Add(s, s, int64(1795749949977123456), 403, int64(42))
+	}
+	f.Add("x", "y", int64(-62135596800000000), 200, int64(-1))    // year 1
+	f.Add("x", "y", int64(253402300800000000), 200, int64(1))     // year 10000: encoding/json refuses it
+	f.Add("x", "y", int64(-62198755200000000), 500, int64(1<<62)) // year -1
+	f.Fuzz(func(t *testing.T, a, b string, nanos int64, status int, customer int64) {
+		e := audit.Event{ID: a, Time: time.Unix(0, nanos).In(time.FixedZone("X", 3600)), TraceID: b, Action: a, Section: b, ObjectID: a,
+			Agent: audit.Agent{Type: b, ID: a, Name: b}, Source: audit.Source{Address: a}, Outcome: audit.Outcome{Status: status, Reason: b},
+			CustomerIDs: []domain.CustomerID{domain.CustomerID(customer), 3, domain.CustomerID(customer)}}
+		want := e
+		want.Time = e.Time.UTC()
+		want.CustomerIDs = slices.Compact(slices.Sorted(slices.Values(e.CustomerIDs)))
+		expected, err := json.Marshal(want)
+		if err != nil { // a year encoding/json cannot write: Canonical panics as it did
+			defer func() {
+				if recover() == nil {
+					t.Errorf("Canonical of a time encoding/json refuses (%v) did not panic", want.Time)
+				}
+			}()
+		}
+		if got := e.Canonical(); !bytes.Equal(got, expected) {
+			t.Errorf("Canonical:\n%s\nencoding/json:\n%s", got, expected)
+		}
+	})
 }
 
 // TestVerifyNamesTheFirstBrokenLink: a chain checks out; an edited
