@@ -244,7 +244,7 @@ func asRoute(f any, anns ...fx.Annotation) any {
 
 func openDatabase(lc fx.Lifecycle, cfg Config, tel *telemetry.Telemetry) (*bun.DB, error) {
 	sqlstore.PrepareHot.Store(cfg.PrepareHot)
-	db, err := sqlstore.Open(cfg.DatabaseURL)
+	db, err := sqlstore.OpenPool(cfg.DatabaseURL, cfg.DatabaseMaxConns)
 	if err != nil {
 		return nil, err
 	}

@@ -29,6 +29,11 @@ type Config struct {
 	// (`postgres://u:p@pg-0:5432,pg-1:5432/db?target_session_attrs=read-write`) follow a failover
 	// (docs/operators/failures.md); `sqlite:PATH` SQLite.
 	DatabaseURL string `env:"PRAXIS_DATABASE_URL" envDefault:"sqlite:data/praxis.db"`
+	// DatabaseMaxConns is how many connections to PostgreSQL a replica keeps at most (each
+	// replica its own; SQLite uses one). `0`: four for each CPU the process may use, at least 8 —
+	// a pool about as wide as the CPUs costs PostgreSQL less per query than a wide one whose
+	// backends sleep between queries.
+	DatabaseMaxConns int `env:"PRAXIS_DATABASE_MAX_CONNS" envDefault:"0"`
 	// BlobURL is where file bytes live: `file://DIR` (made absolute; praxis adds `create_dir=true`,
 	// `no_tmp_dir=true` and `metadata=skip` unless the URL says otherwise), `mem://` (tests),
 	// `s3://bucket?endpoint=…&region=…`.
@@ -206,6 +211,8 @@ func LoadConfig() (Config, error) {
 	switch {
 	case cfg.TokenTTL < time.Second:
 		return Config{}, fmt.Errorf("PRAXIS_TOKEN_TTL must be at least 1s")
+	case cfg.DatabaseMaxConns < 0:
+		return Config{}, fmt.Errorf("PRAXIS_DATABASE_MAX_CONNS must be 0 (by the CPUs) or more")
 	case cfg.AuthMaxFailures < 1:
 		return Config{}, fmt.Errorf("PRAXIS_AUTH_MAX_FAILURES must be at least 1")
 	case cfg.AuthFailureWindow < time.Millisecond || cfg.AuthLockout < time.Millisecond:

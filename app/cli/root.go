@@ -97,7 +97,7 @@ func migrateCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			db, err := sqlstore.Open(cfg.DatabaseURL)
+			db, err := sqlstore.OpenPool(cfg.DatabaseURL, cfg.DatabaseMaxConns)
 			if err != nil {
 				return err
 			}
