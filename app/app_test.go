@@ -1,8 +1,11 @@
 package app
 
 import (
+	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/praxis-health/praxis/adapters/sqlstore"
 
 	"go.uber.org/fx"
 )
@@ -48,5 +51,33 @@ func TestTrustedProxies(t *testing.T) {
 	t.Setenv("PRAXIS_TRUSTED_PROXIES", "10.0.0.0/8, ingress")
 	if _, err := LoadConfig(); err == nil || !strings.Contains(err.Error(), "PRAXIS_TRUSTED_PROXIES") {
 		t.Errorf("a name instead of an address: %v", err)
+	}
+}
+
+// TestDatabaseMaxConns: the pool is as wide as PRAXIS_DATABASE_MAX_CONNS
+// says, four per CPU and at least 8 when it says 0, and a negative width is
+// refused.
+func TestDatabaseMaxConns(t *testing.T) {
+	for _, c := range []struct {
+		env  string
+		want int
+	}{{"3", 3}, {"0", max(8, 4*runtime.GOMAXPROCS(0))}} {
+		t.Setenv("PRAXIS_DATABASE_MAX_CONNS", c.env)
+		cfg, err := LoadConfig()
+		if err != nil {
+			t.Fatal(err)
+		}
+		db, err := sqlstore.OpenPool("postgres://praxis@127.0.0.1:1/praxis", cfg.DatabaseMaxConns) // opening dials nothing
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := db.DB.Stats().MaxOpenConnections; got != c.want {
+			t.Errorf("PRAXIS_DATABASE_MAX_CONNS=%s: a pool of %d, want %d", c.env, got, c.want)
+		}
+		_ = db.Close()
+	}
+	t.Setenv("PRAXIS_DATABASE_MAX_CONNS", "-1")
+	if _, err := LoadConfig(); err == nil || !strings.Contains(err.Error(), "PRAXIS_DATABASE_MAX_CONNS") {
+		t.Errorf("a negative pool: %v", err)
 	}
 }
