@@ -23,8 +23,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -46,6 +48,7 @@ type Store struct {
 	prefix string
 	// authorize is the authorize script of the limits last asked for.
 	authorize atomic.Pointer[authorizeScript]
+	grants    grantCache
 }
 
 var (
@@ -178,14 +181,14 @@ func (s *Store) SaveUnlocked(ctx context.Context, tokenHash []byte, g domain.Gra
 }
 
 func (s *Store) Lookup(ctx context.Context, tokenHash []byte) (domain.Grant, error) {
-	raw, err := s.rdb.Get(ctx, s.tokenKey(tokenHash)).Bytes()
+	raw, err := s.rdb.Get(ctx, s.tokenKey(tokenHash)).Result()
 	if errors.Is(err, redis.Nil) {
 		return domain.Grant{}, domain.ErrNotFound
 	}
 	if err != nil {
 		return domain.Grant{}, domain.Unavailable(fmt.Errorf("redis: look up token: %w", err))
 	}
-	return decodeGrant(raw)
+	return s.grants.decode(raw)
 }
 
 // authorizeScript looks a token up and counts one request of its client in
@@ -261,7 +264,7 @@ func (s *Store) Authorize(ctx context.Context, tokenHash []byte, limits domain.R
 		return domain.Grant{}, domain.RateState{}, fmt.Errorf("redis: authorize: %d values", len(res))
 	}
 	raw, _ := res[0].(string)
-	g, err := decodeGrant([]byte(raw))
+	g, err := s.grants.decode(raw)
 	if err != nil {
 		return domain.Grant{}, domain.RateState{}, err
 	}
@@ -297,6 +300,40 @@ func (s *Store) Usage(ctx context.Context, client domain.ClientID, now time.Time
 		u.Days = append(u.Days, domain.DayCalls{Day: time.Unix((today-int64(i))*86400, 0).UTC().Format(time.DateOnly), Calls: n})
 	}
 	return u, nil
+}
+
+// grantCache keeps decoded grants by the bytes Redis holds for them. A
+// token's value never changes, so the same bytes are the same grant; the
+// cache is read only with bytes Redis has just answered, so a revoked or
+// expired token, gone from Redis, is never found through it. It is
+// emptied when full: a replica's live tokens are a few thousand.
+type grantCache struct {
+	mu     sync.RWMutex
+	grants map[string]domain.Grant
+}
+
+const maxCachedGrants = 4096
+
+// decode is decodeGrant of raw, from the cache when it has it; the
+// scopes are the caller's own copy.
+func (c *grantCache) decode(raw string) (domain.Grant, error) {
+	c.mu.RLock()
+	g, ok := c.grants[raw]
+	c.mu.RUnlock()
+	if !ok {
+		var err error
+		if g, err = decodeGrant([]byte(raw)); err != nil {
+			return domain.Grant{}, err
+		}
+		c.mu.Lock()
+		if c.grants == nil || len(c.grants) >= maxCachedGrants {
+			c.grants = make(map[string]domain.Grant, 64)
+		}
+		c.grants[raw] = g
+		c.mu.Unlock()
+	}
+	g.Scopes = slices.Clone(g.Scopes)
+	return g, nil
 }
 
 func decodeGrant(raw []byte) (domain.Grant, error) {
