@@ -1,12 +1,14 @@
 package usecase
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -123,9 +125,10 @@ func (a *Auditor) Record(ctx context.Context, company domain.CompanyID, e audit.
 
 func (a *Auditor) run(queue chan auditRequest, stopped chan struct{}) {
 	defer close(stopped)
-	busy := false // the last batch had company: requests are arriving together
+	busy := false            // the last batch had company: requests are arriving together
+	var batch []auditRequest // one buffer for every batch
 	for first := range queue {
-		batch := []auditRequest{first}
+		batch = append(batch[:0], first)
 		// Under load, wait a moment for more: a batch's statement costs the
 		// database about the same for one event as for twenty. Alone, a
 		// request does not wait.
@@ -147,6 +150,7 @@ func (a *Auditor) run(queue chan auditRequest, stopped chan struct{}) {
 			r.done <- failed[r.company]
 		}
 		cancel()
+		clear(batch) // the buffer keeps no event past its batch
 	}
 }
 
@@ -174,21 +178,26 @@ func (a *Auditor) next(queue chan auditRequest, linger <-chan time.Time) (auditR
 // one company's failure refuses only its requests. It answers the
 // companies that failed.
 func (a *Auditor) write(ctx context.Context, batch []auditRequest) map[domain.CompanyID]error {
-	byCompany := map[domain.CompanyID][]audit.Event{}
-	var companies []domain.CompanyID
-	for _, r := range batch {
-		if _, ok := byCompany[r.company]; !ok {
-			companies = append(companies, r.company)
-		}
-		byCompany[r.company] = append(byCompany[r.company], r.event)
+	// Each company's events side by side in one slice, in the order they
+	// came: the batch sorted by company, stably.
+	slices.SortStableFunc(batch, func(x, y auditRequest) int { return bytes.Compare(x.company[:], y.company[:]) })
+	events := make([]audit.Event, len(batch))
+	for i, r := range batch {
+		events[i] = r.event
 	}
 	var failed map[domain.CompanyID]error
-	for _, c := range companies {
-		err := a.log.Append(ctx, c, byCompany[c])
+	for from := 0; from < len(batch); {
+		c, to := batch[from].company, from+1
+		for to < len(batch) && batch[to].company == c {
+			to++
+		}
+		own := events[from:to:to]
+		from = to
+		err := a.log.Append(ctx, c, own)
 		if err == nil {
 			continue
 		}
-		a.logger.ErrorContext(ctx, "audit events could not be written", "events", len(byCompany[c]), "error", err)
+		a.logger.ErrorContext(ctx, "audit events could not be written", "events", len(own), "error", err)
 		if !errors.Is(err, domain.ErrUnavailable) {
 			err = fmt.Errorf("%w: audit: %w", domain.ErrUnavailable, err)
 		}
