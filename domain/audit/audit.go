@@ -271,7 +271,9 @@ func hashOf(company domain.CompanyID, seq int64, prev, payload []byte) []byte {
 	h := sha256.New()
 	h.Write(prev)
 	h.Write(company[:])
-	_ = binary.Write(h, binary.BigEndian, seq)
+	var n [8]byte
+	binary.BigEndian.PutUint64(n[:], uint64(seq)) //nolint:gosec // the sequence's bits as they are, as binary.Write wrote them
+	h.Write(n[:])
 	h.Write(payload)
 	return h.Sum(nil)
 }
