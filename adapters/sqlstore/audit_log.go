@@ -250,8 +250,10 @@ func seal(company domain.CompanyID, link audit.Link, events []audit.Event) (audi
 	// json.Marshal would scan each of them again.
 	out := append(make([]byte, 0, 64*len(events)+len(events)*512), '[')
 	customers := []int64{}
+	var payload []byte // each event's canonical spelling in turn, copied into out
 	for i, e := range events {
-		sealed := audit.Seal(company, link, e.Canonical())
+		payload = e.AppendCanonical(payload[:0])
+		sealed := audit.Seal(company, link, payload)
 		link = sealed.Link()
 		if i > 0 {
 			out = append(out, ',')

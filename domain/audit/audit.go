@@ -95,7 +95,11 @@ func New(at time.Time) Event {
 
 // Canonical is the event's one spelling, which the chain hashes and the
 // store keeps: its fields in a fixed order, the customers sorted and once.
-func (e Event) Canonical() []byte {
+func (e Event) Canonical() []byte { return e.AppendCanonical(make([]byte, 0, 384)) }
+
+// AppendCanonical appends Canonical's spelling to b: a store sealing a
+// block spells every event into one buffer of its own.
+func (e Event) AppendCanonical(b []byte) []byte {
 	e.Time = e.Time.UTC()
 	ids := slices.Clone(e.CustomerIDs)
 	slices.Sort(ids)
@@ -103,14 +107,14 @@ func (e Event) Canonical() []byte {
 	if e.CustomerIDs == nil {
 		e.CustomerIDs = []domain.CustomerID{}
 	}
-	if b, ok := e.appendPlain(make([]byte, 0, 384)); ok {
-		return b
+	if out, ok := e.appendPlain(b); ok {
+		return out
 	}
-	b, err := json.Marshal(e)
+	j, err := json.Marshal(e)
 	if err != nil {
 		panic(err) // strings, numbers and a time: it always marshals
 	}
-	return b
+	return append(b, j...)
 }
 
 // appendPlain spells the event byte for byte as encoding/json does, when

@@ -59,6 +59,9 @@ func FuzzCanonicalSpellsAsEncodingJSON(f *testing.F) {
 		if got := e.Canonical(); !bytes.Equal(got, expected) {
 			t.Errorf("Canonical:\n%s\nencoding/json:\n%s", got, expected)
 		}
+		if got := e.AppendCanonical([]byte("[{")); !bytes.Equal(got, append([]byte("[{"), expected...)) {
+			t.Errorf("AppendCanonical after [{:\n%s\nencoding/json:\n%s", got, expected)
+		}
 	})
 }
 
