@@ -10,9 +10,12 @@
 //	attempts:<subject>        failures in the current window
 //	lockout:<subject>         marker: subject is locked out until it expires
 //	rate:<client>:<window>    requests of the client in one rate-limit window
+//	usage:<client>:<day>      the client's calls in one UTC day
+//	usage:<client>:last       the client's last call (Unix ms)
 //
 // Revoking a client reads its own set and deletes those keys in one script:
-// no scan over other clients' tokens. A bearer check is one GET.
+// no scan over other clients' tokens. A bearer check is one round trip
+// (see Authorize).
 // The scripts name keys they build from their arguments, so they need a
 // single Redis (or a primary with replicas / Sentinel), not Redis Cluster.
 package redisstore
@@ -49,6 +52,7 @@ type Store struct {
 	// authorize is the authorize script of the limits last asked for.
 	authorize atomic.Pointer[authorizeScript]
 	grants    grantCache
+	seen      seenTokens
 }
 
 var (
@@ -227,8 +231,8 @@ local n = redis.call('INCR', key)
 if n == 1 then redis.call('PEXPIRE', key, window) end
 local usage = KEYS[3] .. g['cl'] .. ':'
 local day = usage .. math.floor(now / 86400000)
-if redis.call('INCR', day) == 1 then redis.call('PEXPIRE', day, 8 * 86400000) end
-redis.call('SET', usage .. 'last', now, 'PX', 90 * 86400000)
+if redis.call('INCR', day) == 1 then redis.call('PEXPIRE', day, ` + strconv.FormatInt(usageMemory.Milliseconds(), 10) + `) end
+redis.call('SET', usage .. 'last', now, 'PX', ` + strconv.FormatInt(lastUseMemory.Milliseconds(), 10) + `)
 return {v, n, limit, window, window - (now % window)}`)}
 }
 
@@ -251,9 +255,88 @@ func sameLimits(a, b domain.RateLimits) bool {
 	return true
 }
 
+// Authorize is the bearer check and the rate count. A token this replica
+// has seen before is one pipeline of plain commands: the GET of its grant,
+// and the counts of the client it belongs to (a token's client and plan
+// never change). Redis answers that in a fraction of the script's time —
+// a script call's own cost is most of it. A token not seen before runs the
+// script, which learns the client from the grant inside Redis.
+//
+// The GET decides, as in the script: a token gone from Redis (revoked,
+// expired) is refused and forgotten here, and the pipeline that found it
+// gone has counted one request of its client — at most one per replica
+// and token, as the token was forgotten.
 func (s *Store) Authorize(ctx context.Context, tokenHash []byte, limits domain.RateLimits) (domain.Grant, domain.RateState, error) {
+	now := time.Now().UnixMilli()
+	if g, ok := s.seen.get(tokenHash); ok {
+		if limit, ok := planLimit(limits, g.Plan); ok {
+			return s.authorizeSeen(ctx, tokenHash, g, limit, now)
+		}
+	}
+	g, rate, err := s.authorizeScript(ctx, tokenHash, limits, now)
+	if err == nil {
+		s.seen.put(tokenHash, g)
+	}
+	return g, rate, err
+}
+
+// planLimit is the plan's limit, basic's for a plan without one (as the
+// script does); false for a window the pipeline cannot count in.
+func planLimit(limits domain.RateLimits, plan domain.Plan) (domain.RateLimit, bool) {
+	limit, ok := limits[plan]
+	if !ok {
+		limit = limits[domain.PlanBasic]
+	}
+	return limit, limit.Window.Milliseconds() > 0
+}
+
+// authorizeSeen counts as the script does, with the key names built here:
+// a window's counter and a day's usage are created with their expiry
+// (SET NX PX) before they are incremented.
+func (s *Store) authorizeSeen(ctx context.Context, tokenHash []byte, seen domain.Grant, limit domain.RateLimit, now int64) (domain.Grant, domain.RateState, error) {
+	window := limit.Window.Milliseconds()
+	usage := s.prefix + "usage:" + string(seen.ClientID) + ":"
+	rateKey := s.prefix + "rate:" + string(seen.ClientID) + ":" + strconv.FormatInt(now/window, 10)
+	dayKey := usage + strconv.FormatInt(now/86400000, 10)
+	p := s.rdb.Pipeline()
+	get := p.Get(ctx, s.tokenKey(tokenHash))
+	p.SetNX(ctx, rateKey, 0, limit.Window)
+	n := p.Incr(ctx, rateKey)
+	p.SetNX(ctx, dayKey, 0, usageMemory)
+	p.Incr(ctx, dayKey)
+	p.Set(ctx, usage+"last", now, lastUseMemory)
+	_, err := p.Exec(ctx)
+	if errors.Is(get.Err(), redis.Nil) {
+		s.seen.forget(tokenHash)
+		return domain.Grant{}, domain.RateState{}, domain.ErrNotFound
+	}
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return domain.Grant{}, domain.RateState{}, domain.Unavailable(fmt.Errorf("redis: authorize: %w", err))
+	}
+	g, err := s.grants.decode(get.Val())
+	if err != nil {
+		return domain.Grant{}, domain.RateState{}, err
+	}
+	if g.ClientID != seen.ClientID || g.Plan != seen.Plan {
+		// Not the grant this hash had: never so while values are only
+		// written once, but then the counts above went elsewhere.
+		s.seen.forget(tokenHash)
+		return domain.Grant{}, domain.RateState{}, fmt.Errorf("redis: authorize: a token's grant changed")
+	}
+	return g, domain.RateState{Limit: limit.Limit, Window: limit.Window, Remaining: limit.Limit - int(n.Val()),
+		Reset: time.Duration(window-now%window) * time.Millisecond}, nil
+}
+
+// usageMemory and lastUseMemory are how long a day's count and the last
+// call are kept.
+const (
+	usageMemory   = 8 * 24 * time.Hour
+	lastUseMemory = 90 * 24 * time.Hour
+)
+
+func (s *Store) authorizeScript(ctx context.Context, tokenHash []byte, limits domain.RateLimits, now int64) (domain.Grant, domain.RateState, error) {
 	res, err := s.authorizeFor(limits).Run(ctx, s.rdb, []string{s.tokenKey(tokenHash), s.prefix + "rate:", s.prefix + "usage:"},
-		time.Now().UnixMilli()).Slice()
+		now).Slice()
 	if errors.Is(err, redis.Nil) {
 		return domain.Grant{}, domain.RateState{}, domain.ErrNotFound
 	}
@@ -334,6 +417,37 @@ func (c *grantCache) decode(raw string) (domain.Grant, error) {
 	}
 	g.Scopes = slices.Clone(g.Scopes)
 	return g, nil
+}
+
+// seenTokens are the grants of tokens this replica has authorized, by
+// the token's hash: whose counts a pipeline increments. Never an answer
+// on their own — the GET in the same pipeline decides. Emptied when full.
+type seenTokens struct {
+	mu     sync.RWMutex
+	grants map[string]domain.Grant
+}
+
+func (c *seenTokens) get(hash []byte) (domain.Grant, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	g, ok := c.grants[string(hash)]
+	return g, ok
+}
+
+func (c *seenTokens) put(hash []byte, g domain.Grant) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.grants == nil || len(c.grants) >= maxCachedGrants {
+		c.grants = make(map[string]domain.Grant, 64)
+	}
+	g.Scopes = nil // only the client and plan are read
+	c.grants[string(hash)] = g
+}
+
+func (c *seenTokens) forget(hash []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.grants, string(hash))
 }
 
 func decodeGrant(raw []byte) (domain.Grant, error) {
