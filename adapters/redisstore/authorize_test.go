@@ -54,7 +54,7 @@ func TestAuthorizeCountsAlikeByScriptAndPipeline(t *testing.T) {
 		{one, first, false, 9}, {one, first, true, 8}, {other, first, false, 7}, {one, second, false, 6},
 		{other, first, true, 5}, {one, second, true, 4}, {one, neighbour, false, 9},
 	} {
-		_, seen := step.store.seen.get(step.token)
+		_, seen := step.store.seen.get(string(step.token))
 		g, rate, err := step.store.Authorize(ctx, step.token, limits)
 		if err != nil || seen != step.seen || rate.Limit != 10 || rate.Remaining != step.remain || rate.Window != time.Hour ||
 			rate.Reset <= 0 || rate.Reset > time.Hour || g.CompanyID != company || g.Plan != domain.PlanPro || g.Scopes.String() != "company:read" {
@@ -80,7 +80,7 @@ func TestAuthorizeCountsAlikeByScriptAndPipeline(t *testing.T) {
 		if _, _, err := one.Authorize(ctx, first, limits); !errors.Is(err, domain.ErrNotFound) {
 			t.Fatalf("revoked token, check %d: %v", i+1, err)
 		}
-		if _, seen := one.seen.get(first); seen {
+		if _, seen := one.seen.get(string(first)); seen {
 			t.Fatalf("revoked token still known after check %d", i+1)
 		}
 	}
@@ -91,5 +91,15 @@ func TestAuthorizeCountsAlikeByScriptAndPipeline(t *testing.T) {
 	u, err := one.Usage(ctx, "pc_counted", time.Now())
 	if err != nil || u.Today() != 8 || u.LastUse == nil || time.Since(*u.LastUse) > time.Minute {
 		t.Errorf("usage: %+v %v, want 8 today", u, err)
+	}
+
+	// A hash whose value changed (never written so): the script counts the
+	// request for the client the value names, and the hash is learnt anew.
+	rdb.Set(ctx, one.tokenKey(second), rdb.Get(ctx, one.tokenKey(neighbour)).Val(), time.Hour)
+	if g, rate, err := one.Authorize(ctx, second, limits); err != nil || g.ClientID != "pc_neighbour" || rate.Remaining != 8 {
+		t.Errorf("a changed value: %+v %+v %v, want pc_neighbour with 8 remaining", g, rate, err)
+	}
+	if g, _ := one.seen.get(string(second)); g.ClientID != "pc_neighbour" {
+		t.Errorf("the changed value's client was not learnt: %+v", g)
 	}
 }

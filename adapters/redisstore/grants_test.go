@@ -34,7 +34,7 @@ func TestGrantCacheAnswersWhatDecodingDoes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n := len(c.grants); n > maxCachedGrants {
+	if n := len(c.m); n > maxCachedGrants {
 		t.Errorf("%d grants cached, at most %d", n, maxCachedGrants)
 	}
 }

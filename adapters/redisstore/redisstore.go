@@ -268,16 +268,12 @@ func sameLimits(a, b domain.RateLimits) bool {
 // and token, as the token was forgotten.
 func (s *Store) Authorize(ctx context.Context, tokenHash []byte, limits domain.RateLimits) (domain.Grant, domain.RateState, error) {
 	now := time.Now().UnixMilli()
-	if g, ok := s.seen.get(tokenHash); ok {
+	if g, ok := s.seen.get(string(tokenHash)); ok {
 		if limit, ok := planLimit(limits, g.Plan); ok {
-			return s.authorizeSeen(ctx, tokenHash, g, limit, now)
+			return s.authorizeSeen(ctx, tokenHash, g, limits, limit, now)
 		}
 	}
-	g, rate, err := s.authorizeScript(ctx, tokenHash, limits, now)
-	if err == nil {
-		s.seen.put(tokenHash, g)
-	}
-	return g, rate, err
+	return s.authorizeScript(ctx, tokenHash, limits, now)
 }
 
 // planLimit is the plan's limit, basic's for a plan without one (as the
@@ -293,7 +289,7 @@ func planLimit(limits domain.RateLimits, plan domain.Plan) (domain.RateLimit, bo
 // authorizeSeen counts as the script does, with the key names built here:
 // a window's counter and a day's usage are created with their expiry
 // (SET NX PX) before they are incremented.
-func (s *Store) authorizeSeen(ctx context.Context, tokenHash []byte, seen domain.Grant, limit domain.RateLimit, now int64) (domain.Grant, domain.RateState, error) {
+func (s *Store) authorizeSeen(ctx context.Context, tokenHash []byte, seen domain.Grant, limits domain.RateLimits, limit domain.RateLimit, now int64) (domain.Grant, domain.RateState, error) {
 	window := limit.Window.Milliseconds()
 	usage := s.prefix + "usage:" + string(seen.ClientID) + ":"
 	rateKey := s.prefix + "rate:" + string(seen.ClientID) + ":" + strconv.FormatInt(now/window, 10)
@@ -307,7 +303,7 @@ func (s *Store) authorizeSeen(ctx context.Context, tokenHash []byte, seen domain
 	p.Set(ctx, usage+"last", now, lastUseMemory)
 	_, err := p.Exec(ctx)
 	if errors.Is(get.Err(), redis.Nil) {
-		s.seen.forget(tokenHash)
+		s.seen.forget(string(tokenHash))
 		return domain.Grant{}, domain.RateState{}, domain.ErrNotFound
 	}
 	if err != nil && !errors.Is(err, redis.Nil) {
@@ -318,10 +314,11 @@ func (s *Store) authorizeSeen(ctx context.Context, tokenHash []byte, seen domain
 		return domain.Grant{}, domain.RateState{}, err
 	}
 	if g.ClientID != seen.ClientID || g.Plan != seen.Plan {
-		// Not the grant this hash had: never so while values are only
-		// written once, but then the counts above went elsewhere.
-		s.seen.forget(tokenHash)
-		return domain.Grant{}, domain.RateState{}, fmt.Errorf("redis: authorize: a token's grant changed")
+		// Not the grant this hash had (never so while a token's value is
+		// written once): the counts above went to another client; the
+		// script counts this request where it belongs.
+		s.seen.forget(string(tokenHash))
+		return s.authorizeScript(ctx, tokenHash, limits, now)
 	}
 	return g, domain.RateState{Limit: limit.Limit, Window: limit.Window, Remaining: limit.Limit - int(n.Val()),
 		Reset: time.Duration(window-now%window) * time.Millisecond}, nil
@@ -351,6 +348,7 @@ func (s *Store) authorizeScript(ctx context.Context, tokenHash []byte, limits do
 	if err != nil {
 		return domain.Grant{}, domain.RateState{}, err
 	}
+	s.seen.put(string(tokenHash), domain.Grant{ClientID: g.ClientID, Plan: g.Plan}) // what a pipeline counts by
 	n, limit, window, reset := res[1].(int64), res[2].(int64), res[3].(int64), res[4].(int64)
 	return g, domain.RateState{Limit: int(limit), Window: time.Duration(window) * time.Millisecond, Remaining: int(limit - n),
 		Reset: time.Duration(reset) * time.Millisecond}, nil
@@ -388,32 +386,19 @@ func (s *Store) Usage(ctx context.Context, client domain.ClientID, now time.Time
 // grantCache keeps decoded grants by the bytes Redis holds for them. A
 // token's value never changes, so the same bytes are the same grant; the
 // cache is read only with bytes Redis has just answered, so a revoked or
-// expired token, gone from Redis, is never found through it. It is
-// emptied when full: a replica's live tokens are a few thousand.
-type grantCache struct {
-	mu     sync.RWMutex
-	grants map[string]domain.Grant
-}
-
-const maxCachedGrants = 4096
+// expired token, gone from Redis, is never found through it.
+type grantCache struct{ boundedMap[domain.Grant] }
 
 // decode is decodeGrant of raw, from the cache when it has it; the
 // scopes are the caller's own copy.
 func (c *grantCache) decode(raw string) (domain.Grant, error) {
-	c.mu.RLock()
-	g, ok := c.grants[raw]
-	c.mu.RUnlock()
+	g, ok := c.get(raw)
 	if !ok {
 		var err error
 		if g, err = decodeGrant([]byte(raw)); err != nil {
 			return domain.Grant{}, err
 		}
-		c.mu.Lock()
-		if c.grants == nil || len(c.grants) >= maxCachedGrants {
-			c.grants = make(map[string]domain.Grant, 64)
-		}
-		c.grants[raw] = g
-		c.mu.Unlock()
+		c.put(raw, g)
 	}
 	g.Scopes = slices.Clone(g.Scopes)
 	return g, nil
@@ -421,33 +406,38 @@ func (c *grantCache) decode(raw string) (domain.Grant, error) {
 
 // seenTokens are the grants of tokens this replica has authorized, by
 // the token's hash: whose counts a pipeline increments. Never an answer
-// on their own — the GET in the same pipeline decides. Emptied when full.
-type seenTokens struct {
-	mu     sync.RWMutex
-	grants map[string]domain.Grant
+// on their own — the GET in the same pipeline decides.
+type seenTokens struct{ boundedMap[domain.Grant] }
+
+// boundedMap is a map for many readers, emptied when full: a replica's
+// live tokens are a few thousand.
+type boundedMap[V any] struct {
+	mu sync.RWMutex
+	m  map[string]V
 }
 
-func (c *seenTokens) get(hash []byte) (domain.Grant, bool) {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	g, ok := c.grants[string(hash)]
-	return g, ok
+const maxCachedGrants = 4096
+
+func (b *boundedMap[V]) get(key string) (V, bool) {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	v, ok := b.m[key]
+	return v, ok
 }
 
-func (c *seenTokens) put(hash []byte, g domain.Grant) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.grants == nil || len(c.grants) >= maxCachedGrants {
-		c.grants = make(map[string]domain.Grant, 64)
+func (b *boundedMap[V]) put(key string, v V) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.m == nil || len(b.m) >= maxCachedGrants {
+		b.m = make(map[string]V, 64)
 	}
-	g.Scopes = nil // only the client and plan are read
-	c.grants[string(hash)] = g
+	b.m[key] = v
 }
 
-func (c *seenTokens) forget(hash []byte) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	delete(c.grants, string(hash))
+func (b *boundedMap[V]) forget(key string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.m, key)
 }
 
 func decodeGrant(raw []byte) (domain.Grant, error) {
