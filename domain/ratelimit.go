@@ -16,6 +16,14 @@ type RateLimit struct {
 // RateLimits are the limits by plan (docs/contract.md §4).
 type RateLimits map[Plan]RateLimit
 
+// Of is the plan's limit, basic's for a plan that has none.
+func (l RateLimits) Of(p Plan) RateLimit {
+	if limit, ok := l[p]; ok {
+		return limit
+	}
+	return l[PlanBasic]
+}
+
 // DefaultRateLimits: basic 600, pro 3000, enterprise 12000 requests a minute.
 const DefaultRateLimits = "basic=600/m,pro=3000/m,enterprise=12000/m"
 

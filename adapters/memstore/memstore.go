@@ -138,10 +138,7 @@ func (s *Store) Authorize(_ context.Context, tokenHash []byte, limits domain.Rat
 	if !ok || !now.Before(g.ExpiresAt) {
 		return domain.Grant{}, domain.RateState{}, domain.ErrNotFound
 	}
-	limit, ok := limits[g.Plan]
-	if !ok {
-		limit = limits[domain.PlanBasic]
-	}
+	limit := limits.Of(g.Plan)
 	ms, windowMS := now.UnixMilli(), limit.Window.Milliseconds()
 	slot := ms / windowMS
 	w := s.rates[g.ClientID]

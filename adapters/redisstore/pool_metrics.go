@@ -22,18 +22,19 @@ import (
 // operation duration already tells, and cost the bearer check a few
 // percent of the server's CPU.
 func poolMetrics(rdb *redis.Client, meter metric.Meter) error {
-	pool := []attribute.KeyValue{attribute.String("db.system", "redis"), attribute.String("pool.name", rdb.Options().Addr)}
+	opts := rdb.Options()
+	pool := []attribute.KeyValue{attribute.String("db.system", "redis"), attribute.String("pool.name", opts.Addr)}
 	poolAttrs := attribute.NewSet(pool...)
 	idle := attribute.NewSet(append(poolAttrs.ToSlice(), attribute.String("state", "idle"))...)
 	used := attribute.NewSet(append(poolAttrs.ToSlice(), attribute.String("state", "used"))...)
 
 	var errs []error
 	gauge := func(name, description, unit string) metric.Int64ObservableUpDownCounter {
-		opts := []metric.Int64ObservableUpDownCounterOption{metric.WithDescription(description)}
+		options := []metric.Int64ObservableUpDownCounterOption{metric.WithDescription(description)}
 		if unit != "" {
-			opts = append(opts, metric.WithUnit(unit))
+			options = append(options, metric.WithUnit(unit))
 		}
-		g, err := meter.Int64ObservableUpDownCounter(name, opts...)
+		g, err := meter.Int64ObservableUpDownCounter(name, options...)
 		errs = append(errs, err)
 		return g
 	}
@@ -49,7 +50,6 @@ func poolMetrics(rdb *redis.Client, meter metric.Meter) error {
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	opts := rdb.Options()
 	if _, err := meter.RegisterCallback(func(_ context.Context, o metric.Observer) error {
 		s, at := rdb.PoolStats(), metric.WithAttributeSet(poolAttrs)
 		o.ObserveInt64(idleMax, int64(opts.MaxIdleConns), at)

@@ -269,21 +269,12 @@ func sameLimits(a, b domain.RateLimits) bool {
 func (s *Store) Authorize(ctx context.Context, tokenHash []byte, limits domain.RateLimits) (domain.Grant, domain.RateState, error) {
 	now := time.Now().UnixMilli()
 	if g, ok := s.seen.get(string(tokenHash)); ok {
-		if limit, ok := planLimit(limits, g.Plan); ok {
+		// A window the pipeline cannot count in is left to the script.
+		if limit := limits.Of(g.Plan); limit.Window.Milliseconds() > 0 {
 			return s.authorizeSeen(ctx, tokenHash, g, limits, limit, now)
 		}
 	}
 	return s.authorizeScript(ctx, tokenHash, limits, now)
-}
-
-// planLimit is the plan's limit, basic's for a plan without one (as the
-// script does); false for a window the pipeline cannot count in.
-func planLimit(limits domain.RateLimits, plan domain.Plan) (domain.RateLimit, bool) {
-	limit, ok := limits[plan]
-	if !ok {
-		limit = limits[domain.PlanBasic]
-	}
-	return limit, limit.Window.Milliseconds() > 0
 }
 
 // authorizeSeen counts as the script does, with the key names built here:
@@ -293,7 +284,7 @@ func (s *Store) authorizeSeen(ctx context.Context, tokenHash []byte, seen domain
 	window := limit.Window.Milliseconds()
 	usage := s.prefix + "usage:" + string(seen.ClientID) + ":"
 	rateKey := s.prefix + "rate:" + string(seen.ClientID) + ":" + strconv.FormatInt(now/window, 10)
-	dayKey := usage + strconv.FormatInt(now/86400000, 10)
+	dayKey := usage + strconv.FormatInt(domain.UsageDay(time.UnixMilli(now)), 10)
 	p := s.rdb.Pipeline()
 	get := p.Get(ctx, s.tokenKey(tokenHash))
 	p.SetNX(ctx, rateKey, 0, limit.Window)
