@@ -30,6 +30,10 @@ type AuditLog interface {
 // list, a refusal): it answers once the event is durable, and an error
 // means it is not, so the data must not be served (docs/contract.md §11).
 type Auditor interface {
+	// Expect announces a request that may record an event, so that a
+	// group commit under load can wait for it; the request's context is
+	// the one returned, and end is called when the request is over.
+	Expect(ctx context.Context) (_ context.Context, end func())
 	Record(ctx context.Context, company domain.CompanyID, e audit.Event) error
 	List(ctx context.Context, grant domain.Grant, q audit.Query) (audit.Page, error)
 }

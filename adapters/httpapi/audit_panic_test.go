@@ -14,10 +14,23 @@ import (
 	"github.com/praxis-health/praxis/domain/audit"
 )
 
-// recordingAuditor keeps what the door records.
+// recordingAuditor keeps what the door records, and counts the requests
+// it announced and ended.
 type recordingAuditor struct {
-	mu     sync.Mutex
-	events []audit.Event
+	mu              sync.Mutex
+	events          []audit.Event
+	expected, ended int
+}
+
+func (r *recordingAuditor) Expect(ctx context.Context) (context.Context, func()) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.expected++
+	return ctx, func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.ended++
+	}
 }
 
 func (r *recordingAuditor) Record(_ context.Context, _ domain.CompanyID, e audit.Event) error {
@@ -46,7 +59,8 @@ func (p panickingSection) Register(r fiber.Router) {
 }
 
 // TestAPanickingRequestIsAnEvent: the answer is the 500 of telemetry.go,
-// and the access it made before it panicked is recorded with its customers.
+// and the access it made before it panicked is recorded with its customers;
+// the request the door announced to the group commit is ended.
 func TestAPanickingRequestIsAnEvent(t *testing.T) {
 	t.Parallel()
 	rec := &recordingAuditor{}
@@ -60,5 +74,8 @@ func TestAPanickingRequestIsAnEvent(t *testing.T) {
 	if len(rec.events) != 1 || rec.events[0].Outcome.Status != 500 || rec.events[0].Outcome.Reason != "panic" ||
 		rec.events[0].Section != "notes" || len(rec.events[0].CustomerIDs) != 1 || rec.events[0].CustomerIDs[0] != 1042 {
 		t.Errorf("events: %+v", rec.events)
+	}
+	if rec.expected != 1 || rec.ended != 1 { // a group commit would otherwise wait for it
+		t.Errorf("the door announced %d requests and ended %d, want 1 and 1", rec.expected, rec.ended)
 	}
 }

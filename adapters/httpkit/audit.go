@@ -22,8 +22,9 @@ type Subject struct {
 	Candidates []domain.CustomerID // the customers a refused request asked for
 }
 
-// Recorder is where a door's events go (the Auditor port's Record).
+// Recorder is where a door's events go (the Auditor port's Expect and Record).
 type Recorder interface {
+	Expect(ctx context.Context) (context.Context, func())
 	Record(ctx context.Context, company domain.CompanyID, e audit.Event) error
 }
 
@@ -53,6 +54,10 @@ func (d AuditDoor) Audited(describe func(c *fiber.Ctx) (Subject, bool)) fiber.Ha
 		if auditor == nil {
 			return c.Next()
 		}
+		// The group commit may wait for this request's event until it
+		// comes or the request is over.
+		ctx, end := auditor.Expect(c.UserContext())
+		defer end()
 		e := NewEvent(c, trusted, time.Now())
 		access := audit.NewAccess(e, func(e *audit.Event) {
 			if s, ok := describe(c); ok {
@@ -62,7 +67,7 @@ func (d AuditDoor) Audited(describe func(c *fiber.Ctx) (Subject, bool)) fiber.Ha
 				}
 			}
 		})
-		c.SetUserContext(audit.With(c.UserContext(), access))
+		c.SetUserContext(audit.With(ctx, access))
 		defer func() {
 			// A handler that panics is answered 500 further out
 			// (telemetry.go); its access is recorded here first.

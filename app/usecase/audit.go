@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/praxis-health/praxis/domain"
@@ -22,7 +23,9 @@ import (
 // other event is made durable before its answer leaves, by group commit:
 // requests that arrive while one batch is written wait for the next, which
 // writes them all in one transaction, so that no request pays a round trip
-// of its own.
+// of its own. Under load a batch waits for more (auditLinger), but only
+// while requests the doors announced (Expect) are still on their way: once
+// every one of them has recorded its event or ended, the batch is written.
 type Auditor struct {
 	log       ports.AuditLog
 	tx        ports.Transactor
@@ -35,6 +38,12 @@ type Auditor struct {
 	mu      sync.RWMutex
 	queue   chan auditRequest
 	stopped chan struct{}
+
+	// expected counts the requests under way that may still record an
+	// event (Expect); arrived wakes a lingering batch when it falls to 0.
+	expected atomic.Int64
+	arrived  chan struct{}
+	linger   time.Duration // auditLinger; a test's own
 }
 
 type auditRequest struct {
@@ -46,10 +55,11 @@ type auditRequest struct {
 // maxAuditBatch bounds one group commit.
 const maxAuditBatch = 512
 
-// auditLinger is how long a batch waits for more events while requests
+// auditLinger is the longest a batch waits for more events while requests
 // arrive together. Measured with 64 clients reading one customer (make
 // bench): 3 ms gave 28 events a block where 1 ms gave 21, and the database
-// time the trail adds to a read fell by a third (68 → 47 µs).
+// time the trail adds to a read fell by a third (68 → 47 µs). A batch whose
+// expected requests have all arrived does not wait it out.
 const auditLinger = 3 * time.Millisecond
 
 var _ ports.Auditor = (*Auditor)(nil)
@@ -60,7 +70,44 @@ func NewAuditor(log ports.AuditLog, tx ports.Transactor, companies ports.Company
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Auditor{log: log, tx: tx, companies: companies, customers: customers, clients: clients, logger: logger}
+	return &Auditor{log: log, tx: tx, companies: companies, customers: customers, clients: clients, logger: logger,
+		arrived: make(chan struct{}, 1), linger: auditLinger}
+}
+
+// expectation is one request Expect announced; it arrives once.
+type expectation struct {
+	a    *Auditor
+	done atomic.Bool
+}
+
+type expectationKey struct{}
+
+// Expect announces a request that may record an event: a lingering batch
+// waits for it until it records one (Record, or its write's transaction)
+// or calls end, which the door does when the request is over.
+func (a *Auditor) Expect(ctx context.Context) (context.Context, func()) {
+	a.expected.Add(1)
+	x := &expectation{a: a}
+	return context.WithValue(ctx, expectationKey{}, x), x.arrive
+}
+
+func (x *expectation) arrive() {
+	if x.done.Swap(true) {
+		return
+	}
+	if x.a.expected.Add(-1) == 0 {
+		select { // wake a lingering batch: nothing else is on its way
+		case x.a.arrived <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// arrive ends ctx's expectation, if it has one.
+func arrive(ctx context.Context) {
+	if x, ok := ctx.Value(expectationKey{}).(*expectation); ok {
+		x.arrive()
+	}
 }
 
 // Start runs the group commit until Stop.
@@ -115,11 +162,13 @@ func (a *Auditor) Record(ctx context.Context, company domain.CompanyID, e audit.
 	queue := a.queue
 	if queue == nil {
 		a.mu.RUnlock()
+		arrive(ctx)
 		return a.write(ctx, []auditRequest{{company: company, event: e}})[company]
 	}
 	done := make(chan error, 1)
 	queue <- auditRequest{company: company, event: e, done: done} // Stop waits for this send
 	a.mu.RUnlock()
+	arrive(ctx) // after the send: a batch that sees no one expected has it
 	return <-done // never abandoned: the answer waits for its event
 }
 
@@ -134,7 +183,7 @@ func (a *Auditor) run(queue chan auditRequest, stopped chan struct{}) {
 		// request does not wait.
 		var linger <-chan time.Time
 		if busy {
-			linger = time.After(auditLinger)
+			linger = time.After(a.linger)
 		}
 		for len(batch) < maxAuditBatch {
 			r, ok := a.next(queue, linger)
@@ -154,22 +203,26 @@ func (a *Auditor) run(queue chan auditRequest, stopped chan struct{}) {
 	}
 }
 
-// next takes a queued request: at once, or within linger when it is set.
-// false: none came, or the queue is closed.
+// next takes a queued request: at once, or, when linger is set, within it
+// while an expected request is still on its way. false: none came, or the
+// queue is closed.
 func (a *Auditor) next(queue chan auditRequest, linger <-chan time.Time) (auditRequest, bool) {
-	if linger == nil {
+	for {
 		select {
 		case r, ok := <-queue:
 			return r, ok
 		default:
+		}
+		if linger == nil || a.expected.Load() == 0 {
 			return auditRequest{}, false
 		}
-	}
-	select {
-	case r, ok := <-queue:
-		return r, ok
-	case <-linger:
-		return auditRequest{}, false
+		select {
+		case r, ok := <-queue:
+			return r, ok
+		case <-a.arrived: // the last expected request arrived or ended: look again
+		case <-linger:
+			return auditRequest{}, false
+		}
 	}
 }
 
@@ -232,6 +285,7 @@ func (a *Auditor) inTx(ctx context.Context, company domain.CompanyID, status int
 	if access == nil || a == nil {
 		return nil
 	}
+	arrive(ctx) // its event goes with the write: no batch waits for it
 	e := access.Event(status, "")
 	a.name(ctx, &e)
 	if err := a.log.Append(ctx, company, []audit.Event{e}); err != nil {

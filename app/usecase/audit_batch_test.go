@@ -108,3 +108,117 @@ func TestAuditorBatchesKeepCompaniesApart(t *testing.T) {
 		}
 	}
 }
+
+// batchLog keeps the events of each append, one slice per batch, and holds
+// the first append back until released.
+type batchLog struct {
+	ports.AuditLog
+	entered, release chan struct{}
+	mu               sync.Mutex
+	batches          [][]string
+}
+
+func (l *batchLog) Append(_ context.Context, _ domain.CompanyID, events []audit.Event) error {
+	l.mu.Lock()
+	first := len(l.batches) == 0
+	var ids []string
+	for _, e := range events {
+		ids = append(ids, e.ID)
+	}
+	l.batches = append(l.batches, ids)
+	l.mu.Unlock()
+	if first {
+		close(l.entered)
+		<-l.release
+	}
+	return nil
+}
+
+func (l *batchLog) last() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.batches[len(l.batches)-1]
+}
+
+// TestAuditorWaitsOnlyForExpectedRequests: under load a batch waits for
+// the requests the doors announced and is written the moment the last of
+// them records its event or ends without one — never for the rest of its
+// linger, which this test makes an hour long. A request nobody announced
+// waits for nothing.
+func TestAuditorWaitsOnlyForExpectedRequests(t *testing.T) {
+	t.Parallel()
+	company := domain.NewCompanyID()
+	log := &batchLog{entered: make(chan struct{}), release: make(chan struct{})}
+	a := usecase.NewAuditor(log, nil, nil, nil, nil, nil)
+	usecase.SetAuditLinger(a, time.Hour)
+	a.Start()
+	defer a.Stop()
+	event := func(id string) audit.Event {
+		e := audit.New(time.Now())
+		e.ID, e.Action, e.Outcome.Status = id, audit.ActionRead, 200
+		return e
+	}
+	record := func(ctx context.Context, id string) chan error {
+		done := make(chan error, 1)
+		go func() { done <- a.Record(ctx, company, event(id)) }()
+		return done
+	}
+	answered := func(what string, done chan error) {
+		t.Helper()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("%s: %v", what, err)
+			}
+		case <-time.After(time.Minute):
+			t.Fatalf("%s: not answered within a minute: the batch waited for its linger", what)
+		}
+	}
+
+	// Load: two requests queue behind a held append and make one batch,
+	// so that the next batch lingers.
+	held := record(context.Background(), "held")
+	<-log.entered
+	a1, a2 := record(context.Background(), "a1"), record(context.Background(), "a2")
+	for usecase.AuditQueued(a) < 2 {
+		time.Sleep(time.Millisecond)
+	}
+	close(log.release)
+	answered("held", held)
+	answered("a1", a1)
+	answered("a2", a2)
+
+	// Two announced requests: the first one's batch waits for the second.
+	ctxB, endB := a.Expect(context.Background())
+	ctxC, endC := a.Expect(context.Background())
+	b := record(ctxB, "b")
+	time.Sleep(50 * time.Millisecond)
+	select {
+	case err := <-b:
+		t.Fatalf("b was answered (%v) while c, announced, had not recorded: its batch did not wait", err)
+	default:
+	}
+	c := record(ctxC, "c")
+	answered("b", b)
+	answered("c", c)
+	endB()
+	endC()
+	if got := log.last(); !slices.Equal(got, []string{"b", "c"}) {
+		t.Fatalf("the lingering batch held %v, want [b c]", got)
+	}
+
+	// An announced request that ends without an event lets the batch go.
+	ctxD, endD := a.Expect(context.Background())
+	_, endE := a.Expect(context.Background())
+	d := record(ctxD, "d")
+	time.Sleep(50 * time.Millisecond)
+	endE()
+	answered("d", d)
+	endD()
+	if got := log.last(); !slices.Equal(got, []string{"d"}) {
+		t.Fatalf("the batch held %v, want [d]", got)
+	}
+
+	// Nobody announced: written at once, whatever the last batch was.
+	answered("f", record(context.Background(), "f"))
+}

@@ -55,7 +55,12 @@ func run(addr, database, redisURL, prefix string) error {
 	app := fiber.New(fiber.Config{DisableStartupMessage: true})
 	company := func(audited bool) fiber.Handler {
 		return func(c *fiber.Ctx) error {
-			at := time.Now()
+			at, ctx := time.Now(), context.Background()
+			if audited { // as praxis's audit door does: the group commit may wait for this request's event
+				var end func()
+				ctx, end = auditor.Expect(ctx)
+				defer end()
+			}
 			token, _ := strings.CutPrefix(c.Get(fiber.HeaderAuthorization), "Bearer ")
 			grant, _, err := tokens.Authorize(c.UserContext(), domain.Secret(token).Hash(), limits)
 			if err != nil {
@@ -69,7 +74,7 @@ func run(addr, database, redisURL, prefix string) error {
 				e := audit.New(at)
 				e.Agent = audit.Agent{Type: audit.AgentClient, ID: string(grant.ClientID)}
 				e.Source.Address, e.Section, e.Action, e.Outcome.Status = c.IP(), "company", audit.ActionRead, fiber.StatusOK
-				if err := auditor.Record(context.Background(), grant.CompanyID, e); err != nil {
+				if err := auditor.Record(ctx, grant.CompanyID, e); err != nil {
 					return err
 				}
 			}
