@@ -143,8 +143,8 @@ func (l *batchLog) last() []string {
 // TestAuditorWaitsOnlyForExpectedRequests: under load a batch waits for
 // the requests the doors announced and is written the moment the last of
 // them records its event or ends without one — never for the rest of its
-// linger, which this test makes an hour long. A request nobody announced
-// waits for nothing.
+// linger, which this test makes an hour long. With nobody announced, a
+// batch waits for nothing.
 func TestAuditorWaitsOnlyForExpectedRequests(t *testing.T) {
 	t.Parallel()
 	company := domain.NewCompanyID()
@@ -207,18 +207,26 @@ func TestAuditorWaitsOnlyForExpectedRequests(t *testing.T) {
 		t.Fatalf("the lingering batch held %v, want [b c]", got)
 	}
 
-	// An announced request that ends without an event lets the batch go.
-	ctxD, endD := a.Expect(context.Background())
+	// Announced requests that end without an event let the batch go.
+	ctxD1, endD1 := a.Expect(context.Background())
+	ctxD2, endD2 := a.Expect(context.Background())
 	_, endE := a.Expect(context.Background())
-	d := record(ctxD, "d")
+	d1, d2 := record(ctxD1, "d1"), record(ctxD2, "d2")
 	time.Sleep(50 * time.Millisecond)
+	select {
+	case err := <-d1:
+		t.Fatalf("d1 was answered (%v) while e, announced, was under way: its batch did not wait", err)
+	default:
+	}
 	endE()
-	answered("d", d)
-	endD()
-	if got := log.last(); !slices.Equal(got, []string{"d"}) {
-		t.Fatalf("the batch held %v, want [d]", got)
+	answered("d1", d1)
+	answered("d2", d2)
+	endD1()
+	endD2()
+	if got := slices.Sorted(slices.Values(log.last())); !slices.Equal(got, []string{"d1", "d2"}) {
+		t.Fatalf("the batch held %v, want d1 and d2", got)
 	}
 
-	// Nobody announced: written at once, whatever the last batch was.
+	// Nobody announced: after that batch of two, one alone is written at once.
 	answered("f", record(context.Background(), "f"))
 }
