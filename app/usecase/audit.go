@@ -103,7 +103,9 @@ func (x *expectation) arrive() {
 	}
 }
 
-// arrive ends ctx's expectation, if it has one.
+// arrive ends ctx's expectation, if it has one: no batch waits for its
+// request any more. A use case that waits (a long poll) or streams (an
+// upload) arrives before it does.
 func arrive(ctx context.Context) {
 	if x, ok := ctx.Value(expectationKey{}).(*expectation); ok {
 		x.arrive()

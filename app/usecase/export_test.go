@@ -12,3 +12,6 @@ func AuditQueued(a *Auditor) int {
 	defer a.mu.RUnlock()
 	return len(a.queue)
 }
+
+// AuditAwaited is how many requests a's lingering batch would wait for.
+func AuditAwaited(a *Auditor) int64 { return a.expected.Load() }

@@ -125,6 +125,9 @@ func (u *Uploads) deviceOf(ctx context.Context, company domain.CompanyID, grant 
 // one atomic storage reservation (checks 5 to 7). It is all or nothing: on any
 // error no object written by this call remains and the company's use is unchanged.
 func (u *Uploads) Store(ctx context.Context, target ports.UploadTarget, source domain.Source, parts ports.PartSource) (ports.UploadResult, error) {
+	// The body streams for as long as the device sends it; its event goes
+	// with the write, or in a later batch: none waits for it meanwhile.
+	arrive(ctx)
 	up := upload{Uploads: u, ctx: ctx, target: target, source: source, free: target.Company.FreeStorage()}
 	up.fingerprint = requestHash(target, source)
 	if target.IdempotencyKey != "" {
