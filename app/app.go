@@ -221,11 +221,12 @@ func newSite(cfg Config, settings ports.Settings, sessions ports.Sessions, attem
 // startAuditor runs the audit trail's group commit while the server runs;
 // it stops after the HTTP server, which fx stops first, has drained.
 func startAuditor(lc fx.Lifecycle, log ports.AuditLog, tx ports.Transactor, companies ports.CompanyRepository,
-	customers ports.CustomerRepository, clients ports.ClientRepository, logger *slog.Logger) *usecase.Auditor {
+	customers ports.CustomerRepository, clients ports.ClientRepository, logger *slog.Logger, tel *telemetry.Telemetry) *usecase.Auditor {
 	if auditOff() {
 		return nil
 	}
 	a := usecase.NewAuditor(log, tx, companies, customers, clients, logger)
+	a.ObserveBatches(auditBatchMetrics(tel))
 	lc.Append(fx.StartStopHook(a.Start, a.Stop))
 	return a
 }

@@ -280,6 +280,12 @@ func TestAuditTrail(t *testing.T) {
 			t.Errorf("export: %d lines, want at least %d", lines, len(after))
 		}
 
+		// Every group commit is measured: its events and its oldest one's wait.
+		if m := s.requestUndocumented(t, http.MethodGet, "/metrics", "", ""); !bytes.Contains(m.body, []byte("praxis_audit_batch_events_count ")) ||
+			!bytes.Contains(m.body, []byte("praxis_audit_batch_wait_seconds_count ")) {
+			t.Error("the audit group commits are not measured (praxis_audit_batch_events, praxis_audit_batch_wait_seconds)")
+		}
+
 		// An audit store that cannot be written: no patient data is served.
 		db := s.openDB(t)
 		defer db.Close()

@@ -44,12 +44,14 @@ type Auditor struct {
 	expected atomic.Int64
 	arrived  chan struct{}
 	linger   time.Duration // auditLinger; a test's own
+	observe  func(events int, oldest time.Duration)
 }
 
 type auditRequest struct {
 	company domain.CompanyID
 	event   audit.Event
 	done    chan error
+	at      time.Time // when it was queued
 }
 
 // maxAuditBatch bounds one group commit.
@@ -112,6 +114,12 @@ func arrive(ctx context.Context) {
 	}
 }
 
+// ObserveBatches tells fn of every group commit once it is written: how
+// many events it held and how long the oldest of them waited, from its
+// Record to the commit — the longest a read's answer waited for its event.
+// Call it before Start.
+func (a *Auditor) ObserveBatches(fn func(events int, oldest time.Duration)) { a.observe = fn }
+
 // Start runs the group commit until Stop.
 func (a *Auditor) Start() {
 	a.mu.Lock()
@@ -168,7 +176,7 @@ func (a *Auditor) Record(ctx context.Context, company domain.CompanyID, e audit.
 		return a.write(ctx, []auditRequest{{company: company, event: e}})[company]
 	}
 	done := make(chan error, 1)
-	queue <- auditRequest{company: company, event: e, done: done} // Stop waits for this send
+	queue <- auditRequest{company: company, event: e, done: done, at: time.Now()} // Stop waits for this send
 	a.mu.RUnlock()
 	arrive(ctx) // after the send: a batch that sees no one expected has it
 	return <-done // never abandoned: the answer waits for its event
@@ -195,8 +203,12 @@ func (a *Auditor) run(queue chan auditRequest, stopped chan struct{}) {
 			batch = append(batch, r)
 		}
 		busy = len(batch) > 1
+		oldest := batch[0].at // the queue is in order; write sorts the batch by company
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		failed := a.write(ctx, batch)
+		if a.observe != nil {
+			a.observe(len(batch), time.Since(oldest))
+		}
 		for _, r := range batch {
 			r.done <- failed[r.company]
 		}

@@ -151,6 +151,16 @@ func TestAuditorWaitsOnlyForExpectedRequests(t *testing.T) {
 	log := &batchLog{entered: make(chan struct{}), release: make(chan struct{})}
 	a := usecase.NewAuditor(log, nil, nil, nil, nil, nil)
 	usecase.SetAuditLinger(a, time.Hour)
+	var observed []int // the events of each batch, as ObserveBatches is told
+	var mu sync.Mutex
+	a.ObserveBatches(func(events int, oldest time.Duration) {
+		mu.Lock()
+		defer mu.Unlock()
+		if oldest <= 0 {
+			t.Errorf("a batch of %d whose oldest event waited %v", events, oldest)
+		}
+		observed = append(observed, events)
+	})
 	a.Start()
 	defer a.Stop()
 	event := func(id string) audit.Event {
@@ -229,4 +239,16 @@ func TestAuditorWaitsOnlyForExpectedRequests(t *testing.T) {
 
 	// Nobody announced: after that batch of two, one alone is written at once.
 	answered("f", record(context.Background(), "f"))
+
+	log.mu.Lock()
+	defer log.mu.Unlock()
+	mu.Lock()
+	defer mu.Unlock()
+	want := make([]int, len(log.batches))
+	for i, b := range log.batches {
+		want[i] = len(b)
+	}
+	if !slices.Equal(observed, want) {
+		t.Errorf("batches observed %v, written %v", observed, want)
+	}
 }
