@@ -48,6 +48,13 @@ func (l *recordingLog) Append(_ context.Context, company domain.CompanyID, event
 	return nil
 }
 
+// readEvent is a read's event, named id.
+func readEvent(id string) audit.Event {
+	e := audit.New(time.Now())
+	e.ID, e.Action, e.Outcome.Status = id, audit.ActionRead, 200
+	return e
+}
+
 // TestAuditorBatchesKeepCompaniesApart: events of three companies that
 // arrive together are written to their own company's chain, each once and
 // in the order each request sent its own; the company whose append fails
@@ -59,13 +66,8 @@ func TestAuditorBatchesKeepCompaniesApart(t *testing.T) {
 	a := usecase.NewAuditor(log, nil, nil, nil, nil, nil)
 	a.Start()
 	defer a.Stop()
-	event := func(id string) audit.Event {
-		e := audit.New(time.Now())
-		e.ID, e.Action, e.Outcome.Status = id, audit.ActionRead, 200
-		return e
-	}
 	held := make(chan error, 1)
-	go func() { held <- a.Record(context.Background(), companies[0], event("held")) }()
+	go func() { held <- a.Record(context.Background(), companies[0], readEvent("held")) }()
 	<-log.entered
 
 	const perCompany = 20
@@ -75,7 +77,7 @@ func TestAuditorBatchesKeepCompaniesApart(t *testing.T) {
 		errs[c] = make([]error, perCompany)
 		wg.Go(func() { // one client per company, its requests one after another
 			for i := range perCompany {
-				errs[c][i] = a.Record(context.Background(), companies[c], event(fmt.Sprintf("%d-%02d", c, i)))
+				errs[c][i] = a.Record(context.Background(), companies[c], readEvent(fmt.Sprintf("%d-%02d", c, i)))
 			}
 		})
 	}
@@ -163,14 +165,9 @@ func TestAuditorWaitsOnlyForExpectedRequests(t *testing.T) {
 	})
 	a.Start()
 	defer a.Stop()
-	event := func(id string) audit.Event {
-		e := audit.New(time.Now())
-		e.ID, e.Action, e.Outcome.Status = id, audit.ActionRead, 200
-		return e
-	}
 	record := func(ctx context.Context, id string) chan error {
 		done := make(chan error, 1)
-		go func() { done <- a.Record(ctx, company, event(id)) }()
+		go func() { done <- a.Record(ctx, company, readEvent(id)) }()
 		return done
 	}
 	answered := func(what string, done chan error) {
