@@ -214,7 +214,7 @@ func newSite(cfg Config, settings ports.Settings, sessions ports.Sessions, attem
 	return web.New(web.Options{SiteURL: cfg.SiteURL(), Reverify: cfg.SettingsReverify, Idle: cfg.SettingsIdle, Lifetime: cfg.SettingsLifetime, Release: api.Latest(), Lockout: cfg.Lockout(),
 		TrustedProxies: cfg.Proxies(), SSO: web.SSO{Issuer: cfg.SSOIssuer, ClientID: cfg.SSOClientID, ClientSecret: cfg.SSOClientSecret,
 			Name: cfg.SSOName}}, settings, web.API{Auditor: auditor, Webhooks: hooks, Records: records, Orders: orders, Files: files,
-			Integrations: integrations},
+		Integrations: integrations},
 		sessions, attempts, logger)
 }
 

@@ -32,8 +32,12 @@ var Webhooks = fx.Module("webhooks",
 		openKeyring,
 		fx.Annotate(sqlstore.NewWebhookEndpoints, fx.As(new(ports.WebhookEndpoints))),
 		fx.Annotate(sqlstore.NewChangeFeed, fx.As(new(ports.ChangeFeed))),
-		func(cfg Config) *webhookout.Deliverer { return webhookout.New(net.DefaultResolver, cfg.WebhookAllowPrivate, Version) },
-		func(d *webhookout.Deliverer, tel *telemetry.Telemetry) ports.Deliverer { return observedDeliveries(d, tel) },
+		func(cfg Config) *webhookout.Deliverer {
+			return webhookout.New(net.DefaultResolver, cfg.WebhookAllowPrivate, Version)
+		},
+		func(d *webhookout.Deliverer, tel *telemetry.Telemetry) ports.Deliverer {
+			return observedDeliveries(d, tel)
+		},
 		// A client's key set is fetched under the events' egress rules.
 		func(d *webhookout.Deliverer) ports.KeySets { return d },
 		func(store ports.WebhookEndpoints, feed ports.ChangeFeed, keys *webhook.Keyring, out ports.Deliverer, cfg Config,

@@ -178,7 +178,7 @@ func (a *Auditor) Record(ctx context.Context, company domain.CompanyID, e audit.
 	done := make(chan error, 1)
 	queue <- auditRequest{company: company, event: e, done: done, at: time.Now()} // Stop waits for this send
 	a.mu.RUnlock()
-	arrive(ctx) // after the send: a batch that sees no one expected has it
+	arrive(ctx)   // after the send: a batch that sees no one expected has it
 	return <-done // never abandoned: the answer waits for its event
 }
 

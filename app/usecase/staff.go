@@ -164,4 +164,3 @@ func (s *Settings) RemovePasskey(ctx context.Context, m staff.Member, id []byte)
 	}
 	return s.staff.RemovePasskey(ctx, m.Company, m.ID, id)
 }
-
