@@ -25,6 +25,7 @@ import (
 
 	"github.com/praxis-health/praxis/adapters/httpkit"
 	"github.com/praxis-health/praxis/adapters/internal/otelattr"
+	"github.com/praxis-health/praxis/adapters/telemetry"
 )
 
 const instrumentation = "github.com/praxis-health/praxis/adapters/httpapi"
@@ -84,7 +85,7 @@ func observe(t Telemetry) fiber.Handler {
 		method := knownMethod(c.Method())
 		ctx := t.Propagator.Extract(c.UserContext(), headerCarrier[*fasthttp.RequestHeader]{&c.Request().Header})
 		ctx, span := tracer.Start(ctx, method, trace.WithSpanKind(trace.SpanKindServer),
-			trace.WithAttributes(semconv.HTTPRequestMethodKey.String(method), semconv.URLScheme(utils.CopyString(c.Protocol()))))
+			trace.WithAttributes(semconv.HTTPRequestMethodKey.String(method), semconv.URLScheme(scheme(c))))
 		c.SetUserContext(ctx)
 
 		if err := serve(c, t.Logger); err != nil {
@@ -97,22 +98,20 @@ func observe(t Telemetry) fiber.Handler {
 		// the answer instead of a reset; past the bound the connection closes.
 		httpkit.DrainOrClose(c, httpkit.Body(c))
 		status, route := c.Response().StatusCode(), routeOf(c)
-		span.SetName(method + " " + route)
-		span.SetAttributes(semconv.HTTPRoute(route), semconv.URLPath(scrubbedPath(route)), semconv.HTTPResponseStatusCode(status),
-			semconv.NetworkProtocolVersion(protocolVersion(c)))
-		if status >= 500 {
-			span.SetAttributes(semconv.ErrorTypeKey.String(strconv.Itoa(status)))
-			span.SetStatus(codes.Error, "")
+		if span.IsRecording() { // unsampled, what it would be given is built for nothing
+			span.SetName(method + " " + route)
+			span.SetAttributes(semconv.HTTPRoute(route), semconv.URLPath(scrubbedPath(route)), semconv.HTTPResponseStatusCode(status),
+				semconv.NetworkProtocolVersion(protocolVersion(c)))
+			if status >= 500 {
+				span.SetAttributes(semconv.ErrorTypeKey.String(strconv.Itoa(status)))
+				span.SetStatus(codes.Error, "")
+			}
 		}
 		span.End()
 
 		elapsed := time.Since(start)
 		duration.Record(context.WithoutCancel(ctx), elapsed.Seconds(), metric.WithAttributeSet(series.Of(seriesKey{method, route, status})))
-		t.Logger.LogAttrs(ctx, slog.LevelInfo, "request",
-			slog.String("method", method), slog.String("route", route), slog.Int("status", status),
-			slog.Float64("duration_ms", float64(elapsed.Microseconds())/1000),
-			slog.Int("request_bytes", max(c.Request().Header.ContentLength(), 0)),
-			slog.Int("response_bytes", responseSize(c)))
+		telemetry.Access(ctx, t.Logger, method, route, status, elapsed, max(c.Request().Header.ContentLength(), 0), responseSize(c))
 		// The client can find its request's trace.
 		t.Propagator.Inject(ctx, headerCarrier[*fasthttp.ResponseHeader]{&c.Response().Header})
 		return nil
@@ -148,6 +147,19 @@ func scrubbedPath(route string) string {
 }
 
 const redacted = "REDACTED"
+
+// scheme is url.scheme: http or https as constants, anything else a
+// forwarding proxy said copied (fiber's string points into a buffer).
+func scheme(c *fiber.Ctx) string {
+	switch p := c.Protocol(); p {
+	case "http":
+		return "http"
+	case "https":
+		return "https"
+	default:
+		return utils.CopyString(p)
+	}
+}
 
 // knownMethod is http.request.method: one of the methods HTTP defines, or
 // _OTHER, so that a made-up method neither names a span nor adds a series.
