@@ -24,8 +24,8 @@ import (
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/praxis-health/praxis/adapters/httpkit"
+	"github.com/praxis-health/praxis/adapters/internal/jsonlog"
 	"github.com/praxis-health/praxis/adapters/internal/otelattr"
-	"github.com/praxis-health/praxis/adapters/telemetry"
 )
 
 const instrumentation = "github.com/praxis-health/praxis/adapters/httpapi"
@@ -111,7 +111,7 @@ func observe(t Telemetry) fiber.Handler {
 
 		elapsed := time.Since(start)
 		duration.Record(context.WithoutCancel(ctx), elapsed.Seconds(), metric.WithAttributeSet(series.Of(seriesKey{method, route, status})))
-		telemetry.Access(ctx, t.Logger, method, route, status, elapsed, max(c.Request().Header.ContentLength(), 0), responseSize(c))
+		jsonlog.Access(ctx, t.Logger, method, route, status, elapsed, max(c.Request().Header.ContentLength(), 0), responseSize(c))
 		// The client can find its request's trace.
 		t.Propagator.Inject(ctx, headerCarrier[*fasthttp.ResponseHeader]{&c.Response().Header})
 		return nil
