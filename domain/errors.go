@@ -59,6 +59,11 @@ var ErrIdempotencyKeyReused = errors.New("the Idempotency-Key was used for anoth
 // should try again later (503 with Retry-After), unlike a bug (500).
 var ErrUnavailable = errors.New("a dependency is unavailable")
 
+// ErrSearchIndexing: a patient search of a company whose customers are not
+// all indexed yet (the backfill after an upgrade is still running): rather
+// than answer short, the search is refused for now (503 with Retry-After).
+var ErrSearchIndexing = fmt.Errorf("the patient search index is still being built: %w", ErrUnavailable)
+
 // ErrStorageFull: the blob store has no room left (the disk, not the
 // company's quota). Nothing was kept; 507, try again later.
 var ErrStorageFull = errors.New("the blob store is full")

@@ -76,6 +76,11 @@ type ListQuery struct {
 	// Fields keeps objects whose payload field (one of the kind's Filters)
 	// has the value.
 	Fields map[string]string
+	// Search keeps the customers that meet every condition (the customers'
+	// list only: domain/patient_search.go); the feed's order and cursor stay.
+	Search []Condition
+	// Total asks for the count of what the filters keep, besides the page.
+	Total TotalMode
 }
 
 // MaxBatchIDs is how many objects one read by ids (ids=) may ask for.

@@ -29,6 +29,9 @@ type Page struct {
 	Items   []StoredObject
 	Next    domain.Cursor
 	HasMore bool
+	// Total is how many objects the query's filters keep, when it asked
+	// (ListQuery.Total): counted, or the planner's estimate.
+	Total *int64
 }
 
 // RecordStore keeps the objects of every generic section: customers in their
@@ -147,6 +150,8 @@ type RenderedPage struct {
 	NextCursor string
 	HasMore    bool
 	Customers  []byte
+	// Total as in Page.
+	Total *int64
 }
 
 // Calendar reads what appointments block of their users' time: the record

@@ -100,6 +100,10 @@ func buildOpenAPI(releases []release.Release) ([]byte, error) {
 			list["customers"] = object{"type": "array", "items": customersItem,
 				"description": "only with include=customer: each customer the records name, once"}
 		}
+		if k == domain.CustomersKind() {
+			list["total"] = object{"type": "integer", "minimum": 0,
+				"description": "only with total=true: how many customers the filters keep, on every page"}
+		}
 		schemas[name+"List"] = object{"type": "object", "required": []any{"data", "next_cursor", "has_more"}, "additionalProperties": false,
 			"properties": list}
 		paths[resourcePrefix+"/"+k.Slug] = kindPaths(k, name)
@@ -310,6 +314,22 @@ func operation(id, summary string, scope domain.Scope, responses object) object 
 	}
 }
 
+// patientSearchParameters are the customers' list's filters, from the
+// domain's table of them, and total.
+func patientSearchParameters() []any {
+	var params []any
+	for _, p := range domain.PatientSearchParams {
+		schema := object{"type": "string", "maxLength": 200}
+		if p.Format != "" {
+			schema["format"] = p.Format
+		}
+		params = append(params, object{"name": p.Name, "in": "query", "required": false, "schema": schema,
+			"description": "Finding a patient: " + p.Doc + ". Filters AND; a search answers what is committed now, in the feed's order"})
+	}
+	return append(params, object{"name": "total", "in": "query", "required": false, "schema": object{"type": "boolean"},
+		"description": "true: answer total, how many customers the filters keep"})
+}
+
 func kindPaths(k *domain.Kind, name string) object {
 	params := []any{ref("parameters", "limit"), ref("parameters", "cursor"), ref("parameters", "updated_since"), ref("parameters", "include_deleted")}
 	if k.HasCustomer() {
@@ -334,6 +354,9 @@ func kindPaths(k *domain.Kind, name string) object {
 			}
 		}
 		params = append(params, object{"name": f, "in": "query", "required": false, "description": "only those whose " + f + " is this", "schema": schema})
+	}
+	if k == domain.CustomersKind() {
+		params = append(params, patientSearchParameters()...)
 	}
 	params = append(params, ref("parameters", "ids"))
 	if k.HasCustomer() {

@@ -48,8 +48,17 @@ func kindListQuery(c *fiber.Ctx, k *domain.Kind) (domain.ListQuery, error) {
 		extra = append(extra, calendarParams...)
 	}
 	extra = append(extra, k.Filters...)
+	if k == domain.CustomersKind() {
+		for _, p := range domain.PatientSearchParams {
+			extra = append(extra, p.Name)
+		}
+		extra = append(extra, "total")
+	}
 	q, err := readListQuery(c, k.HasCustomer(), k.Calendar, extra)
 	var errs domain.FieldErrors
+	if k == domain.CustomersKind() {
+		q.Search, q.Total = patientSearch(c, &errs)
+	}
 	for _, f := range k.Filters {
 		if !c.Request().URI().QueryArgs().Has(f) {
 			continue
@@ -67,6 +76,32 @@ func kindListQuery(c *fiber.Ctx, k *domain.Kind) (domain.ListQuery, error) {
 		return q, err
 	}
 	return q, errs.Err()
+}
+
+// patientSearch reads the customers' list's filters (domain.PatientSearchParams)
+// and ?total=true, every bad one into errs.
+func patientSearch(c *fiber.Ctx, errs *domain.FieldErrors) ([]domain.Condition, domain.TotalMode) {
+	args := c.Request().URI().QueryArgs()
+	var conds []domain.Condition
+	for _, p := range domain.PatientSearchParams {
+		if !args.Has(p.Name) {
+			continue
+		}
+		cond, err := p.Parse(c.Query(p.Name))
+		fe, isFields := domain.AsFieldErrors(err)
+		switch {
+		case isFields:
+			*errs = append(*errs, fe...)
+		case err != nil:
+			errs.Add(p.Name, err.Error())
+		default:
+			conds = append(conds, cond)
+		}
+	}
+	if boolParam(c, "total", errs) {
+		return conds, domain.TotalAccurate
+	}
+	return conds, domain.TotalNone
 }
 
 func readListQuery(c *fiber.Ctx, withCustomer, withCalendar bool, extra []string) (domain.ListQuery, error) {
@@ -105,6 +140,12 @@ func readListQuery(c *fiber.Ctx, withCustomer, withCalendar bool, extra []string
 // with "customers":[…] when they were asked for. The objects come as JSON
 // arrays, already rendered: nothing is encoded again.
 func writePage(c *fiber.Ctx, data []byte, next string, more bool, customers []byte) error {
+	return writePageTotal(c, data, next, more, customers, nil)
+}
+
+// writePageTotal is writePage with "total" (how many the filters keep) when
+// it was asked for (?total=true on the customers' list).
+func writePageTotal(c *fiber.Ctx, data []byte, next string, more bool, customers []byte, total *int64) error {
 	// Into the response's own body buffer, which fasthttp pools: a page is
 	// copied once, and no page-sized buffer is left for the collector.
 	resp := c.Response()
@@ -116,6 +157,9 @@ func writePage(c *fiber.Ctx, data []byte, next string, more bool, customers []by
 	tail = strconv.AppendQuote(tail, next)
 	tail = append(tail, `,"has_more":`...)
 	tail = strconv.AppendBool(tail, more)
+	if total != nil {
+		tail = strconv.AppendInt(append(tail, `,"total":`...), *total, 10)
+	}
 	resp.AppendBody(append(appendCustomers(tail, customers), '}'))
 	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
 	return nil

@@ -48,7 +48,7 @@ func (h *Records) list(k *domain.Kind) fiber.Handler {
 		if err != nil {
 			return err
 		}
-		return writePage(c, page.Data, page.NextCursor, page.HasMore, page.Customers)
+		return writePageTotal(c, page.Data, page.NextCursor, page.HasMore, page.Customers, page.Total)
 	}
 }
 

@@ -44,6 +44,7 @@ func TestEveryDomainErrorThroughBothDoors(t *testing.T) {
 		{domain.Grant{}.Require(domain.ScopeWebhooksWrite), http.StatusForbidden},
 		{domain.ErrStorageFull, http.StatusInsufficientStorage},
 		{domain.ErrUnavailable, http.StatusServiceUnavailable},
+		{domain.ErrSearchIndexing, http.StatusServiceUnavailable},
 		{domain.Unavailable(errors.New("connection refused")), http.StatusServiceUnavailable},
 		{context.DeadlineExceeded, http.StatusServiceUnavailable},
 	}

@@ -28,6 +28,8 @@ type Problem struct {
 // Problems is the one table from a domain error to its answer, first match
 // wins: a more specific error before the one it wraps.
 var Problems = []Problem{
+	{domain.ErrSearchIndexing, http.StatusServiceUnavailable, "search-index-building",
+		"the patient search index is still being built for this company (after an upgrade): try again shortly"},
 	{domain.ErrUnavailable, http.StatusServiceUnavailable, "service-unavailable", "a dependency is unavailable: try again later"},
 	// A deadline that passed in a wait nothing translated (docs/contract.md §5).
 	{context.DeadlineExceeded, http.StatusServiceUnavailable, "service-unavailable", "a dependency is unavailable: try again later"},

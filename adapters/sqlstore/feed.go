@@ -49,7 +49,10 @@ func feedQuery(q *bun.SelectQuery, table string, lq domain.ListQuery, idArg func
 	// Order by the table's own id column, not a text alias of the select
 	// list: the index serves that order, so a page deep in the feed costs
 	// what the first one does.
-	if !lq.Dump {
+	// A search answers what is committed now, however the feed holds back
+	// (docs/contract.md §15): whoever asks whether a caller is a patient
+	// must find the one written a moment ago.
+	if !lq.Dump && len(lq.Search) == 0 {
 		q = settledChanges(q)
 	}
 	q = q.OrderExpr(table + ".change, " + table + ".id")

@@ -128,9 +128,13 @@ func (s *RecordStore) Insert(ctx context.Context, company domain.CompanyID, kind
 }
 
 func (s *RecordStore) insertCustomer(ctx context.Context, db bun.IDB, company domain.CompanyID, obj ports.StoredObject, change int64) (string, error) {
-	row := map[string]any{
-		"company_id": uuid.UUID(company), "payload": string(obj.Payload), "svnr": svnrOf(obj.Payload),
+	x := domain.PatientIndexOf(obj.Payload)
+	row := indexColumns(x)
+	for k, v := range map[string]any{
+		"company_id": uuid.UUID(company), "payload": string(obj.Payload), "svnr": x.SVNR,
 		"change": change, "created_at": obj.CreatedAt.UTC(), "updated_at": obj.CreatedAt.UTC(),
+	} {
+		row[k] = v
 	}
 	explicit := obj.ID != ""
 	if explicit {
@@ -145,6 +149,9 @@ func (s *RecordStore) insertCustomer(ctx context.Context, db bun.IDB, company do
 			return "", err
 		}
 	}
+	if err := writeWords(ctx, db, company, []int64{id}, []domain.PatientIndex{x}); err != nil {
+		return "", err
+	}
 	return strconv.FormatInt(id, 10), nil
 }
 
@@ -154,15 +161,6 @@ func keepSequencePast(ctx context.Context, db bun.IDB, id int64) error {
 	_, err := acrossCompanies(db, "the customer id sequence is one for all companies").ExecContext(ctx,
 		"SELECT setval(pg_get_serial_sequence('customers', 'id'), GREATEST(?, (SELECT last_value FROM customers_id_seq)))", id)
 	return translate(err)
-}
-
-// svnrOf is the column behind the unique index of social insurance numbers.
-func svnrOf(payload []byte) *string {
-	var p struct {
-		SVNR *string `json:"svnr"`
-	}
-	_ = json.Unmarshal(payload, &p)
-	return p.SVNR
 }
 
 func (s *RecordStore) Update(ctx context.Context, company domain.CompanyID, kind *domain.Kind, id string, payload []byte, at time.Time) (ports.StoredObject, error) {
@@ -179,10 +177,15 @@ func (s *RecordStore) Update(ctx context.Context, company domain.CompanyID, kind
 	q := ofKind(t, tenantOf(db, company).Update(t.name)).Set("payload = ?", string(payload)).Set("change = ?", change).
 		Set("version = version + 1").Set("updated_at = ?", at.UTC()).Where("id = ?", arg).Where("deleted_at IS NULL")
 	if t.kind == "" {
-		q = q.Set("svnr = ?", svnrOf(payload))
+		q = q.Set("svnr = ?", domain.PatientIndexOf(payload).SVNR)
 	}
 	if err := affectedOne(q.Exec(ctx)); err != nil {
 		return ports.StoredObject{}, err
+	}
+	if t.kind == "" {
+		if err := indexCustomer(ctx, db, company, arg.(int64), payload); err != nil {
+			return ports.StoredObject{}, err
+		}
 	}
 	if err := s.written(ctx, db, company, kind, id, payload); err != nil {
 		return ports.StoredObject{}, err
@@ -246,6 +249,23 @@ func (s *RecordStore) List(ctx context.Context, company domain.CompanyID, kind *
 	if lq.Calendar.Any() { // only calendar kinds' lists take these filters
 		base = calendarFilter(base, tn, lq.Calendar)
 	}
+	var total *int64
+	if len(lq.Search) > 0 || lq.Total != domain.TotalNone {
+		if t.kind != "" {
+			return ports.Page{}, errors.New("a search is of the customers' list only")
+		}
+		if err := s.searchReady(ctx, company); err != nil {
+			return ports.Page{}, err
+		}
+		base = searchWhere(base, lq.Search)
+		if lq.Total != domain.TotalNone {
+			n, err := s.count(ctx, company, lq)
+			if err != nil {
+				return ports.Page{}, err
+			}
+			total = &n
+		}
+	}
 	q, err := feedQuery(base, t.name, lq, t.idArg, args)
 	if err != nil {
 		return ports.Page{}, err
@@ -257,7 +277,7 @@ func (s *RecordStore) List(ctx context.Context, company domain.CompanyID, kind *
 		return ports.Page{}, translate(err)
 	}
 	rows, next, more := trimPage(rows, lq, func(r objectRow) domain.Cursor { return domain.Cursor{Change: r.Change, ID: r.ID} })
-	page := ports.Page{Items: make([]ports.StoredObject, len(rows)), Next: next, HasMore: more}
+	page := ports.Page{Items: make([]ports.StoredObject, len(rows)), Next: next, HasMore: more, Total: total}
 	for i, r := range rows {
 		page.Items[i] = r.toPort()
 	}
@@ -377,15 +397,23 @@ type recordRow struct {
 type customerRow struct {
 	bun.BaseModel `bun:"table:customers"`
 
-	ID        int64      `bun:"id,pk"`
-	CompanyID uuid.UUID  `bun:"company_id"`
-	Payload   string     `bun:"payload"`
-	SVNR      *string    `bun:"svnr"`
-	Version   int64      `bun:"version"`
-	Change    int64      `bun:"change"`
-	CreatedAt time.Time  `bun:"created_at"`
-	UpdatedAt time.Time  `bun:"updated_at"`
-	DeletedAt *time.Time `bun:"deleted_at"`
+	ID        int64     `bun:"id,pk"`
+	CompanyID uuid.UUID `bun:"company_id"`
+	Payload   string    `bun:"payload"`
+	SVNR      *string   `bun:"svnr"`
+	// The patient search's index (patient_index.go).
+	SearchFamily  string     `bun:"search_family"`
+	SearchGiven   string     `bun:"search_given"`
+	BirthDate     *string    `bun:"birth_date"`
+	KVNR          *string    `bun:"kvnr"`
+	Phone         *string    `bun:"phone"`
+	Email         *string    `bun:"email"`
+	SearchVersion int        `bun:"search_version"`
+	Version       int64      `bun:"version"`
+	Change        int64      `bun:"change"`
+	CreatedAt     time.Time  `bun:"created_at"`
+	UpdatedAt     time.Time  `bun:"updated_at"`
+	DeletedAt     *time.Time `bun:"deleted_at"`
 }
 
 func (s *RecordStore) Put(ctx context.Context, company domain.CompanyID, kind *domain.Kind, objs []ports.StoredObject, existing map[string]ports.StoredObject, at time.Time) error {
@@ -413,15 +441,23 @@ func (s *RecordStore) Put(ctx context.Context, company domain.CompanyID, kind *d
 	}
 	if tableOf(kind).kind == "" { // the customers table
 		rows := make([]customerRow, len(fresh))
+		ids, xs := make([]int64, len(fresh)), make([]domain.PatientIndex, len(fresh))
 		var top int64
 		for i, o := range fresh {
 			id, _ := strconv.ParseInt(o.ID, 10, 64)
 			top = max(top, id)
-			rows[i] = customerRow{ID: id, CompanyID: uuid.UUID(company), Payload: string(o.Payload), SVNR: svnrOf(o.Payload),
-				Version: 1, Change: change, CreatedAt: at, UpdatedAt: at}
+			x := domain.PatientIndexOf(o.Payload)
+			ids[i], xs[i] = id, x
+			rows[i] = customerRow{ID: id, CompanyID: uuid.UUID(company), Payload: string(o.Payload), SVNR: x.SVNR,
+				Version: 1, Change: change, CreatedAt: at, UpdatedAt: at,
+				SearchFamily: x.Family, SearchGiven: x.Given, BirthDate: x.BirthDate, KVNR: x.KVNR, Phone: x.Phone, Email: x.Email,
+				SearchVersion: domain.PatientIndexVersion}
 		}
 		if _, err := db.NewInsert().Model(&rows).Exec(ctx); err != nil {
 			return translate(err)
+		}
+		if err := writeWords(ctx, db, company, ids, xs); err != nil {
+			return err
 		}
 		if db.Dialect().Name() == dialect.PG {
 			if err := keepSequencePast(ctx, db, top); err != nil {
@@ -462,7 +498,7 @@ func (s *RecordStore) replace(ctx context.Context, db bun.IDB, company domain.Co
 	q := ofKind(t, tenantOf(db, company).Update(t.name)).Set("payload = ?", string(o.Payload)).Set("change = ?", change).
 		Set("version = version + 1").Set("updated_at = ?", at).Set("deleted_at = NULL").Where("id = ?", arg)
 	if t.kind == "" {
-		q = q.Set("svnr = ?", svnrOf(o.Payload))
+		q = q.Set("svnr = ?", domain.PatientIndexOf(o.Payload).SVNR)
 	} else {
 		var customer *int64
 		if o.Customer != nil {
@@ -472,6 +508,11 @@ func (s *RecordStore) replace(ctx context.Context, db bun.IDB, company domain.Co
 	}
 	if err := affectedOne(q.Exec(ctx)); err != nil {
 		return err
+	}
+	if t.kind == "" {
+		if err := indexCustomer(ctx, db, company, arg.(int64), o.Payload); err != nil {
+			return err
+		}
 	}
 	return s.written(ctx, db, company, kind, o.ID, o.Payload)
 }

@@ -88,6 +88,32 @@ func TestRecordStorePostgres(t *testing.T) {
 	})
 }
 
+func TestPatientIndexBackfillSQLite(t *testing.T) {
+	t.Parallel()
+	patientIndexBackfill(t, "sqlite:"+filepath.Join(t.TempDir(), "praxis.db"))
+}
+
+func TestPatientIndexBackfillPostgres(t *testing.T) {
+	t.Parallel()
+	patientIndexBackfill(t, testenv.PostgresURL(t))
+}
+
+// patientIndexBackfill runs the backfill's suite on one database, whose
+// customers of a company it marks unindexed as an upgrade finds them.
+func patientIndexBackfill(t *testing.T, url string) {
+	db := migrated(t, url)
+	repos := porttest.RecordRepositories{Repositories: repositoriesOn(db), Records: sqlstore.NewRecordStore(db), DeviceOrders: sqlstore.NewDeviceOrderStore(db)}
+	porttest.RunPatientIndexBackfill(t, func(*testing.T) porttest.RecordRepositories { return repos }, func(t *testing.T, company domain.CompanyID) {
+		if _, err := db.NewUpdate().Table("customers").Set("search_version = 0").Set("search_family = NULL").
+			Where("company_id = ?", uuid.UUID(company)).Exec(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.NewDelete().Table("customer_words").Where("company_id = ?", uuid.UUID(company)).Exec(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
 func recordRepositories(t *testing.T, url string) porttest.RecordRepositories {
 	t.Helper()
 	db := migrated(t, url)

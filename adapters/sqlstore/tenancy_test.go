@@ -40,6 +40,7 @@ var acceptedAcrossCompanies = []string{
 	"ended tokens and sessions are one list for all companies, named by digests alone",
 	"a replica takes the oldest waiting export of any company",
 	"every replica sweeps the expired exports of every company",
+	"the search index's backfill reads every company's unindexed customers",
 }
 
 // builders start a query that reads, changes or deletes rows. Inserts are

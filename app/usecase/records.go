@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"strconv"
 
 	"github.com/praxis-health/praxis/domain"
@@ -29,6 +30,18 @@ func (r *Records) List(ctx context.Context, grant domain.Grant, kind *domain.Kin
 	}
 	if q.Customer != nil && !kind.HasCustomer() {
 		return ports.RenderedPage{}, domain.FieldErrors{{Field: "customer_id", Message: "is not a filter of this section"}}.Err()
+	}
+	if (len(q.Search) > 0 || q.Total != domain.TotalNone) && kind != domain.CustomersKind() {
+		return ports.RenderedPage{}, domain.FieldErrors{{Field: "q", Message: "only the customers' list is searched"}}.Err()
+	}
+	if slices.ContainsFunc(q.Search, func(c domain.Condition) bool { return c.Field == domain.SearchPhone }) {
+		rc, err := r.ruleContext(ctx, grant.CompanyID)
+		if err != nil {
+			return ports.RenderedPage{}, err
+		}
+		if err := domain.ReadPhones(q.Search, "phone", rc.Zone.String()); err != nil {
+			return ports.RenderedPage{}, err
+		}
 	}
 	if q.Calendar.From != nil || q.Calendar.To != nil { // only calendar kinds take these filters
 		rc, err := r.ruleContext(ctx, grant.CompanyID)
@@ -56,7 +69,7 @@ func (r *Records) List(ctx context.Context, grant domain.Grant, kind *domain.Kin
 		data = appendRendered(data, kind, o)
 		touch(ctx, kind, o)
 	}
-	out := ports.RenderedPage{Data: append(data, ']'), NextCursor: page.Next.Encode(), HasMore: page.HasMore}
+	out := ports.RenderedPage{Data: append(data, ']'), NextCursor: page.Next.Encode(), HasMore: page.HasMore, Total: page.Total}
 	if q.IncludeCustomers {
 		if out.Customers, err = r.customersOf(ctx, grant, page.Items); err != nil {
 			return ports.RenderedPage{}, err

@@ -1,0 +1,284 @@
+package sqlstore
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
+
+	"github.com/praxis-health/praxis/domain"
+)
+
+// The patient search's index (docs/contract.md §15, "Finding a patient"):
+// columns beside each customer's payload and its words in customer_words,
+// written in the transaction of every write of a customer (Insert, Update,
+// Put) and, for customers written before the index existed, by
+// IndexCustomers. A search is conditions on them (searchWhere).
+
+// indexColumns are the index's columns of a customer's row, by name.
+func indexColumns(x domain.PatientIndex) map[string]any {
+	return map[string]any{
+		"search_family": x.Family, "search_given": x.Given, "birth_date": x.BirthDate, "kvnr": x.KVNR,
+		"phone": x.Phone, "email": x.Email, "search_version": domain.PatientIndexVersion,
+	}
+}
+
+// wordRow is one row of customer_words.
+type wordRow struct {
+	bun.BaseModel `bun:"table:customer_words"`
+
+	CompanyID  uuid.UUID `bun:"company_id"`
+	Field      string    `bun:"field"`
+	Word       string    `bun:"word"`
+	CustomerID int64     `bun:"customer_id"`
+}
+
+// writeWords replaces the words of the customers ids (their indexes, in
+// the same order) in one delete and one insert.
+func writeWords(ctx context.Context, db bun.IDB, company domain.CompanyID, ids []int64, xs []domain.PatientIndex) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	if _, err := tenantOf(db, company).Delete("customer_words").Where("customer_id IN (?)", bun.List(ids)).Exec(ctx); err != nil {
+		return translate(err)
+	}
+	var rows []wordRow
+	for i, x := range xs {
+		for _, w := range x.Words {
+			rows = append(rows, wordRow{CompanyID: uuid.UUID(company), Field: string(w.Field), Word: w.Word, CustomerID: ids[i]})
+		}
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	_, err := db.NewInsert().Model(&rows).Exec(ctx)
+	return translate(err)
+}
+
+// indexCustomer writes the index of one customer: its columns and its words.
+func indexCustomer(ctx context.Context, db bun.IDB, company domain.CompanyID, id int64, payload []byte) error {
+	x := domain.PatientIndexOf(payload)
+	q := tenantOf(db, company).Update("customers").Where("id = ?", id)
+	for col, v := range indexColumns(x) {
+		q = q.Set(col+" = ?", v)
+	}
+	if _, err := q.Exec(ctx); err != nil {
+		return translate(err)
+	}
+	return writeWords(ctx, db, company, []int64{id}, []domain.PatientIndex{x})
+}
+
+// maxWordUpper ends a prefix's range of words: no folded word has a
+// character past it (the words compare bytewise: COLLATE "C", and SQLite's
+// BINARY).
+const maxWordUpper = "\U0010FFFF"
+
+// searchWhere narrows a select of the customers table to the customers that
+// meet every condition.
+func searchWhere(q *bun.SelectQuery, conds []domain.Condition) *bun.SelectQuery {
+	for _, c := range conds {
+		q = q.WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
+			return condition(q, c)
+		})
+	}
+	return q
+}
+
+// wordsOf is the customers among whose words of field one starts with (or,
+// exact, is) w: a range of customer_words' key.
+func wordsOf(field domain.SearchField, w string, exact bool) (string, []any) {
+	fields := []any{string(field)}
+	if field == domain.SearchName {
+		fields = []any{string(domain.SearchFamily), string(domain.SearchGiven)}
+	}
+	in := "customers.id IN (SELECT w.customer_id FROM customer_words AS w WHERE w.company_id = customers.company_id AND w.field IN (?)"
+	if exact {
+		return in + " AND w.word = ?)", []any{bun.List(fields), w}
+	}
+	return in + " AND w.word >= ? AND w.word < ?)", []any{bun.List(fields), w, w + maxWordUpper}
+}
+
+// column is the customers' column a field is kept in.
+var column = map[domain.SearchField]string{
+	domain.SearchBirthDate: "customers.birth_date", domain.SearchSVNR: "customers.svnr", domain.SearchKVNR: "customers.kvnr",
+	domain.SearchPhone: "customers.phone", domain.SearchEmail: "customers.email", domain.SearchID: "customers.id",
+}
+
+// condition is one condition: its values as alternatives (OR).
+func condition(q *bun.SelectQuery, c domain.Condition) *bun.SelectQuery {
+	pg := q.Dialect().Name() == dialect.PG
+	switch {
+	case c.Op == domain.OpRange:
+		col := column[c.Field]
+		for _, r := range c.Ranges {
+			text, args := dateRange(col, r)
+			q = q.WhereOr(text, args...)
+		}
+		return q
+	case c.Field == domain.SearchPhonetic || c.Op == domain.OpPrefix:
+		// A value's words all hold: each starts a word of the name (or is
+		// the code of one, phonetic); the values are alternatives.
+		exact := c.Field == domain.SearchPhonetic
+		for _, v := range c.Values {
+			q = q.WhereGroup(" OR ", func(q *bun.SelectQuery) *bun.SelectQuery {
+				for _, w := range strings.Fields(v) {
+					text, args := wordsOf(c.Field, w, exact)
+					q = q.Where(text, args...)
+				}
+				return q
+			})
+		}
+		return q
+	case c.Op == domain.OpContains || c.Op == domain.OpExact:
+		cols := nameColumns(c.Field, c.Op == domain.OpExact, pg)
+		for _, v := range c.Values {
+			for _, col := range cols {
+				if c.Op == domain.OpExact {
+					q = q.WhereOr(col+" = ?", v)
+				} else {
+					q = q.WhereOr(col+" LIKE ? ESCAPE '\\'", "%"+likeEscape(v)+"%")
+				}
+			}
+		}
+		return q
+	case c.Field == domain.SearchSex:
+		return q.Where(jsonField(q.DB(), "sex")+" IN (?)", bun.List(c.Values))
+	case c.Field == domain.SearchID:
+		ids := make([]int64, 0, len(c.Values))
+		for _, v := range c.Values {
+			if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+				ids = append(ids, n)
+			}
+		}
+		if len(ids) == 0 {
+			return q.Where("1 = 0")
+		}
+		return q.Where("customers.id IN (?)", bun.List(ids))
+	}
+	return q.Where(column[c.Field]+" IN (?)", bun.List(c.Values))
+}
+
+// nameColumns are the columns a name condition reads: the folded ones for
+// a contains-search, the payload's own for an exact one.
+func nameColumns(f domain.SearchField, exact bool, pg bool) []string {
+	folded := map[domain.SearchField][]string{
+		domain.SearchFamily: {"customers.search_family"}, domain.SearchGiven: {"customers.search_given"},
+		domain.SearchName: {"customers.search_family", "customers.search_given"},
+	}[f]
+	if !exact {
+		return folded
+	}
+	field := func(name string) string {
+		if pg {
+			return "customers.payload->>'" + name + "'"
+		}
+		return "json_extract(customers.payload, '$." + name + "')"
+	}
+	return map[domain.SearchField][]string{
+		domain.SearchFamily: {field("last_name")}, domain.SearchGiven: {field("first_name")},
+		domain.SearchName: {field("last_name"), field("first_name")},
+	}[f]
+}
+
+// dateRange is a date column's test against a range of dates [From, To)
+// by FHIR's date prefixes at day precision.
+func dateRange(col string, r domain.DateRange) (string, []any) {
+	switch r.Prefix {
+	case "ne":
+		return "(" + col + " < ? OR " + col + " >= ?)", []any{r.From, r.To}
+	case "gt":
+		return col + " >= ?", []any{r.To}
+	case "ge":
+		return col + " >= ?", []any{r.From}
+	case "lt":
+		return col + " < ?", []any{r.From}
+	case "le":
+		return col + " < ?", []any{r.To}
+	}
+	return "(" + col + " >= ? AND " + col + " < ?)", []any{r.From, r.To}
+}
+
+// likeEscape escapes LIKE's wildcards in a folded value.
+func likeEscape(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
+}
+
+// searchReady is domain.ErrSearchIndexing while some of the company's
+// customers are not indexed by the rules of this build.
+func (s *RecordStore) searchReady(ctx context.Context, company domain.CompanyID) error {
+	n, err := tenantOf(conn(ctx, s.db), company).Select("customers").Where("search_version < ?", domain.PatientIndexVersion).Limit(1).Count(ctx)
+	if err != nil {
+		return translate(err)
+	}
+	if n > 0 {
+		return domain.ErrSearchIndexing
+	}
+	return nil
+}
+
+// count is how many customers lq's filters keep (its cursor aside): counted,
+// or with domain.TotalEstimate on PostgreSQL the planner's estimate.
+func (s *RecordStore) count(ctx context.Context, company domain.CompanyID, lq domain.ListQuery) (int64, error) {
+	db := conn(ctx, s.db)
+	q := searchWhere(tenantOf(db, company).Select("customers"), lq.Search)
+	if !lq.IncludeDeleted {
+		q = q.Where("customers.deleted_at IS NULL")
+	}
+	if lq.UpdatedSince != nil {
+		q = q.Where("customers.updated_at >= ?", lq.UpdatedSince.UTC())
+	}
+	if lq.Total == domain.TotalEstimate && db.Dialect().Name() == dialect.PG {
+		var plan []struct {
+			Plan struct {
+				Rows float64 `json:"Plan Rows"`
+			} `json:"Plan"`
+		}
+		var text string
+		if err := tenantOf(db, company).Raw("EXPLAIN (FORMAT JSON) ?1", q.ColumnExpr("1")).Scan(ctx, &text); err != nil {
+			return 0, translate(err)
+		}
+		if err := json.Unmarshal([]byte(text), &plan); err != nil || len(plan) == 0 {
+			return 0, fmt.Errorf("reading the planner's estimate: %w", err)
+		}
+		return int64(plan[0].Plan.Rows), nil
+	}
+	n, err := q.Count(ctx)
+	return int64(n), translate(err)
+}
+
+// IndexCustomers indexes up to batch customers written before the patient
+// search's index existed (or by older rules), across companies, and tells
+// how many it indexed: 0 when none is left. Each batch is one transaction,
+// so a backfill that is stopped resumes where it was.
+func (s *RecordStore) IndexCustomers(ctx context.Context, batch int64) (int, error) {
+	var rows []struct {
+		ID        int64     `bun:"id"`
+		CompanyID uuid.UUID `bun:"company_id"`
+		Payload   []byte    `bun:"payload"`
+	}
+	done := 0
+	err := runInTx(ctx, s.db, func(ctx context.Context, tx bun.Tx) error {
+		q := acrossCompanies(tx, "the search index's backfill reads every company's unindexed customers").NewSelect().
+			TableExpr("customers").Column("id", "company_id", "payload").
+			Where("search_version < ?", domain.PatientIndexVersion).OrderExpr("company_id, id").Limit(batch)
+		if tx.Dialect().Name() == dialect.PG {
+			q = q.For("UPDATE SKIP LOCKED")
+		}
+		if err := q.Scan(ctx, &rows); err != nil {
+			return translate(err)
+		}
+		for _, r := range rows {
+			if err := indexCustomer(ctx, tx, domain.CompanyID(r.CompanyID), r.ID, r.Payload); err != nil {
+				return err
+			}
+		}
+		done = len(rows)
+		return nil
+	})
+	return done, err
+}

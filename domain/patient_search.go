@@ -1,0 +1,301 @@
+package domain
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/praxis-health/praxis/domain/names"
+)
+
+// Finding a patient (docs/contract.md §15, "Finding a patient"). A search of
+// the customers' list is a list of Conditions, all of which hold (AND); the
+// values of one condition are alternatives (OR). Names are compared in the
+// folded form of package names, on words the store keeps beside each
+// customer when it is written (PatientIndexOf): an index, never a scan of
+// the payloads.
+
+// SearchField is what a condition compares: a name's words, a name as a
+// whole, a phonetic code, or a field kept in a column of its own.
+type SearchField string
+
+const (
+	SearchFamily    SearchField = "family"     // the last name's words
+	SearchGiven     SearchField = "given"      // the first name's words
+	SearchName      SearchField = "name"       // the words of either
+	SearchPhonetic  SearchField = "phonetic"   // the Kölner Phonetik code of a word of either name
+	SearchBirthDate SearchField = "birth_date" // YYYY-MM-DD
+	SearchSVNR      SearchField = "svnr"
+	SearchKVNR      SearchField = "kvnr"
+	SearchPhone     SearchField = "phone" // E.164
+	SearchEmail     SearchField = "email" // compared in lower case
+	SearchSex       SearchField = "sex"
+	SearchID        SearchField = "id" // the customer's number
+)
+
+// SearchOp is how a condition compares.
+type SearchOp int
+
+const (
+	// OpEqual: the field equals a value (identifiers, dates, codes).
+	OpEqual SearchOp = iota
+	// OpPrefix: every word of the value starts a word of the name (folded).
+	OpPrefix
+	// OpContains: the folded value stands anywhere in the folded name.
+	OpContains
+	// OpExact: the name is the value as written (case and accents too).
+	OpExact
+	// OpRange: a date within the condition's range (Ranges).
+	OpRange
+)
+
+// Condition is one filter of a patient search: Field compared by Op with
+// any of Values (already in the form the store compares: folded words,
+// phonetic codes, a canonical identifier), or, for OpRange, in any of Ranges.
+// A value of OpPrefix or of SearchPhonetic is words separated by spaces,
+// all of which must hold.
+type Condition struct {
+	Field  SearchField
+	Op     SearchOp
+	Values []string
+	Ranges []DateRange
+}
+
+// DateRange is a date search value at day precision (FHIR R4 §3.1.1.4.2):
+// the prefix and the dates [From, To) the value spells.
+type DateRange struct {
+	Prefix   string // eq, ne, gt, ge, lt, le
+	From, To string // YYYY-MM-DD
+}
+
+// ParseDateRange reads a date search value: an optional prefix, then
+// YYYY, YYYY-MM or YYYY-MM-DD.
+func ParseDateRange(s string) (DateRange, bool) {
+	r := DateRange{Prefix: "eq"}
+	if len(s) > 2 && slices.Contains([]string{"eq", "ne", "gt", "ge", "lt", "le"}, s[:2]) {
+		r.Prefix, s = s[:2], s[2:]
+	}
+	for _, f := range []struct {
+		layout string
+		next   func(time.Time) time.Time
+	}{
+		{"2006", func(t time.Time) time.Time { return t.AddDate(1, 0, 0) }},
+		{"2006-01", func(t time.Time) time.Time { return t.AddDate(0, 1, 0) }},
+		{"2006-01-02", func(t time.Time) time.Time { return t.AddDate(0, 0, 1) }},
+	} {
+		if len(s) != len(f.layout) {
+			continue
+		}
+		if t, err := time.Parse(f.layout, s); err == nil {
+			r.From, r.To = t.Format(time.DateOnly), f.next(t).Format(time.DateOnly)
+			return r, true
+		}
+	}
+	return DateRange{}, false
+}
+
+// NameCondition is a condition on a name field from what a client typed:
+// the value folded and split into words (OpPrefix), folded whole
+// (OpContains), as written (OpExact), or as phonetic codes of its words
+// (SearchPhonetic). A value with nothing to compare (only punctuation)
+// is a FieldErrors on param.
+func NameCondition(param string, field SearchField, op SearchOp, raw string) (Condition, error) {
+	c := Condition{Field: field, Op: op}
+	switch {
+	case len([]rune(raw)) > names.MaxLength:
+		return c, FieldErrors{{Field: param, Message: "is longer than 200 characters"}}.Err()
+	case field == SearchPhonetic:
+		c.Op, c.Values = OpEqual, []string{strings.Join(names.PhoneticWords(raw), " ")}
+	case op == OpExact:
+		c.Values = []string{strings.TrimSpace(raw)}
+	case op == OpContains:
+		c.Values = []string{names.Fold(raw)}
+		if len([]rune(c.Values[0])) < 3 {
+			return c, FieldErrors{{Field: param, Message: "a contains-search needs at least 3 letters or digits"}}.Err()
+		}
+	default:
+		c.Values = []string{names.Fold(raw)}
+	}
+	if len(c.Values) == 0 || c.Values[0] == "" {
+		return c, FieldErrors{{Field: param, Message: "has no letters or digits to search for"}}.Err()
+	}
+	return c, nil
+}
+
+// PatientIndex is what the store keeps beside a customer's payload for the
+// search: the folded names, their words and phonetic codes, and the fields
+// compared as they are. Version says which rules wrote it: a row written by
+// an older version is indexed again by the backfill.
+type PatientIndex struct {
+	Family, Given string // folded whole
+	BirthDate     *string
+	SVNR, KVNR    *string
+	Phone, Email  *string
+	// Words are the index's words: a field (SearchFamily, SearchGiven, or
+	// SearchPhonetic) and the folded word or code.
+	Words []IndexWord
+}
+
+// IndexWord is one word a customer is found by.
+type IndexWord struct {
+	Field SearchField
+	Word  string
+}
+
+// PatientIndexVersion is the version of the rules PatientIndexOf follows;
+// a change of Fold, Words or Phonetic raises it (and a migration's partial
+// index names the new number).
+const PatientIndexVersion = 1
+
+// PatientIndexOf reads a customer's payload (the customers section's JSON).
+func PatientIndexOf(payload []byte) PatientIndex {
+	var p struct {
+		FirstName string  `json:"first_name"`
+		LastName  string  `json:"last_name"`
+		BirthDate *string `json:"birth_date"`
+		SVNR      *string `json:"svnr"`
+		KVNR      *string `json:"kvnr"`
+		Phone     *string `json:"phone"`
+		Email     *string `json:"email"`
+	}
+	_ = json.Unmarshal(payload, &p)
+	x := PatientIndex{Family: names.Fold(p.LastName), Given: names.Fold(p.FirstName), BirthDate: p.BirthDate,
+		SVNR: p.SVNR, KVNR: p.KVNR, Phone: p.Phone}
+	if p.Email != nil {
+		e := strings.ToLower(*p.Email)
+		x.Email = &e
+	}
+	seen := map[IndexWord]bool{}
+	add := func(f SearchField, words []string) {
+		for _, w := range words {
+			if iw := (IndexWord{f, w}); !seen[iw] {
+				seen[iw] = true
+				x.Words = append(x.Words, iw)
+			}
+		}
+	}
+	add(SearchFamily, names.Words(p.LastName))
+	add(SearchGiven, names.Words(p.FirstName))
+	add(SearchPhonetic, names.PhoneticWords(p.LastName))
+	add(SearchPhonetic, names.PhoneticWords(p.FirstName))
+	return x
+}
+
+// TotalMode is what a search answers of how many match (FHIR _total).
+type TotalMode int
+
+const (
+	TotalNone     TotalMode = iota
+	TotalAccurate           // counted
+	TotalEstimate           // the planner's estimate where the backend has one, else counted
+)
+
+// SearchParam is a filter of the customers' list (GET …/customers): its
+// query parameter, what it does (the OpenAPI document says it), its value's
+// format there, and how a value becomes a condition.
+type SearchParam struct {
+	Name, Doc, Format string
+	Parse             func(raw string) (Condition, error)
+}
+
+// PatientSearchParams are the customers' list's filters, in the document's
+// order (docs/integrators/finding-patients.md). total is read beside them.
+var PatientSearchParams = []SearchParam{
+	{Name: "q", Doc: "words that each start a word of the last or the first name, in any order (\"Anna Müller\" and \"Müller, Anna\" find the same patient); case, accents and the spellings ü=ue, ö=oe, ä=ae, ß=ss are folded",
+		Parse: func(raw string) (Condition, error) { return NameCondition("q", SearchName, OpPrefix, raw) }},
+	{Name: "last_name", Doc: "the last name starts with this, or a part of it does (Müller-Lüdenscheidt is found by Lüd); folded as q",
+		Parse: func(raw string) (Condition, error) { return NameCondition("last_name", SearchFamily, OpPrefix, raw) }},
+	{Name: "first_name", Doc: "the first name, or one of several, starts with this; folded as q",
+		Parse: func(raw string) (Condition, error) { return NameCondition("first_name", SearchGiven, OpPrefix, raw) }},
+	{Name: "phonetic", Doc: "the last or the first name sounds like this (Kölner Phonetik: Meier finds Meyer, Maier, Mayr and Mayer)",
+		Parse: func(raw string) (Condition, error) { return NameCondition("phonetic", SearchPhonetic, OpEqual, raw) }},
+	{Name: "birth_date", Doc: "born on this date", Format: "date",
+		Parse: func(raw string) (Condition, error) {
+			r, ok := ParseDateRange(raw)
+			if !ok || len(raw) != len(time.DateOnly) {
+				return Condition{}, FieldErrors{{Field: "birth_date", Message: "must be a date, YYYY-MM-DD"}}.Err()
+			}
+			return Condition{Field: SearchBirthDate, Op: OpRange, Ranges: []DateRange{r}}, nil
+		}},
+	{Name: "svnr", Doc: "the Austrian social insurance number, exactly (10 digits; one with a wrong check digit is refused)",
+		Parse: func(raw string) (Condition, error) { return IdentifierCondition("svnr", SearchSVNR, raw) }},
+	{Name: "kvnr", Doc: "the German health insurance number, exactly (a letter and 9 digits; one with a wrong check digit is refused)",
+		Parse: func(raw string) (Condition, error) { return IdentifierCondition("kvnr", SearchKVNR, raw) }},
+	{Name: "phone", Doc: "the phone number: E.164 (+43664…), or a national number (0664 …) read in the practice's country (by its time zone)",
+		Parse: func(raw string) (Condition, error) {
+			return Condition{Field: SearchPhone, Op: OpEqual, Values: []string{raw}}, nil
+		}},
+	{Name: "email", Doc: "the e-mail address, in any case", Format: "email",
+		Parse: func(raw string) (Condition, error) {
+			return Condition{Field: SearchEmail, Op: OpEqual, Values: []string{strings.ToLower(strings.TrimSpace(raw))}}, nil
+		}},
+}
+
+// IdentifierCondition is a search by an SVNR or a KVNR, compared as written
+// (never folded). One whose check digit is wrong matches nobody: it is
+// refused with why (a FieldErrors on param), rather than answered empty.
+func IdentifierCondition(param string, field SearchField, raw string) (Condition, error) {
+	v := strings.TrimSpace(raw)
+	switch {
+	case field == SearchSVNR && !ValidSVNR(v):
+		return Condition{}, FieldErrors{{Field: param, Message: "is not a valid Austrian social insurance number: 10 digits whose check digit (the fourth) must match the others"}}.Err()
+	case field == SearchKVNR && !ValidKVNR(v):
+		return Condition{}, FieldErrors{{Field: param, Message: "is not a valid German health insurance number: a capital letter and 9 digits whose last is the check digit"}}.Err()
+	}
+	return Condition{Field: field, Op: OpEqual, Values: []string{v}}, nil
+}
+
+// countryCodes are the calling codes of the practices' countries, by the
+// time zone a company names (a national number is read in its country).
+var countryCodes = map[string]string{
+	"Europe/Vienna": "43", "Europe/Berlin": "49", "Europe/Busingen": "49", "Europe/Zurich": "41", "Europe/Vaduz": "423",
+}
+
+// PhoneE164 reads a phone number a person typed as E.164: "+43 664 123
+// 4567", "0043 664 1234567", or the national "0664 1234567" in the country
+// of zone (a company's time zone). Spaces, hyphens, slashes, dots and
+// brackets are ignored; false when what is left is no E.164 number.
+func PhoneE164(raw, zone string) (string, bool) {
+	var b strings.Builder
+	for i, r := range strings.TrimSpace(raw) {
+		switch {
+		case r >= '0' && r <= '9':
+			b.WriteRune(r)
+		case r == '+' && i == 0:
+			b.WriteRune(r)
+		case strings.ContainsRune(" -/.()", r):
+		default:
+			return "", false
+		}
+	}
+	n := b.String()
+	switch {
+	case strings.HasPrefix(n, "+"):
+	case strings.HasPrefix(n, "00"):
+		n = "+" + n[2:]
+	case strings.HasPrefix(n, "0") && countryCodes[zone] != "":
+		n = "+" + countryCodes[zone] + n[1:]
+	default:
+		return "", false
+	}
+	return n, phonePattern.MatchString(n)
+}
+
+// ReadPhones turns the phone conditions' values into E.164 in the country
+// of zone; one that is no phone number is a FieldErrors on param.
+func ReadPhones(conds []Condition, param, zone string) error {
+	for i, c := range conds {
+		if c.Field != SearchPhone {
+			continue
+		}
+		for j, v := range c.Values {
+			n, ok := PhoneE164(v, zone)
+			if !ok {
+				return FieldErrors{{Field: param, Message: "must be a phone number: E.164 (+43664…) or a national number (0664…)"}}.Err()
+			}
+			conds[i].Values[j] = n
+		}
+	}
+	return nil
+}

@@ -1,0 +1,223 @@
+package porttest
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/ports"
+)
+
+// patientsFound: a search of the customers' list (docs/contract.md §15,
+// "Finding a patient") finds by folded, phonetic, prefix, contains and exact
+// names, birth dates with prefixes, identifiers, phone and e-mail, ANDs its
+// filters, counts when asked, pages full, and never answers another
+// company's patients of the same name.
+func patientsFound(t *testing.T, newRepos func(t *testing.T) RecordRepositories) {
+	f := newRecordFixture(t, newRepos)
+	other, _ := NewCompany(t, f.r.Repositories, "Other", 10)
+	ctx := context.Background()
+	k := domain.CustomersKind()
+	people := []string{
+		`{"first_name":"Anna","last_name":"Müller","birth_date":"1980-02-29","svnr":"1237010180","email":"Anna.Mueller@example.at","phone":"+436641234567"}`,
+		`{"first_name":"Hans Peter","last_name":"Mueller","birth_date":"1975-06-01","kvnr":"A123456780"}`,
+		`{"first_name":"Eva","last_name":"MÜLLER-Lüdenscheidt","birth_date":"1990-12-24"}`,
+		`{"first_name":"Sepp","last_name":"Meier","birth_date":"1960-01-15"}`,
+		`{"first_name":"Maria","last_name":"Mayr","birth_date":"1960-01-16"}`,
+		`{"first_name":"Liam","last_name":"O'Brien","birth_date":"2001-03-03"}`,
+		`{"first_name":"Franz","last_name":"Straße","birth_date":"1950-05-05"}`,
+	}
+	byName := map[string]string{}
+	write := func(company domain.CompanyID, payload string) string {
+		var id string
+		err := f.r.Tx.InTx(ctx, func(ctx context.Context) error {
+			s, err := f.r.Records.Insert(ctx, company, k, ports.StoredObject{Payload: []byte(payload), CreatedAt: time.Now()})
+			id = s.ID
+			return err
+		})
+		if err != nil {
+			t.Fatalf("insert %s: %v", payload, err)
+		}
+		return id
+	}
+	for _, p := range people {
+		x := domain.PatientIndexOf([]byte(p))
+		byName[x.Family+"/"+x.Given] = write(f.company, p)
+		write(other.ID, p) // the same patients in another company: never found here
+	}
+	id := func(family, given string) string { return byName[family+"/"+given] }
+	anna, hans, eva := id("muller", "anna"), id("muller", "hans peter"), id("muller ludenscheidt", "eva")
+	meier, mayr, obrien, franz := id("meier", "sepp"), id("mayr", "maria"), id("o brien", "liam"), id("strasse", "franz")
+
+	name := func(param string, field domain.SearchField, op domain.SearchOp, raw string) domain.Condition {
+		c, err := domain.NameCondition(param, field, op, raw)
+		if err != nil {
+			t.Fatalf("%s=%s: %v", param, raw, err)
+		}
+		return c
+	}
+	dates := func(values ...string) domain.Condition {
+		c := domain.Condition{Field: domain.SearchBirthDate, Op: domain.OpRange}
+		for _, v := range values {
+			r, ok := domain.ParseDateRange(v)
+			if !ok {
+				t.Fatalf("date %q", v)
+			}
+			c.Ranges = append(c.Ranges, r)
+		}
+		return c
+	}
+	equal := func(field domain.SearchField, v ...string) domain.Condition {
+		return domain.Condition{Field: field, Op: domain.OpEqual, Values: v}
+	}
+	for _, c := range []struct {
+		name  string
+		conds []domain.Condition
+		want  []string
+	}{
+		{"Müller", []domain.Condition{name("family", domain.SearchFamily, domain.OpPrefix, "Müller")}, []string{anna, hans, eva}},
+		{"MÜLLER", []domain.Condition{name("family", domain.SearchFamily, domain.OpPrefix, "MÜLLER")}, []string{anna, hans, eva}},
+		{"Mueller", []domain.Condition{name("family", domain.SearchFamily, domain.OpPrefix, "Mueller")}, []string{anna, hans, eva}},
+		{"muller", []domain.Condition{name("family", domain.SearchFamily, domain.OpPrefix, "muller")}, []string{anna, hans, eva}},
+		{"the prefix mül", []domain.Condition{name("family", domain.SearchFamily, domain.OpPrefix, "mül")}, []string{anna, hans, eva}},
+		{"a part: Lüd", []domain.Condition{name("family", domain.SearchFamily, domain.OpPrefix, "Lüd")}, []string{eva}},
+		{"contains üll", []domain.Condition{name("family", domain.SearchFamily, domain.OpContains, "üll")}, []string{anna, hans, eva}},
+		{"contains across the hyphen", []domain.Condition{name("family", domain.SearchFamily, domain.OpContains, "ller-lü")}, []string{eva}},
+		{"exact Müller", []domain.Condition{name("family", domain.SearchFamily, domain.OpExact, "Müller")}, []string{anna}},
+		{"exact MÜLLER is not Müller", []domain.Condition{name("family", domain.SearchFamily, domain.OpExact, "müller")}, nil},
+		{"O'Brien by Brien", []domain.Condition{name("family", domain.SearchFamily, domain.OpPrefix, "Brien")}, []string{obrien}},
+		{"O'Brien by OBrien", []domain.Condition{name("family", domain.SearchFamily, domain.OpPrefix, "OBrien")}, []string{obrien}},
+		{"Strasse finds Straße", []domain.Condition{name("family", domain.SearchFamily, domain.OpPrefix, "Strasse")}, []string{franz}},
+		{"phonetic Meyer", []domain.Condition{name("phonetic", domain.SearchPhonetic, domain.OpEqual, "Meyer")}, []string{meier, mayr}},
+		{"phonetic Mayer", []domain.Condition{name("phonetic", domain.SearchPhonetic, domain.OpEqual, "Mayer")}, []string{meier, mayr}},
+		{"given: a second first name", []domain.Condition{name("given", domain.SearchGiven, domain.OpPrefix, "Pet")}, []string{hans}},
+		{"q: Anna Müller", []domain.Condition{name("q", domain.SearchName, domain.OpPrefix, "Anna Müller")}, []string{anna}},
+		{"q: Müller, Anna", []domain.Condition{name("q", domain.SearchName, domain.OpPrefix, "Müller, Anna")}, []string{anna}},
+		{"AND: Müller born 1975", []domain.Condition{name("family", domain.SearchFamily, domain.OpPrefix, "Müller"), dates("1975")}, []string{hans}},
+		{"birth date eq", []domain.Condition{dates("1960-01-15")}, []string{meier}},
+		{"birth date ge and lt", []domain.Condition{dates("ge1960-01-16"), dates("lt1976")}, []string{hans, mayr}},
+		{"birth dates as alternatives", []domain.Condition{dates("1950-05-05", "2001-03")}, []string{obrien, franz}},
+		{"birth date ne", []domain.Condition{name("family", domain.SearchFamily, domain.OpPrefix, "M"), dates("ne1960-01")}, []string{anna, hans, eva}},
+		{"svnr", []domain.Condition{equal(domain.SearchSVNR, "1237010180")}, []string{anna}},
+		{"kvnr", []domain.Condition{equal(domain.SearchKVNR, "A123456780")}, []string{hans}},
+		{"phone", []domain.Condition{equal(domain.SearchPhone, "+436641234567")}, []string{anna}},
+		{"e-mail in lower case", []domain.Condition{equal(domain.SearchEmail, "anna.mueller@example.at")}, []string{anna}},
+		{"a family name alternative", []domain.Condition{{Field: domain.SearchFamily, Op: domain.OpPrefix, Values: []string{"meier", "mayr"}}}, []string{meier, mayr}},
+		{"nobody", []domain.Condition{name("family", domain.SearchFamily, domain.OpPrefix, "Huber")}, nil},
+	} {
+		q := domain.ListQuery{Limit: 2, Search: c.conds, Total: domain.TotalAccurate}
+		var got []string
+		var total *int64
+		for { // pages of 2: each full but the last, and no page after it
+			page, err := f.r.Records.List(ctx, f.company, k, q)
+			if err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			if page.HasMore && len(page.Items) < q.Limit {
+				t.Errorf("%s: a short page with more to come", c.name)
+			}
+			total = page.Total
+			for _, o := range page.Items {
+				got = append(got, o.ID)
+			}
+			if !page.HasMore {
+				break
+			}
+			q.After = &page.Next
+		}
+		slices.Sort(got)
+		want := slices.Clone(c.want)
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: found %v, want %v", c.name, got, want)
+		}
+		if total == nil || *total != int64(len(want)) {
+			t.Errorf("%s: total %v, want %d", c.name, total, len(want))
+		}
+	}
+	// An update moves the index with the payload.
+	err := f.r.Tx.InTx(ctx, func(ctx context.Context) error {
+		_, err := f.r.Records.Update(ctx, f.company, k, meier, []byte(`{"first_name":"Sepp","last_name":"Huber","birth_date":"1960-01-15"}`), time.Now())
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := f.r.Records.List(ctx, f.company, k, domain.ListQuery{Limit: 10, Search: []domain.Condition{name("family", domain.SearchFamily, domain.OpPrefix, "Huber")}})
+	if err != nil || len(page.Items) != 1 || page.Items[0].ID != meier || page.Total != nil {
+		t.Errorf("after the update: %+v %v", page, err)
+	}
+	page, err = f.r.Records.List(ctx, f.company, k, domain.ListQuery{Limit: 10, Search: []domain.Condition{name("family", domain.SearchFamily, domain.OpPrefix, "Meier")}})
+	if err != nil || len(page.Items) != 0 {
+		t.Errorf("the old name after the update: %+v %v", page, err)
+	}
+	// Put (the import) indexes what it writes, in batches.
+	err = f.r.Tx.InTx(ctx, func(ctx context.Context) error {
+		return f.r.Records.Put(ctx, f.company, k, []ports.StoredObject{
+			{ID: "7000001", Payload: []byte(`{"first_name":"Karl","last_name":"Überreiter","birth_date":"1944-04-04"}`)},
+			{ID: hans, Payload: []byte(`{"first_name":"Hans","last_name":"Ueberreiter","birth_date":"1975-06-01"}`)},
+		}, map[string]ports.StoredObject{hans: {ID: hans}}, time.Now())
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err = f.r.Records.List(ctx, f.company, k, domain.ListQuery{Limit: 10, Search: []domain.Condition{name("family", domain.SearchFamily, domain.OpPrefix, "uberr")}})
+	if err != nil || len(page.Items) != 2 {
+		t.Errorf("imported Überreiter: %+v %v", page, err)
+	}
+}
+
+// RunPatientIndexBackfill: customers written before the patient search's
+// index (made so by unindex, as an upgrade finds them) make a search of
+// their company a domain.ErrSearchIndexing until the store's backfill has
+// indexed them, batch by batch; the feed is read as ever meanwhile.
+func RunPatientIndexBackfill(t *testing.T, newRepos func(t *testing.T) RecordRepositories, unindex func(t *testing.T, company domain.CompanyID)) {
+	f := newRecordFixture(t, newRepos)
+	ctx := context.Background()
+	k := domain.CustomersKind()
+	for _, p := range []string{`{"first_name":"Anna","last_name":"Öztürk"}`, `{"first_name":"Ida","last_name":"Oeztuerk"}`, `{"first_name":"Max","last_name":"Ozturk"}`} {
+		err := f.r.Tx.InTx(ctx, func(ctx context.Context) error {
+			_, err := f.r.Records.Insert(ctx, f.company, k, ports.StoredObject{Payload: []byte(p), CreatedAt: time.Now()})
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	unindex(t, f.company)
+	search := domain.ListQuery{Limit: 10, Search: []domain.Condition{{Field: domain.SearchFamily, Op: domain.OpPrefix, Values: []string{"ozturk"}}}}
+	if _, err := f.r.Records.List(ctx, f.company, k, search); !errors.Is(err, domain.ErrSearchIndexing) {
+		t.Fatalf("a search before the backfill: %v, want ErrSearchIndexing", err)
+	}
+	plain, err := f.r.Records.List(ctx, f.company, k, domain.ListQuery{Limit: 10})
+	if err != nil || len(plain.Items) != 4 { // the fixture's customer and three
+		t.Fatalf("the feed during the backfill: %d %v", len(plain.Items), err)
+	}
+	indexer, ok := f.r.Records.(interface {
+		IndexCustomers(ctx context.Context, batch int64) (int, error)
+	})
+	if !ok {
+		t.Fatal("the store has no backfill")
+	}
+	total := 0
+	for { // batches of 2: resumed where the last one ended
+		n, err := indexer.IndexCustomers(ctx, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			break
+		}
+		total += n
+	}
+	if total < 4 {
+		t.Errorf("backfilled %d, want at least this company's 4", total)
+	}
+	page, err := f.r.Records.List(ctx, f.company, k, search)
+	if err != nil || len(page.Items) != 3 {
+		t.Errorf("after the backfill: %d %v", len(page.Items), err)
+	}
+}
