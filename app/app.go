@@ -204,7 +204,7 @@ var HTTP = fx.Module("http",
 			return httpapi.NewWithDeadline(tel, life, cfg.RequestTimeout, routes...)
 		}, fx.ParamTags(``, ``, ``, `group:"routes"`)),
 	),
-	fx.Invoke(serveHTTP, startSweeper, startAuditSweeper),
+	fx.Invoke(serveHTTP, startSweeper, startAuditSweeper, startPatientIndexer),
 )
 
 // newSite is the practice's settings pages on the token store's sessions.

@@ -2,8 +2,10 @@ package app
 
 import (
 	"context"
+	"github.com/praxis-health/praxis/ports"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/fx"
@@ -88,5 +90,50 @@ func every(lc fx.Lifecycle, interval time.Duration, fn func(ctx context.Context)
 			}
 			return nil
 		},
+	})
+}
+
+// patientIndexBatch is how many customers one backfill transaction indexes.
+const patientIndexBatch = 500
+
+// startPatientIndexer indexes, in the background after start-up, the
+// customers written before the patient search's index existed (or under
+// older rules): a batch a transaction, so a stopped server resumes where it
+// was, and several replicas share the work (SKIP LOCKED). Until a company's
+// customers are all indexed, a search of it answers 503
+// search-index-building (docs/contract.md §15); the feed is served as ever.
+func startPatientIndexer(lc fx.Lifecycle, store ports.RecordStore, logger *slog.Logger) {
+	indexer, ok := store.(interface {
+		IndexCustomers(ctx context.Context, batch int64) (int, error)
+	})
+	if !ok {
+		return
+	}
+	var done atomic.Bool
+	every(lc, time.Second, func(ctx context.Context) {
+		if done.Load() {
+			return
+		}
+		total := 0
+		for ctx.Err() == nil {
+			n, err := indexer.IndexCustomers(ctx, patientIndexBatch)
+			if err != nil {
+				logger.Warn("the patient search index's backfill failed; it is tried again", "error", err.Error(), "indexed", total)
+				return
+			}
+			total += n
+			if n == 0 {
+				break
+			}
+			if total%(20*patientIndexBatch) == 0 {
+				logger.Info("the patient search index's backfill goes on", "indexed", total)
+			}
+		}
+		if ctx.Err() == nil {
+			done.Store(true)
+			if total > 0 {
+				logger.Info("the patient search index's backfill is complete", "indexed", total)
+			}
+		}
 	})
 }

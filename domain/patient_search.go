@@ -32,6 +32,9 @@ const (
 	SearchEmail     SearchField = "email" // compared in lower case
 	SearchSex       SearchField = "sex"
 	SearchID        SearchField = "id" // the customer's number
+	// SearchIdentifier: the SVNR, the KVNR or the customer's number (an
+	// identifier given without its system).
+	SearchIdentifier SearchField = "identifier"
 )
 
 // SearchOp is how a condition compares.

@@ -163,8 +163,18 @@ func TestFHIRPatientsOnATCore(t *testing.T) {
 			{"identifier=1237010180", maria},
 			{"identifier=http://fhir.de/sid/gkv/kvid-10|A123456780", maria},
 			{"identifier=" + url.QueryEscape("urn:praxis:"+p.company.ID+":customers|"+anna), anna},
-			{"identifier=urn:oid:1.2.40.0.10.1.4.3.1|1237010181", ""},
+			{"identifier=urn:oid:1.2.40.0.10.1.4.3.1|9994210469", ""},
 			{"family=hub", maria},
+			{"family=HÜBER", maria}, // folded: Hüber = Hueber = Huber
+			{"family=Hueb", maria},
+			{"name=hub", maria},
+			{"name=anna", anna},
+			{"family:exact=Huber", maria},
+			{"family:exact=huber", ""},
+			{"family:contains=ube", maria},
+			{"phonetic=Hupper", maria}, // Kölner Phonetik: both 17
+			{"gender=unknown", anna},
+			{"birthdate=ne1980-01", anna},
 			{"given=ANNA", anna},
 			{"family=Huber&given=Anna", ""},
 			{"family=Huber,Berger", anna + "," + maria}, // in the order of the feed
@@ -180,6 +190,16 @@ func TestFHIRPatientsOnATCore(t *testing.T) {
 			if strings.Join(got.ids["match"], ",") != c.want {
 				t.Errorf("Patient?%s: %v, want %s", c.query, got.ids["match"], c.want)
 			}
+		}
+
+		// How many: _total=accurate on every page, _summary=count alone.
+		total := p.fhir(t, "Patient?family=Huber,Berger&_total=accurate&_count=1").decode(t)
+		if total["total"] != float64(2) {
+			t.Errorf("_total=accurate: %v", total["total"])
+		}
+		count := p.fhir(t, "Patient?family=hub&_summary=count").decode(t)
+		if count["total"] != float64(1) || count["entry"] != nil {
+			t.Errorf("_summary=count: total %v, entries %v", count["total"], count["entry"])
 		}
 
 		// Refusals, each an OperationOutcome.
@@ -206,8 +226,14 @@ func TestFHIRPatientsOnATCore(t *testing.T) {
 			t.Errorf("the company: %v", got.ids)
 		}
 		outcome(t, "an unknown type", p.fhir(t, "Medication"), http.StatusNotFound, "not-supported")
-		outcome(t, "an unknown parameter", p.fhir(t, "Patient?name=Huber"), http.StatusBadRequest, "invalid")
-		outcome(t, "a modifier", p.fhir(t, "Patient?family:exact=Huber"), http.StatusBadRequest, "invalid")
+		outcome(t, "an unknown parameter", p.fhir(t, "Patient?nickname=Huber"), http.StatusBadRequest, "invalid")
+		outcome(t, "a modifier not served", p.fhir(t, "Patient?family:text=Huber"), http.StatusBadRequest, "invalid")
+		outcome(t, "a modifier on a parameter without any", p.fhir(t, "Patient?birthdate:exact=1980"), http.StatusBadRequest, "invalid")
+		outcome(t, "an SVNR with a wrong check digit", p.fhir(t, "Patient?identifier=urn:oid:1.2.40.0.10.1.4.3.1|1237010181"), http.StatusBadRequest, "invalid")
+		outcome(t, "a contains-search of two letters", p.fhir(t, "Patient?family:contains=ub"), http.StatusBadRequest, "invalid")
+		outcome(t, "a _total not served", p.fhir(t, "Patient?_total=some"), http.StatusBadRequest, "invalid")
+		outcome(t, "a _summary not served", p.fhir(t, "Patient?_summary=true"), http.StatusBadRequest, "invalid")
+		outcome(t, "_total on a type whose search is not counted", p.fhir(t, "Practitioner?_total=accurate"), http.StatusBadRequest, "invalid")
 		outcome(t, "a malformed reference", p.fhir(t, "Appointment?patient=Patient/abc"), http.StatusBadRequest, "invalid")
 		outcome(t, "a patient search on a type without one", p.fhir(t, "Practitioner?patient=1"), http.StatusBadRequest, "invalid")
 		outcome(t, "a date that is none", p.fhir(t, "Patient?birthdate=1980-13"), http.StatusBadRequest, "invalid")

@@ -33,7 +33,11 @@ func capabilityStatement(base, tokenURL string) map[string]any {
 			common = nil
 		}
 		for _, p := range append(slices.Clone(common), rt.params...) {
-			params = append(params, map[string]any{"name": p.name, "type": p.kind, "documentation": p.doc})
+			sp := map[string]any{"name": p.name, "type": p.kind, "documentation": p.doc}
+			if p.definition != "" {
+				sp["definition"] = p.definition
+			}
+			params = append(params, sp)
 		}
 		if rt.patient != "" {
 			for _, name := range []string{"patient", "subject"} {

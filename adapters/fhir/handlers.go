@@ -160,10 +160,15 @@ func (s *Server) search(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	if rt.searchable() && len(req.ids) > 0 { // ids are one more condition of the query
+		req.search = append(req.search, domain.Condition{Field: domain.SearchID, Op: domain.OpEqual, Values: req.ids})
+		req.ids = nil
+	}
 	grant := httpkit.GrantOf(c)
 	self := s.base(c) + "/" + rt.name
 	x := view{company: grant.CompanyID}
 	var matches []object
+	var total *int64
 	next := ""
 	switch {
 	case rt.section == "":
@@ -183,10 +188,16 @@ func (s *Server) search(c *fiber.Ctx) error {
 	case len(req.ids) > 0:
 		matches, err = s.byID(c, rt, req)
 	default:
-		matches, next, err = s.scan(c, rt, req)
+		matches, next, total, err = s.scan(c, rt, req)
 	}
 	if err != nil {
 		return err
+	}
+	if req.count0 { // _summary=count: the total alone
+		b := bundle(c, self, []any{}, "")
+		b["total"] = total
+		delete(b, "entry")
+		return send(c, b)
 	}
 	entries := make([]any, 0, len(matches))
 	for _, o := range matches {
@@ -197,7 +208,11 @@ func (s *Server) search(c *fiber.Ctx) error {
 		return err
 	}
 	entries = append(entries, included...)
-	return send(c, bundle(c, self, entries, next))
+	b := bundle(c, self, entries, next)
+	if total != nil {
+		b["total"] = *total
+	}
+	return send(c, b)
 }
 
 // byID reads the objects among the ids asked for, filtered by the other parameters.
@@ -232,18 +247,24 @@ func (s *Server) byID(c *fiber.Ctx, rt *resourceType, req request) ([]object, er
 // scan reads the feed from the request's position until the page is full,
 // the feed ends, or maxReads pages were read; next is the position after
 // the last object read, "" at the end of the feed.
-func (s *Server) scan(c *fiber.Ctx, rt *resourceType, req request) (matches []object, next string, err error) {
+func (s *Server) scan(c *fiber.Ctx, rt *resourceType, req request) (matches []object, next string, total *int64, err error) {
 	rd := s.views.of(rt)
-	q := domain.ListQuery{After: req.cursor, UpdatedSince: req.since, Customer: req.customer}
+	q := domain.ListQuery{After: req.cursor, UpdatedSince: req.since, Customer: req.customer, Search: req.search, Total: req.total}
 	for range maxReads {
 		q.Limit = req.count - len(matches)
+		if req.count0 {
+			q.Limit = 1
+		}
 		page, err := rd.list(c.UserContext(), httpkit.GrantOf(c), q)
 		if err != nil {
-			return nil, "", err
+			return nil, "", nil, err
+		}
+		if page.Total != nil {
+			total, q.Total = page.Total, domain.TotalNone // counted once
 		}
 		objs, err := decodeObjects(page.Data)
 		if err != nil {
-			return nil, "", err
+			return nil, "", nil, err
 		}
 		for _, o := range objs {
 			if matchesAll(o, req.filters) {
@@ -251,18 +272,18 @@ func (s *Server) scan(c *fiber.Ctx, rt *resourceType, req request) (matches []ob
 			}
 		}
 		if !page.HasMore {
-			return matches, "", nil
+			return matches, "", total, nil
 		}
 		cursor, err := domain.ParseCursor(page.NextCursor)
 		if err != nil {
-			return nil, "", err
+			return nil, "", nil, err
 		}
 		q.After = &cursor
 		if len(matches) >= req.count { // more: a report whose rows outnumber the page (rows.go)
 			break
 		}
 	}
-	return matches, q.After.Encode(), nil
+	return matches, q.After.Encode(), total, nil
 }
 
 // include adds the resources the _include parameters name: the patients

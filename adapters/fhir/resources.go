@@ -61,11 +61,16 @@ type view struct{ company domain.CompanyID }
 // resources is the table, in the CapabilityStatement's order.
 var resources = []*resourceType{
 	{name: "Patient", section: "customers", toFHIR: patient, writer: patientWriter, params: []searchParam{
-		{name: "identifier", kind: "token", doc: "system|value: the SVNR (" + systemSVNR + "), the KVNR (" + systemKVNR + ") or the practice's number", match: patientIdentifier},
-		{name: "family", kind: "string", doc: "the last name, case-insensitive, starting with", match: stringField("last_name")},
-		{name: "given", kind: "string", doc: "the first name, case-insensitive, starting with", match: stringField("first_name")},
-		{name: "birthdate", kind: "date", doc: "the birth date", match: dateField("birth_date")},
-		{name: "gender", kind: "token", doc: "male, female, other, unknown", match: tokenOf(func(o object) string { return gender(o) })},
+		{name: "identifier", kind: "token", doc: "system|value: the SVNR (" + systemSVNR + "), the KVNR (" + systemKVNR + ") or the practice's number; a value alone any of them. An SVNR or KVNR with a wrong check digit is refused", query: identifierQuery},
+		{name: "name", kind: "string", doc: "a word of the last or the first name starts with this; case, accents and ü=ue, ö=oe, ä=ae, ß=ss folded (Müller = Mueller = muller)", query: nameQuery(domain.SearchName), modifiers: []string{"exact", "contains"}},
+		{name: "family", kind: "string", doc: "a word of the last name starts with this, folded as name; :exact as written, :contains anywhere (3 characters at least)", query: nameQuery(domain.SearchFamily), modifiers: []string{"exact", "contains"}},
+		{name: "given", kind: "string", doc: "a first name starts with this, folded as name; :exact as written, :contains anywhere (3 characters at least)", query: nameQuery(domain.SearchGiven), modifiers: []string{"exact", "contains"}},
+		{name: "phonetic", kind: "string", doc: "a word of the last or the first name sounds like this: Kölner Phonetik (Meier = Meyer = Maier = Mayr = Mayer)", query: phoneticQuery,
+			definition: "http://hl7.org/fhir/SearchParameter/individual-phonetic"},
+		{name: "birthdate", kind: "date", doc: "the birth date, with the prefixes eq, ne, gt, ge, lt, le at day precision", query: birthdateQuery},
+		{name: "gender", kind: "token", doc: "male, female, other, unknown", query: genderQuery},
+		{name: "phone", kind: "token", doc: "the phone number: E.164, or national in the practice's country", query: telecomQuery(domain.SearchPhone)},
+		{name: "email", kind: "token", doc: "the e-mail address, in any case", query: telecomQuery(domain.SearchEmail)},
 	}},
 	{name: "Practitioner", section: "users", toFHIR: practitioner, params: []searchParam{
 		{name: "family", kind: "string", doc: "the last name", match: stringField("last_name")},
@@ -121,6 +126,10 @@ var resources = []*resourceType{
 		{name: "authored", kind: "date", doc: "when the order was made", match: dateField("created_at")},
 	}},
 }
+
+// searchable: the type's search reaches the query (Patient's: _total and
+// _summary=count are served there).
+func (rt *resourceType) searchable() bool { return rt.section == "customers" }
 
 // resourceByName is the served resource of a type name, or nil.
 func resourceByName(name string) *resourceType {

@@ -19,6 +19,12 @@ import (
 type searchParam struct {
 	name, kind, doc string
 	match           func(o object, v value) bool
+	// query, where set, puts the parameter into the store's query instead
+	// (patient_search.go); modifiers are the modifiers it takes.
+	query     paramQuery
+	modifiers []string
+	// definition is the canonical SearchParameter it implements, when there is one.
+	definition string
 }
 
 // value is one value of a search parameter: a prefix for dates, a system for tokens.
@@ -186,12 +192,18 @@ type request struct {
 	includes []string
 	// none is a request nothing can match (two different patients).
 	none bool
+	// search are the parameters that reach the query (Patient's), total
+	// what _total asked, and count only the total (_summary=count).
+	search []domain.Condition
+	total  domain.TotalMode
+	count0 bool
+	x      view
 }
 
 // parseSearch reads the query of a search on rt. An unknown parameter is
 // refused (the server is strict: Prefer handling=lenient is not taken).
 func parseSearch(rt *resourceType, query *fiber.Ctx) (request, error) {
-	req := request{count: domain.DefaultPageSize}
+	req := request{count: domain.DefaultPageSize, x: view{company: httpkit.GrantOf(query).CompanyID}}
 	var err error
 	params := append(slices.Clone(commonParams), rt.params...)
 	query.Request().URI().QueryArgs().VisitAll(func(k, raw []byte) {
@@ -218,6 +230,26 @@ func (req *request) read(rt *resourceType, params []searchParam, name, raw strin
 			return invalidParam(name, "_cursor: not a position this server handed out in a next link")
 		}
 		req.cursor = &c
+		return nil
+	case "_total":
+		if !rt.searchable() {
+			break
+		}
+		modes := map[string]domain.TotalMode{"none": domain.TotalNone, "accurate": domain.TotalAccurate, "estimate": domain.TotalEstimate, "estimated": domain.TotalEstimate}
+		mode, ok := modes[raw]
+		if !ok {
+			return invalidParam(name, "_total: none, estimate or accurate")
+		}
+		req.total = mode
+		return nil
+	case "_summary":
+		if !rt.searchable() {
+			break
+		}
+		if raw != "count" {
+			return invalidParam(name, "_summary: only count is served")
+		}
+		req.count0, req.total = true, domain.TotalAccurate
 		return nil
 	case "_format":
 		if !slices.Contains([]string{"json", "application/json", httpkit.MIMEFHIRJSON}, raw) {
@@ -248,9 +280,29 @@ func (req *request) read(rt *resourceType, params []searchParam, name, raw strin
 		req.customer = &id
 		return nil
 	}
+	base, modifier, _ := strings.Cut(name, ":")
+	if i := slices.IndexFunc(params, func(p searchParam) bool { return p.name == base && p.query != nil }); i >= 0 {
+		p := params[i]
+		if modifier != "" && !slices.Contains(p.modifiers, modifier) {
+			return invalidParam(name, name+": the modifier "+strconv.Quote(modifier)+" is not served on "+base+" (see the CapabilityStatement)")
+		}
+		var vals []value
+		for _, part := range strings.Split(raw, ",") {
+			v, err := parseValue(name, "token", part) // the raw value and, for tokens, system|code
+			if err != nil {
+				return err
+			}
+			vals = append(vals, v)
+		}
+		cond, err := p.query(req.x, name, modifier, vals)
+		if err != nil {
+			return err
+		}
+		req.search = append(req.search, cond)
+		return nil
+	}
 	i := slices.IndexFunc(params, func(p searchParam) bool { return p.name == name })
 	if i < 0 {
-		base, _, _ := strings.Cut(name, ":")
 		if slices.ContainsFunc(params, func(p searchParam) bool { return p.name == base }) {
 			return invalidParam(name, name+": modifiers are not supported")
 		}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strconv"
+	"slices"
 	"strings"
 
 	"github.com/google/uuid"
@@ -147,20 +147,36 @@ func condition(q *bun.SelectQuery, c domain.Condition) *bun.SelectQuery {
 		}
 		return q
 	case c.Field == domain.SearchSex:
-		return q.Where(jsonField(q.DB(), "sex")+" IN (?)", bun.List(c.Values))
-	case c.Field == domain.SearchID:
-		ids := make([]int64, 0, len(c.Values))
-		for _, v := range c.Values {
-			if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-				ids = append(ids, n)
-			}
+		q = q.Where(jsonField(q.DB(), "sex")+" IN (?)", bun.List(c.Values))
+		if slices.Contains(c.Values, "unknown") { // FHIR's unknown: also where none is held
+			q = q.WhereOr(jsonField(q.DB(), "sex") + " IS NULL")
 		}
+		return q
+	case c.Field == domain.SearchIdentifier:
+		q = q.Where("customers.svnr IN (?)", bun.List(c.Values)).WhereOr("customers.kvnr IN (?)", bun.List(c.Values))
+		if ids := numbers(c.Values); len(ids) > 0 {
+			q = q.WhereOr("customers.id IN (?)", bun.List(ids))
+		}
+		return q
+	case c.Field == domain.SearchID:
+		ids := numbers(c.Values)
 		if len(ids) == 0 {
 			return q.Where("1 = 0")
 		}
 		return q.Where("customers.id IN (?)", bun.List(ids))
 	}
 	return q.Where(column[c.Field]+" IN (?)", bun.List(c.Values))
+}
+
+// numbers are the values that are customer numbers.
+func numbers(values []string) []int64 {
+	var out []int64
+	for _, v := range values {
+		if n, ok := domain.ParseCustomerPathID(v); ok {
+			out = append(out, int64(n))
+		}
+	}
+	return out
 }
 
 // nameColumns are the columns a name condition reads: the folded ones for
