@@ -79,6 +79,17 @@ func ParseDateRange(s string) (DateRange, bool) {
 	if len(s) > 2 && slices.Contains([]string{"eq", "ne", "gt", "ge", "lt", "le"}, s[:2]) {
 		r.Prefix, s = s[:2], s[2:]
 	}
+	from, to, ok := DateSpan(s)
+	if !ok {
+		return DateRange{}, false
+	}
+	r.From, r.To = from.Format(time.DateOnly), to.Format(time.DateOnly)
+	return r, true
+}
+
+// DateSpan is the range [from, to) of days a date at its precision spells:
+// YYYY a year, YYYY-MM a month, YYYY-MM-DD a day (UTC).
+func DateSpan(s string) (from, to time.Time, ok bool) {
 	for _, f := range []struct {
 		layout string
 		next   func(time.Time) time.Time
@@ -91,11 +102,10 @@ func ParseDateRange(s string) (DateRange, bool) {
 			continue
 		}
 		if t, err := time.Parse(f.layout, s); err == nil {
-			r.From, r.To = t.Format(time.DateOnly), f.next(t).Format(time.DateOnly)
-			return r, true
+			return t, f.next(t), true
 		}
 	}
-	return DateRange{}, false
+	return time.Time{}, time.Time{}, false
 }
 
 // NameCondition is a condition on a name field from what a client typed:

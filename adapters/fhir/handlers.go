@@ -252,8 +252,8 @@ func (s *Server) scan(c *fiber.Ctx, rt *resourceType, req request) (matches []ob
 	q := domain.ListQuery{After: req.cursor, UpdatedSince: req.since, Customer: req.customer, Search: req.search, Total: req.total}
 	for range maxReads {
 		q.Limit = req.count - len(matches)
-		if req.count0 {
-			q.Limit = 1
+		if req.count0 { // the total alone: no object read, no patient named in the audit event
+			q.Limit = 0
 		}
 		page, err := rd.list(c.UserContext(), httpkit.GrantOf(c), q)
 		if err != nil {
@@ -261,6 +261,9 @@ func (s *Server) scan(c *fiber.Ctx, rt *resourceType, req request) (matches []ob
 		}
 		if page.Total != nil {
 			total, q.Total = page.Total, domain.TotalNone // counted once
+		}
+		if req.count0 {
+			return nil, "", total, nil
 		}
 		objs, err := decodeObjects(page.Data)
 		if err != nil {

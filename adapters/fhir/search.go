@@ -91,17 +91,17 @@ func parseValue(name, kind, raw string) (value, error) {
 
 // dateRange is the range a FHIR date or dateTime spells at its precision.
 func dateRange(s string) (from, to time.Time, ok bool) {
+	if from, to, ok := domain.DateSpan(s); ok {
+		return from, to, true
+	}
 	for _, f := range []struct {
 		layout string
 		next   func(time.Time) time.Time
 	}{
-		{"2006", func(t time.Time) time.Time { return t.AddDate(1, 0, 0) }},
-		{"2006-01", func(t time.Time) time.Time { return t.AddDate(0, 1, 0) }},
-		{"2006-01-02", func(t time.Time) time.Time { return t.AddDate(0, 0, 1) }},
 		{time.RFC3339Nano, func(t time.Time) time.Time { return t.Add(time.Second) }},
 		{"2006-01-02T15:04Z07:00", func(t time.Time) time.Time { return t.Add(time.Minute) }},
 	} {
-		if t, err := time.Parse(f.layout, s); err == nil && len(s) >= 4 {
+		if t, err := time.Parse(f.layout, s); err == nil {
 			if f.layout == time.RFC3339Nano && t.Nanosecond() != 0 {
 				return t, t.Add(time.Millisecond), true
 			}
