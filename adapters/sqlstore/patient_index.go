@@ -38,19 +38,28 @@ type wordRow struct {
 	CustomerID int64     `bun:"customer_id"`
 }
 
-// writeWords replaces the words of the customers ids (their indexes, in
-// the same order) in one delete and one insert.
-func writeWords(ctx context.Context, db bun.IDB, company domain.CompanyID, ids []int64, xs []domain.PatientIndex) error {
-	if len(ids) == 0 {
+// indexed is a customer's number and its index.
+type indexed struct {
+	id int64
+	x  domain.PatientIndex
+}
+
+// writeWords replaces the words of the customers cs in one delete and one insert.
+func writeWords(ctx context.Context, db bun.IDB, company domain.CompanyID, cs []indexed) error {
+	if len(cs) == 0 {
 		return nil
+	}
+	ids := make([]int64, len(cs))
+	for i, c := range cs {
+		ids[i] = c.id
 	}
 	if _, err := tenantOf(db, company).Delete("customer_words").Where("customer_id IN (?)", bun.List(ids)).Exec(ctx); err != nil {
 		return translate(err)
 	}
 	var rows []wordRow
-	for i, x := range xs {
-		for _, w := range x.Words {
-			rows = append(rows, wordRow{CompanyID: uuid.UUID(company), Field: string(w.Field), Word: w.Word, CustomerID: ids[i]})
+	for _, c := range cs {
+		for _, w := range c.x.Words {
+			rows = append(rows, wordRow{CompanyID: uuid.UUID(company), Field: string(w.Field), Word: w.Word, CustomerID: c.id})
 		}
 	}
 	if len(rows) == 0 {
@@ -70,7 +79,7 @@ func indexCustomer(ctx context.Context, db bun.IDB, company domain.CompanyID, id
 	if _, err := q.Exec(ctx); err != nil {
 		return translate(err)
 	}
-	return writeWords(ctx, db, company, []int64{id}, []domain.PatientIndex{x})
+	return writeWords(ctx, db, company, []indexed{{id, x}})
 }
 
 // maxWordUpper ends a prefix's range of words: no folded word has a

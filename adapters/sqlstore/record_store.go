@@ -149,7 +149,7 @@ func (s *RecordStore) insertCustomer(ctx context.Context, db bun.IDB, company do
 			return "", err
 		}
 	}
-	if err := writeWords(ctx, db, company, []int64{id}, []domain.PatientIndex{x}); err != nil {
+	if err := writeWords(ctx, db, company, []indexed{{id, x}}); err != nil {
 		return "", err
 	}
 	return strconv.FormatInt(id, 10), nil
@@ -441,13 +441,13 @@ func (s *RecordStore) Put(ctx context.Context, company domain.CompanyID, kind *d
 	}
 	if tableOf(kind).kind == "" { // the customers table
 		rows := make([]customerRow, len(fresh))
-		ids, xs := make([]int64, len(fresh)), make([]domain.PatientIndex, len(fresh))
+		words := make([]indexed, len(fresh))
 		var top int64
 		for i, o := range fresh {
 			id, _ := strconv.ParseInt(o.ID, 10, 64)
 			top = max(top, id)
 			x := domain.PatientIndexOf(o.Payload)
-			ids[i], xs[i] = id, x
+			words[i] = indexed{id, x}
 			rows[i] = customerRow{ID: id, CompanyID: uuid.UUID(company), Payload: string(o.Payload), SVNR: x.SVNR,
 				Version: 1, Change: change, CreatedAt: at, UpdatedAt: at,
 				SearchFamily: x.Family, SearchGiven: x.Given, BirthDate: x.BirthDate, KVNR: x.KVNR, Phone: x.Phone, Email: x.Email,
@@ -456,7 +456,7 @@ func (s *RecordStore) Put(ctx context.Context, company domain.CompanyID, kind *d
 		if _, err := db.NewInsert().Model(&rows).Exec(ctx); err != nil {
 			return translate(err)
 		}
-		if err := writeWords(ctx, db, company, ids, xs); err != nil {
+		if err := writeWords(ctx, db, company, words); err != nil {
 			return err
 		}
 		if db.Dialect().Name() == dialect.PG {
