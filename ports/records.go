@@ -137,10 +137,24 @@ type Records interface {
 	// only with q.IncludeDeleted. Another company's ids are not found.
 	Batch(ctx context.Context, grant domain.Grant, kind *domain.Kind, q domain.BatchQuery) (Batch, error)
 	Get(ctx context.Context, grant domain.Grant, kind *domain.Kind, id string) (Versioned, error)
+	// Match answers the patients asked (a customer's payload, possibly
+	// partial) may be, best first, at most count (0: all candidates found).
+	Match(ctx context.Context, grant domain.Grant, asked []byte, count int) ([]Match, error)
+	// MatchOnce is the native match: a body of domain.MatchRequest, the
+	// answer rendered, under the request's Idempotency-Key.
+	MatchOnce(ctx context.Context, grant domain.Grant, body []byte, key *IdempotencyKey) (Response, error)
 	Create(ctx context.Context, grant domain.Grant, kind *domain.Kind, body []byte, key *IdempotencyKey) (Response, error)
 	// Patch applies a merge patch if the object is still at the version
 	// w names (else a *domain.StaleVersion, nothing written).
 	Patch(ctx context.Context, grant domain.Grant, kind *domain.Kind, id string, patch []byte, w Write) (Response, error)
+}
+
+// Match is one candidate of a match: the customer as answered, its score
+// in [0, 1] and its grade.
+type Match struct {
+	Data  []byte
+	Score float64
+	Grade domain.MatchGrade
 }
 
 // RenderedPage is a list answer's parts: the objects as one JSON array, the

@@ -78,6 +78,8 @@ func expectedAction(method, path string) string {
 	switch {
 	case strings.HasSuffix(path, "/upload") || (method == "POST" && path == "/api/oauth/v2/resource/files"):
 		return "upload"
+	case method == "POST" && path == "/api/oauth/v2/resource/customers/match":
+		return "match" // names the candidates answered: none for a refusal
 	case segs[0] == "booking" && method == "GET":
 		return "list"
 	case strings.HasSuffix(path, "/download"):
@@ -152,6 +154,7 @@ func TestAuditTrail(t *testing.T) {
 					target := strings.ReplaceAll(p, "{id}", "019cd6df-a538-78f7-9da1-494c73cf256d")
 					var want []int64
 					switch {
+					case p == "/api/oauth/v2/resource/customers/match":
 					case strings.HasPrefix(p, "/api/oauth/v2/resource/customers/"):
 						target = strings.ReplaceAll(p, "{id}", fmt.Sprint(anna))
 						want = []int64{anna} // read, or refused: the company's own customer is named either way

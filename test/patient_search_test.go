@@ -102,3 +102,130 @@ func hasFieldError(problem map[string]any, field string) bool {
 	errs, _ := problem["errors"].([]any)
 	return slices.ContainsFunc(errs, func(e any) bool { m, _ := e.(map[string]any); return m["field"] == field })
 }
+
+// TestMatchingAPatient: a lab's record is matched natively and in FHIR's
+// Patient/$match — the same SVNR, birth date and name certain, a typo with
+// the same birth date probable, twins told apart, onlyCertainMatches one
+// patient or none, an SVNR with a wrong check digit no evidence — graded and
+// scored best first; a record with nothing to search by, a resource of
+// another type, a parameter $match does not take are refused; a native
+// match replays its Idempotency-Key; another company's patients are never
+// candidates.
+func TestMatchingAPatient(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, b backend) {
+		s := startServer(t, b)
+		p := newPractice(t, s)
+		other := newPractice(t, s)
+		add := func(p practice, body string) string {
+			r := p.post(t, "customers", body)
+			if r.status != http.StatusCreated {
+				t.Fatalf("create: %d %s", r.status, r.body)
+			}
+			return fmt.Sprint(int64(r.decode(t)["id"].(float64)))
+		}
+		lena := add(p, `{"first_name":"Lena","last_name":"Gruber","birth_date":"2001-05-07","sex":"female","svnr":"1237010180"}`)
+		lisa := add(p, `{"first_name":"Lisa","last_name":"Gruber","birth_date":"2001-05-07","sex":"female"}`) // her twin
+		add(other, `{"first_name":"Lena","last_name":"Gruber","birth_date":"2001-05-07","sex":"female","svnr":"1237010180"}`)
+
+		type candidate struct{ id, grade string }
+		native := func(customer string, extra string) []candidate {
+			r := p.post(t, "customers/match", `{"customer":`+customer+extra+`}`)
+			if r.status != http.StatusOK {
+				t.Fatalf("match %s: %d %s", customer, r.status, r.body)
+			}
+			var out []candidate
+			last := 2.0
+			for _, m := range r.decode(t)["data"].([]any) {
+				m := m.(map[string]any)
+				if score := m["score"].(float64); score > last {
+					t.Errorf("%s: not best first", customer)
+				} else {
+					last = score
+				}
+				out = append(out, candidate{fmt.Sprint(int64(m["customer"].(map[string]any)["id"].(float64))), m["grade"].(string)})
+			}
+			return out
+		}
+		fhirMatch := func(patient, extra string) reply {
+			return p.fhirWrite(t, http.MethodPost, "Patient/$match", `{"resourceType":"Parameters","parameter":[{"name":"resource","resource":`+patient+`}`+extra+`]}`)
+		}
+		for _, c := range []struct {
+			name, customer, patient string
+			want                    []candidate
+		}{
+			{"SVNR, birth date and name",
+				`{"first_name":"Lena","last_name":"Gruber","birth_date":"2001-05-07","svnr":"1237010180"}`,
+				`{"resourceType":"Patient","name":[{"family":"Gruber","given":["Lena"]}],"birthDate":"2001-05-07","identifier":[{"system":"urn:oid:1.2.40.0.10.1.4.3.1","value":"1237010180"}]}`,
+				[]candidate{{lena, "certain"}, {lisa, "possible"}}},
+			{"a typo with the birth date",
+				`{"first_name":"Lena","last_name":"Gurber","birth_date":"2001-05-07"}`,
+				`{"resourceType":"Patient","name":[{"family":"Gurber","given":["Lena"]}],"birthDate":"2001-05-07"}`,
+				[]candidate{{lena, "probable"}}}, // her twin is no candidate: neither Gurber nor Lena finds her
+			{"a wrong check digit is no evidence",
+				`{"first_name":"Lisa","last_name":"Gruber","birth_date":"2001-05-07","svnr":"1237010181"}`,
+				`{"resourceType":"Patient","name":[{"family":"Gruber","given":["Lisa"]}],"birthDate":"2001-05-07","identifier":[{"system":"urn:oid:1.2.40.0.10.1.4.3.1","value":"1237010181"}]}`,
+				[]candidate{{lisa, "probable"}, {lena, "possible"}}},
+		} {
+			if got := native(c.customer, ""); !slices.Equal(got, c.want) {
+				t.Errorf("native, %s: %v, want %v", c.name, got, c.want)
+			}
+			r := fhirMatch(c.patient, "")
+			if r.status != http.StatusOK {
+				t.Fatalf("$match, %s: %d %s", c.name, r.status, r.body)
+			}
+			var got []candidate
+			for _, e := range r.decode(t)["entry"].([]any) {
+				e := e.(map[string]any)
+				search := e["search"].(map[string]any)
+				grade := search["extension"].([]any)[0].(map[string]any)
+				if grade["url"] != "http://hl7.org/fhir/StructureDefinition/match-grade" || search["mode"] != "match" {
+					t.Errorf("$match, %s: search %v", c.name, search)
+				}
+				got = append(got, candidate{e["resource"].(map[string]any)["id"].(string), grade["valueCode"].(string)})
+			}
+			if !slices.Equal(got, c.want) {
+				t.Errorf("$match, %s: %v, want %v", c.name, got, c.want)
+			}
+		}
+		onlyCertain := `,{"name":"onlyCertainMatches","valueBoolean":true}`
+		certain := fhirMatch(`{"resourceType":"Patient","name":[{"family":"Gruber","given":["Lena"]}],"birthDate":"2001-05-07","identifier":[{"system":"urn:oid:1.2.40.0.10.1.4.3.1","value":"1237010180"}]}`, onlyCertain).decode(t)
+		if entries, _ := certain["entry"].([]any); len(entries) != 1 {
+			t.Errorf("onlyCertainMatches with one certain: %v", certain["entry"])
+		}
+		none := fhirMatch(`{"resourceType":"Patient","name":[{"family":"Gruber","given":["Lena"]}],"birthDate":"2001-05-07"}`, onlyCertain).decode(t)
+		if entries, _ := none["entry"].([]any); len(entries) != 0 {
+			t.Errorf("onlyCertainMatches with none certain: %v", none["entry"])
+		}
+		if got := native(`{"first_name":"Lena","last_name":"Gruber","birth_date":"2001-05-07"}`, `,"count":1`); len(got) != 1 {
+			t.Errorf("count 1: %v", got)
+		}
+
+		// The native match replays its Idempotency-Key.
+		body := `{"customer":{"last_name":"Gruber","birth_date":"2001-05-07"}}`
+		first := p.post(t, "customers/match", body, "Idempotency-Key: match-1")
+		again := p.post(t, "customers/match", body, "Idempotency-Key: match-1")
+		if first.status != http.StatusOK || again.status != http.StatusOK || again.header.Get("Idempotent-Replayed") != "true" || string(again.body) != string(first.body) {
+			t.Errorf("a replayed match: %d %d %q", first.status, again.status, again.header.Get("Idempotent-Replayed"))
+		}
+
+		// Refusals.
+		for _, bad := range []struct{ body, field string }{
+			{`{"customer":{"first_name":"Lena","last_name":"Gruber"}}`, "resource"},
+			{`{"customer":{"nickname":"L"}}`, "customer.nickname"},
+			{`{"customer":{"birth_date":5}}`, "customer.birth_date"},
+			{`{"customer":{"last_name":"Gruber","birth_date":"2001-05-07"},"count":0}`, "count"},
+		} {
+			r := p.post(t, "customers/match", bad.body)
+			if r.status != http.StatusUnprocessableEntity || !hasFieldError(r.decode(t), bad.field) {
+				t.Errorf("%s: %d %s, want 422 naming %s", bad.body, r.status, r.body, bad.field)
+			}
+		}
+		outcome(t, "$match without a resource", p.fhirWrite(t, http.MethodPost, "Patient/$match", `{"resourceType":"Parameters","parameter":[]}`), http.StatusBadRequest, "invalid")
+		outcome(t, "$match of another type", fhirMatch(`{"resourceType":"Practitioner"}`, ""), http.StatusBadRequest, "invalid")
+		outcome(t, "$match with a parameter it does not take", fhirMatch(`{"resourceType":"Patient","birthDate":"2001-05-07"}`, `,{"name":"limit","valueInteger":3}`), http.StatusBadRequest, "invalid")
+		if r := fhirMatch(`{"resourceType":"Patient","name":[{"family":"Gruber"}]}`, ""); r.status < 400 || r.status >= 500 {
+			t.Errorf("$match of a name alone: %d %s", r.status, r.body)
+		}
+	})
+}

@@ -70,7 +70,8 @@ func capabilityStatement(base, tokenURL string) map[string]any {
 			r["conditionalUpdate"] = false
 		}
 		if rt.name == "Patient" {
-			r["operation"] = []any{map[string]any{"name": "export", "definition": bulkData + "/OperationDefinition/patient-export"}}
+			r["operation"] = []any{map[string]any{"name": "export", "definition": bulkData + "/OperationDefinition/patient-export"},
+				map[string]any{"name": "match", "definition": "http://hl7.org/fhir/OperationDefinition/Patient-match"}}
 		}
 		if len(rt.includes) > 0 {
 			var includes []string

@@ -74,6 +74,7 @@ func (s *Server) Register(app fiber.Router) {
 	g.Get("/$export-status/:job", s.exportStatus)
 	g.Delete("/$export-status/:job", s.exportDelete)
 	g.Get("/$export-file/:job/:name", s.exportFile)
+	g.Post("/Patient/$match", s.match)
 	g.Get("/:type", s.search)
 	g.Get("/:type/:id", s.read)
 	g.Get("/:type/:id/_history/:vid", s.vread)
@@ -243,6 +244,8 @@ func subjectOf(c *fiber.Ctx) (httpkit.Subject, bool) {
 		s.Section = rt.section
 	}
 	switch {
+	case len(segs) == 2 && segs[1] == "$match":
+		s.Action = audit.ActionFHIRMatch // the event names the candidates answered
 	case c.Method() == fiber.MethodPost:
 		s.Action = audit.ActionFHIRCreate
 	case c.Method() == fiber.MethodPut:

@@ -77,6 +77,9 @@ func resourceSubject(c *fiber.Ctx) (httpkit.Subject, bool) {
 		s.Action = audit.ActionList
 	case get:
 		s.Action = audit.ActionRead
+	case c.Method() == fiber.MethodPost && len(segs) == 2 && s.Section == "customers" && segs[1] == "match":
+		s.Action = audit.ActionMatch // names the candidates answered
+		return s, true
 	case c.Method() == fiber.MethodPost && len(segs) == 1 && s.Section == "files":
 		s.Action = audit.ActionUpload
 	case c.Method() == fiber.MethodPost && len(segs) == 1:

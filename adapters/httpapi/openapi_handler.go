@@ -107,6 +107,9 @@ func buildOpenAPI(releases []release.Release) ([]byte, error) {
 		schemas[name+"List"] = object{"type": "object", "required": []any{"data", "next_cursor", "has_more"}, "additionalProperties": false,
 			"properties": list}
 		paths[resourcePrefix+"/"+k.Slug] = kindPaths(k, name)
+		if k == domain.CustomersKind() {
+			paths[resourcePrefix+"/"+k.Slug+"/match"] = matchPaths(name)
+		}
 		paths[resourcePrefix+"/"+k.Slug+"/{id}"] = kindItemPaths(k, name)
 	}
 	if err := addBooking(paths, schemas); err != nil {
@@ -328,6 +331,40 @@ func patientSearchParameters() []any {
 	}
 	return append(params, object{"name": "total", "in": "query", "required": false, "schema": object{"type": "boolean"},
 		"description": "true: answer total, how many customers the filters keep"})
+}
+
+// matchPaths is POST customers/match: the patients a record may be.
+func matchPaths(name string) object {
+	str := object{"type": []any{"string", "null"}}
+	fields := object{}
+	for _, f := range []string{"first_name", "last_name", "birth_date", "sex", "svnr", "kvnr", "phone", "email"} {
+		fields[f] = str
+	}
+	op := operation("match"+name, "Match a patient: the practice's patients a record (a lab's, a hospital's) may be, scored and graded, best first",
+		domain.ReadScope("customers"), object{
+			"200": object{"description": "the candidates, best first: found by indexed searches only (an identifier, a birth date with a name, " +
+				"a phone number, an e-mail address), each with its score and grade (docs/contract.md §15, \"Matching a patient\"); " +
+				"a replay of an Idempotency-Key answers the first response again",
+				"headers": object{"Idempotent-Replayed": object{"schema": object{"type": "string", "enum": []any{"true"}}}},
+				"content": jsonContent(object{"type": "object", "required": []any{"data"}, "additionalProperties": false, "properties": object{
+					"data": object{"type": "array", "items": object{"type": "object", "required": []any{"score", "grade", "customer"}, "additionalProperties": false,
+						"properties": object{
+							"score":    object{"type": "number", "minimum": 0, "maximum": 1},
+							"grade":    object{"type": "string", "enum": []any{"certain", "probable", "possible"}},
+							"customer": ref("schemas", name)}}}}})},
+			"413": problemResponse("the body is over 1 MiB"),
+			"415": problemResponse("the body is not application/json"),
+			"422": problemResponse("invalid fields, every one listed in errors[] (a record with nothing to search by among them); or a reused Idempotency-Key"),
+		})
+	op["parameters"] = []any{ref("parameters", "IdempotencyKey")}
+	op["requestBody"] = object{"required": true, "content": jsonContent(object{"type": "object", "required": []any{"customer"}, "additionalProperties": false,
+		"properties": object{
+			"customer": object{"type": "object", "additionalProperties": false, "properties": fields,
+				"description": "what is known of the patient, in the customers' field names; an SVNR or KVNR with a wrong check digit is no evidence"},
+			"count":                object{"type": "integer", "minimum": 1, "maximum": 100, "description": "at most this many candidates"},
+			"only_certain_matches": object{"type": "boolean", "description": "true: the one certain candidate, or none when there is none or more than one"},
+		}})}
+	return object{"post": op}
 }
 
 func kindPaths(k *domain.Kind, name string) object {

@@ -19,6 +19,9 @@ func (h *Records) Register(r fiber.Router) {
 		read, write := requireScope(domain.ReadScope(k.Slug)), requireScope(domain.WriteScope(k.Slug))
 		base := "/" + k.Slug
 		r.Get(base, read, h.list(k))
+		if k == domain.CustomersKind() { // matching a patient (docs/contract.md §15)
+			r.Post(base+"/match", read, h.match)
+		}
 		if !k.ReadOnly && !k.OwnWrites {
 			r.Post(base, write, h.create(k))
 		}
@@ -88,6 +91,13 @@ func (h *Records) create(k *domain.Kind) fiber.Handler {
 			return h.records.Create(c.UserContext(), grantOf(c), k, body, key)
 		})
 	}
+}
+
+// match answers POST customers/match: the patients the body's may be.
+func (h *Records) match(c *fiber.Ctx) error {
+	return created(c, func(body []byte, key *ports.IdempotencyKey) (ports.Response, error) {
+		return h.records.MatchOnce(c.UserContext(), grantOf(c), body, key)
+	})
 }
 
 // created serves a POST that makes something from a JSON body: the body

@@ -34,6 +34,8 @@ const (
 	ActionUpload   = "upload"
 	ActionImport   = "import"
 	ActionExport   = "export"
+	// A native match (POST customers/match): the candidates answered.
+	ActionMatch = "match"
 	// The FHIR door's interactions (adapters/fhir): a read and a search of
 	// the same data, told apart from the native API's.
 	ActionFHIRRead   = "fhir-read"
@@ -43,6 +45,8 @@ const (
 	// A Bulk Data export (kick-off, status, download, delete, and each file
 	// it wrote, which names the customers the file holds).
 	ActionFHIRExport = "fhir-export"
+	// Patient/$match: the candidates answered are the customers it names.
+	ActionFHIRMatch = "fhir-match"
 )
 
 // Agent types: who acted.
@@ -500,8 +504,9 @@ func (a *Access) Written() bool {
 func (e Event) BALP(company domain.CompanyID) map[string]any {
 	interaction := map[string]string{ActionRead: "read", ActionList: "search-type", ActionCreate: "create", ActionUpdate: "update",
 		ActionDelete: "delete", ActionDownload: "read", ActionUpload: "create", ActionImport: "create", ActionExport: "search-type",
-		ActionFHIRRead: "read", ActionFHIRSearch: "search-type", ActionFHIRCreate: "create", ActionFHIRUpdate: "update", ActionFHIRExport: "search-type"}[e.Action]
-	crud := map[string]string{"read": "R", "search-type": "E", "create": "C", "update": "U", "delete": "D"}[interaction]
+		ActionFHIRRead: "read", ActionFHIRSearch: "search-type", ActionFHIRCreate: "create", ActionFHIRUpdate: "update", ActionFHIRExport: "search-type",
+		ActionFHIRMatch: "operation", ActionMatch: "operation"}[e.Action]
+	crud := map[string]string{"read": "R", "search-type": "E", "create": "C", "update": "U", "delete": "D", "operation": "E"}[interaction]
 	outcome := "0"
 	switch {
 	case e.Outcome.Status >= 500:

@@ -1,0 +1,113 @@
+package usecase
+
+import (
+	"cmp"
+	"context"
+	"net/http"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/ports"
+)
+
+// Match finds the practice's patients that asked (a customer's payload,
+// possibly partial) may be: candidates from indexed searches only
+// (domain.PatientFacts.MatchSearches), each graded (domain.GradeMatch),
+// best first, at most count. The audit event names the candidates answered.
+func (r *Records) Match(ctx context.Context, grant domain.Grant, asked []byte, count int) ([]ports.Match, error) {
+	kind := domain.CustomersKind()
+	if err := grant.Require(domain.ReadScope(kind.Slug)); err != nil {
+		return nil, err
+	}
+	facts := domain.PatientFactsOf(asked)
+	if facts.Phone != nil {
+		rc, err := r.ruleContext(ctx, grant.CompanyID)
+		if err != nil {
+			return nil, err
+		}
+		if n, ok := domain.PhoneE164(*facts.Phone, rc.Zone.String()); ok {
+			facts.Phone = &n
+		}
+	}
+	searches, err := facts.MatchSearches()
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	type scored struct {
+		obj   ports.StoredObject
+		score float64
+		grade domain.MatchGrade
+	}
+	var found []scored
+	for _, conds := range searches {
+		page, err := r.store.List(ctx, grant.CompanyID, kind, domain.ListQuery{Limit: domain.MaxMatchCandidates, Search: conds})
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range page.Items {
+			if seen[o.ID] {
+				continue
+			}
+			seen[o.ID] = true
+			if score, grade, ok := domain.GradeMatch(facts, domain.PatientFactsOf(o.Payload)); ok {
+				found = append(found, scored{o, score, grade})
+			}
+		}
+	}
+	slices.SortFunc(found, func(a, b scored) int {
+		if c := cmp.Compare(b.score, a.score); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.obj.Change, b.obj.Change)
+	})
+	if count > 0 && len(found) > count {
+		found = found[:count]
+	}
+	out := make([]ports.Match, len(found))
+	for i, f := range found {
+		out[i] = ports.Match{Data: appendRendered(nil, kind, f.obj), Score: f.score, Grade: f.grade}
+		touch(ctx, kind, f.obj)
+	}
+	return out, nil
+}
+
+// MatchOnce is the native match (POST …/customers/match): the body read
+// (domain.ParseMatchRequest), the candidates answered as
+// {"data":[{"score":…,"grade":…,"customer":{…}}]}, under the request's
+// Idempotency-Key like every POST: a retry replays the first answer.
+func (r *Records) MatchOnce(ctx context.Context, grant domain.Grant, body []byte, key *ports.IdempotencyKey) (ports.Response, error) {
+	req, err := domain.ParseMatchRequest(body)
+	if err != nil {
+		return ports.Response{}, err
+	}
+	if err := grant.Require(domain.ReadScope(domain.CustomersKind().Slug)); err != nil {
+		return ports.Response{}, err
+	}
+	count := 0
+	if req.Count != nil {
+		count = *req.Count
+	}
+	return r.idempotently(ctx, grant, key, time.Now(), func(ctx context.Context) (ports.Response, error) {
+		matches, err := r.Match(ctx, grant, req.Customer, count)
+		if err != nil {
+			return ports.Response{}, err
+		}
+		if req.OnlyCertain != nil && *req.OnlyCertain {
+			matches = domain.Certain(matches, func(m ports.Match) domain.MatchGrade { return m.Grade })
+		}
+		out := []byte(`{"data":[`)
+		for i, m := range matches {
+			if i > 0 {
+				out = append(out, ',')
+			}
+			out = append(out, `{"score":`...)
+			out = strconv.AppendFloat(out, m.Score, 'f', -1, 64)
+			out = append(append(append(out, `,"grade":"`...), m.Grade...), `","customer":`...)
+			out = append(append(out, m.Data...), '}')
+		}
+		return ports.Response{SavedResponse: ports.SavedResponse{Status: http.StatusOK, Body: append(out, "]}"...)}}, nil
+	})
+}
