@@ -89,27 +89,29 @@ const maxWordUpper = "\U0010FFFF"
 
 // searchWhere narrows a select of the customers table to the customers that
 // meet every condition.
-func searchWhere(q *bun.SelectQuery, conds []domain.Condition) *bun.SelectQuery {
+func searchWhere(q *bun.SelectQuery, company any, conds []domain.Condition) *bun.SelectQuery {
 	for _, c := range conds {
 		q = q.WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
-			return condition(q, c)
+			return condition(q, company, c)
 		})
 	}
 	return q
 }
 
 // wordsOf is the customers among whose words of field one starts with (or,
-// exact, is) w: a range of customer_words' key.
-func wordsOf(field domain.SearchField, w string, exact bool) (string, []any) {
+// exact, is) w: a range of customer_words' key. The company is a value, not
+// the outer row's: an uncorrelated subquery the planner reads once (a
+// correlated one is run for every customer of the company).
+func wordsOf(company any, field domain.SearchField, w string, exact bool) (string, []any) {
 	fields := []any{string(field)}
 	if field == domain.SearchName {
 		fields = []any{string(domain.SearchFamily), string(domain.SearchGiven)}
 	}
-	in := "customers.id IN (SELECT w.customer_id FROM customer_words AS w WHERE w.company_id = customers.company_id AND w.field IN (?)"
+	in := "customers.id IN (SELECT w.customer_id FROM customer_words AS w WHERE w.company_id = ? AND w.field IN (?)"
 	if exact {
-		return in + " AND w.word = ?)", []any{bun.List(fields), w}
+		return in + " AND w.word = ?)", []any{company, bun.List(fields), w}
 	}
-	return in + " AND w.word >= ? AND w.word < ?)", []any{bun.List(fields), w, w + maxWordUpper}
+	return in + " AND w.word >= ? AND w.word < ?)", []any{company, bun.List(fields), w, w + maxWordUpper}
 }
 
 // column is the customers' column a field is kept in.
@@ -119,7 +121,7 @@ var column = map[domain.SearchField]string{
 }
 
 // condition is one condition: its values as alternatives (OR).
-func condition(q *bun.SelectQuery, c domain.Condition) *bun.SelectQuery {
+func condition(q *bun.SelectQuery, company any, c domain.Condition) *bun.SelectQuery {
 	pg := q.Dialect().Name() == dialect.PG
 	switch {
 	case c.Op == domain.OpRange:
@@ -136,7 +138,7 @@ func condition(q *bun.SelectQuery, c domain.Condition) *bun.SelectQuery {
 		for _, v := range c.Values {
 			q = q.WhereGroup(" OR ", func(q *bun.SelectQuery) *bun.SelectQuery {
 				for _, w := range strings.Fields(v) {
-					text, args := wordsOf(c.Field, w, exact)
+					text, args := wordsOf(company, c.Field, w, exact)
 					q = q.Where(text, args...)
 				}
 				return q
@@ -250,7 +252,8 @@ func (s *RecordStore) searchReady(ctx context.Context, company domain.CompanyID)
 // or with domain.TotalEstimate on PostgreSQL the planner's estimate.
 func (s *RecordStore) count(ctx context.Context, company domain.CompanyID, lq domain.ListQuery) (int64, error) {
 	db := conn(ctx, s.db)
-	q := searchWhere(tenantOf(db, company).Select("customers"), lq.Search)
+	tn := tenantOf(db, company)
+	q := searchWhere(tn.Select("customers"), tn.company(), lq.Search)
 	if !lq.IncludeDeleted {
 		q = q.Where("customers.deleted_at IS NULL")
 	}
@@ -264,7 +267,7 @@ func (s *RecordStore) count(ctx context.Context, company domain.CompanyID, lq do
 			} `json:"Plan"`
 		}
 		var text string
-		if err := tenantOf(db, company).Raw("EXPLAIN (FORMAT JSON) ?1", q.ColumnExpr("1")).Scan(ctx, &text); err != nil {
+		if err := tn.Raw("EXPLAIN (FORMAT JSON) ?1", q.ColumnExpr("1")).Scan(ctx, &text); err != nil {
 			return 0, translate(err)
 		}
 		if err := json.Unmarshal([]byte(text), &plan); err != nil || len(plan) == 0 {

@@ -257,7 +257,7 @@ func (s *RecordStore) List(ctx context.Context, company domain.CompanyID, kind *
 		if err := s.searchReady(ctx, company); err != nil {
 			return ports.Page{}, err
 		}
-		base = searchWhere(base, lq.Search)
+		base = searchWhere(base, tn.company(), lq.Search)
 		if lq.Total != domain.TotalNone {
 			n, err := s.count(ctx, company, lq)
 			if err != nil {

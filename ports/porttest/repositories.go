@@ -503,7 +503,7 @@ func deprecatedCallsCounted(t *testing.T, r Repositories) {
 
 // NewCompany stores a new company of the pro plan with quota bytes of
 // storage, and answers it with its upload secret.
-func NewCompany(t *testing.T, r Repositories, name string, quota int64) (domain.Company, domain.Secret) {
+func NewCompany(t testing.TB, r Repositories, name string, quota int64) (domain.Company, domain.Secret) {
 	t.Helper()
 	c, secret, err := domain.NewCompany(name, "", domain.PlanPro, quota, time.Now())
 	if err != nil {
