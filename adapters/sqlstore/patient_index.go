@@ -28,6 +28,14 @@ func indexColumns(x domain.PatientIndex) map[string]any {
 	}
 }
 
+// setIndex sets a customer's index columns (and the svnr column behind its
+// unique index) in the update that writes its payload, in a fixed order.
+func setIndex(q *bun.UpdateQuery, x domain.PatientIndex) *bun.UpdateQuery {
+	return q.Set("svnr = ?", x.SVNR).Set("search_family = ?", x.Family).Set("search_given = ?", x.Given).
+		Set("birth_date = ?", x.BirthDate).Set("kvnr = ?", x.KVNR).Set("phone = ?", x.Phone).Set("email = ?", x.Email).
+		Set("search_version = ?", domain.PatientIndexVersion)
+}
+
 // wordRow is one row of customer_words.
 type wordRow struct {
 	bun.BaseModel `bun:"table:customer_words"`
@@ -69,14 +77,11 @@ func writeWords(ctx context.Context, db bun.IDB, company domain.CompanyID, cs []
 	return translate(err)
 }
 
-// indexCustomer writes the index of one customer: its columns and its words.
+// indexCustomer writes the index of one customer the backfill reads: its
+// columns and its words.
 func indexCustomer(ctx context.Context, db bun.IDB, company domain.CompanyID, id int64, payload []byte) error {
 	x := domain.PatientIndexOf(payload)
-	q := tenantOf(db, company).Update("customers").Where("id = ?", id)
-	for col, v := range indexColumns(x) {
-		q = q.Set(col+" = ?", v)
-	}
-	if _, err := q.Exec(ctx); err != nil {
+	if _, err := setIndex(tenantOf(db, company).Update("customers").Where("id = ?", id), x).Exec(ctx); err != nil {
 		return translate(err)
 	}
 	return writeWords(ctx, db, company, []indexed{{id, x}})

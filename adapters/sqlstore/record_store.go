@@ -176,14 +176,16 @@ func (s *RecordStore) Update(ctx context.Context, company domain.CompanyID, kind
 	}
 	q := ofKind(t, tenantOf(db, company).Update(t.name)).Set("payload = ?", string(payload)).Set("change = ?", change).
 		Set("version = version + 1").Set("updated_at = ?", at.UTC()).Where("id = ?", arg).Where("deleted_at IS NULL")
+	var x domain.PatientIndex
 	if t.kind == "" {
-		q = q.Set("svnr = ?", domain.PatientIndexOf(payload).SVNR)
+		x = domain.PatientIndexOf(payload)
+		q = setIndex(q, x)
 	}
 	if err := affectedOne(q.Exec(ctx)); err != nil {
 		return ports.StoredObject{}, err
 	}
 	if t.kind == "" {
-		if err := indexCustomer(ctx, db, company, arg.(int64), payload); err != nil {
+		if err := writeWords(ctx, db, company, []indexed{{arg.(int64), x}}); err != nil {
 			return ports.StoredObject{}, err
 		}
 	}
@@ -497,8 +499,10 @@ func (s *RecordStore) replace(ctx context.Context, db bun.IDB, company domain.Co
 	arg, _ := t.idArg(o.ID)
 	q := ofKind(t, tenantOf(db, company).Update(t.name)).Set("payload = ?", string(o.Payload)).Set("change = ?", change).
 		Set("version = version + 1").Set("updated_at = ?", at).Set("deleted_at = NULL").Where("id = ?", arg)
+	var x domain.PatientIndex
 	if t.kind == "" {
-		q = q.Set("svnr = ?", domain.PatientIndexOf(o.Payload).SVNR)
+		x = domain.PatientIndexOf(o.Payload)
+		q = setIndex(q, x)
 	} else {
 		var customer *int64
 		if o.Customer != nil {
@@ -510,7 +514,7 @@ func (s *RecordStore) replace(ctx context.Context, db bun.IDB, company domain.Co
 		return err
 	}
 	if t.kind == "" {
-		if err := indexCustomer(ctx, db, company, arg.(int64), o.Payload); err != nil {
+		if err := writeWords(ctx, db, company, []indexed{{arg.(int64), x}}); err != nil {
 			return err
 		}
 	}
