@@ -153,12 +153,6 @@ func appendOnce(ids []FileID, id FileID) []FileID {
 	return append(ids, id)
 }
 
-// StorageKeyFor places a file's bytes under its company, so that one company's
-// objects share a prefix and nothing else does.
-func StorageKeyFor(company CompanyID, id FileID) string {
-	return company.String() + "/" + id.String()
-}
-
 // maxFileNameBytes bounds a stored file name; longer names are cut, not refused.
 const maxFileNameBytes = 255
 

@@ -200,6 +200,3 @@ type LockoutPolicy struct {
 	Window      time.Duration
 	Lockout     time.Duration
 }
-
-// DefaultLockout: 10 wrong secrets within 15 minutes lock the subject for a minute.
-var DefaultLockout = LockoutPolicy{MaxFailures: 10, Window: 15 * time.Minute, Lockout: time.Minute}

@@ -57,7 +57,6 @@ type FileRepository interface {
 	Get(ctx context.Context, company domain.CompanyID, id domain.FileID) (domain.File, error)
 	// Many answers the company's files among ids, in no particular order.
 	Many(ctx context.Context, company domain.CompanyID, ids []domain.FileID) ([]domain.File, error)
-	ListByCustomer(ctx context.Context, company domain.CompanyID, customer domain.CustomerID) ([]domain.File, error)
 	// List pages through the company's files in feed order, like every list.
 	List(ctx context.Context, company domain.CompanyID, q domain.ListQuery) (FilePage, error)
 	// KnownStorageKeys returns which of keys a file of the company, or a file

@@ -152,16 +152,6 @@ func filesOf(rows []fileRow) ([]domain.File, error) {
 	return files, nil
 }
 
-func (r *FileRepository) ListByCustomer(ctx context.Context, company domain.CompanyID, customer domain.CustomerID) ([]domain.File, error) {
-	var rows []fileRow
-	err := tenantOf(conn(ctx, r.db), company).SelectModel(&rows).Where("customer_id = ?", int64(customer)).
-		OrderExpr("created_at, id").Scan(ctx)
-	if err != nil {
-		return nil, translate(err)
-	}
-	return filesOf(rows)
-}
-
 func (r *FileRepository) List(ctx context.Context, company domain.CompanyID, lq domain.ListQuery) (ports.FilePage, error) {
 	q := tenantOf(conn(ctx, r.db), company).SelectModel((*fileRow)(nil))
 	if match, ok := lq.Fields["order_match"]; ok { // a column of files, not a payload field

@@ -345,11 +345,12 @@ func filesFailedTransaction(t *testing.T, r Repositories) {
 	a, _ := NewCompany(t, r, "A", 1000)
 	cust := NewCustomer(t, r, a.ID, 0)
 	boom := errors.New("boom")
+	f := newFile(a.ID, cust.ID, 10)
 	err := r.Tx.InTx(ctx, func(ctx context.Context) error {
 		if err := r.Companies.ReserveStorage(ctx, a.ID, 10); err != nil {
 			return err
 		}
-		if err := r.Files.Create(ctx, newFile(a.ID, cust.ID, 10)); err != nil {
+		if err := r.Files.Create(ctx, f); err != nil {
 			return err
 		}
 		return boom
@@ -358,8 +359,8 @@ func filesFailedTransaction(t *testing.T, r Repositories) {
 		t.Fatalf("InTx: %v", err)
 	}
 	got, _ := r.Companies.Get(ctx, a.ID)
-	files, _ := r.Files.ListByCustomer(ctx, a.ID, cust.ID)
-	if got.StorageUsed != 0 || len(files) != 0 {
+	files, err := r.Files.Many(ctx, a.ID, []domain.FileID{f.ID})
+	if err != nil || got.StorageUsed != 0 || len(files) != 0 {
 		t.Errorf("after rollback: used %d, %d files; want 0, 0", got.StorageUsed, len(files))
 	}
 }
@@ -415,12 +416,8 @@ func filesRoundTrip(t *testing.T, r Repositories) {
 	if _, err := r.Files.Get(ctx, b.ID, f1.ID); !errors.Is(err, domain.ErrNotFound) {
 		t.Errorf("another company's file: %v, want ErrNotFound", err)
 	}
-	list, err := r.Files.ListByCustomer(ctx, a.ID, ca.ID)
-	if err != nil || len(list) != 2 {
-		t.Errorf("list A: %d files, %v; want 2", len(list), err)
-	}
-	if list, _ := r.Files.ListByCustomer(ctx, b.ID, ca.ID); len(list) != 0 {
-		t.Errorf("company B listed %d files of A's customer", len(list))
+	if p, err := r.Files.List(ctx, a.ID, domain.ListQuery{Limit: 10, Customer: &ca.ID}); err != nil || len(p.Files) != 2 {
+		t.Errorf("A's customer's files: %+v, %v; want 2", p, err)
 	}
 	if err := r.Files.Create(ctx, f1); !errors.Is(err, domain.ErrConflict) {
 		t.Errorf("duplicate file id: %v, want ErrConflict", err)
