@@ -604,6 +604,16 @@ func versionsCount(t *testing.T, newRepos func(t *testing.T) RecordRepositories)
 	if c.Version != 2 {
 		t.Errorf("a customer after one update: version %d, want 2", c.Version)
 	}
+	// The import's lookup by key: customers by number, only the company's own,
+	// and a note's id asked for as another kind is no object of that kind.
+	mine := fmt.Sprint(f.customer)
+	found, err := f.r.Records.Existing(ctx, f.company, customers, []string{mine, fmt.Sprint(otherCustomer), "0", "x"})
+	if err != nil || len(found) != 1 || found[mine].Version != 2 {
+		t.Errorf("existing customers: %v %v; want only %s, version 2", found, err, mine)
+	}
+	if found, err := f.r.Records.Existing(ctx, f.company, domain.KindOf("diagnoses"), []string{note.ID, bystander.ID}); err != nil || len(found) != 0 {
+		t.Errorf("notes asked for as diagnoses: %v %v; want none", found, err)
+	}
 }
 
 func contains(list []string, s string) bool {
