@@ -82,7 +82,8 @@ var formatDescriptions = map[string]string{
 	"gdt-file-name": "a file name of 1 to 32 letters, digits, '_' or '-', a dot and an extension of 1 to 3 letters or digits",
 }
 
-func formatDescription(name string) string {
+// FormatDescription says in words what a value of the format is.
+func FormatDescription(name string) string {
 	if d, ok := formatDescriptions[name]; ok {
 		return d
 	}

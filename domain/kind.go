@@ -119,7 +119,7 @@ func (k *Kind) FilterProblem(field, value string) string {
 		return "must be one of the field's values"
 	}
 	if p["format"] == "uuid" && !ValidObjectID(value) {
-		return "must be " + formatDescription("uuid")
+		return "must be " + FormatDescription("uuid")
 	}
 	return ""
 }

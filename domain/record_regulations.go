@@ -43,7 +43,7 @@ func (r *Regulation) check(rc RuleContext, errs *FieldErrors) {
 	if r.Type == "medication" {
 		for i, it := range r.Items {
 			if it.Code != nil && !ValidPZN(*it.Code) {
-				errs.Add("items["+itoa(i)+"].code", "must be "+formatDescription("pzn")+" for a medication")
+				errs.Add("items["+itoa(i)+"].code", "must be "+FormatDescription("pzn")+" for a medication")
 			}
 		}
 	}

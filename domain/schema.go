@@ -354,7 +354,7 @@ func ruleMessage(k jsonschema.ErrorKind) string {
 		}
 		return "must be one of " + strings.Join(want, ", ")
 	case *kind.Format:
-		return "must be " + formatDescription(k.Want)
+		return "must be " + FormatDescription(k.Want)
 	case *kind.Pattern:
 		if k.Want == `\S` {
 			return "must not be blank"

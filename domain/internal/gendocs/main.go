@@ -6,8 +6,6 @@ package main
 import (
 	"fmt"
 	"os"
-
-	"github.com/praxis-health/praxis/domain"
 )
 
 func main() {
@@ -22,14 +20,14 @@ func main() {
 }
 
 func run(catalogue, crd, oauth, resourceAPI, commands string) error {
-	if err := os.WriteFile(catalogue, []byte(domain.Catalogue()), 0o644); err != nil { //nolint:gosec // a document of the repository
+	if err := os.WriteFile(catalogue, []byte(Catalogue()), 0o644); err != nil { //nolint:gosec // a document of the repository
 		return err
 	}
 	for file, blocks := range map[string]map[string]func(string) string{
-		crd:         {"scopes": domain.ScopeEnum},
-		oauth:       {"section list": domain.SectionList},
-		resourceAPI: {"section operations": domain.SectionOperations},
-		commands:    {"import lines": domain.ImportLines},
+		crd:         {"scopes": ScopeEnum},
+		oauth:       {"section list": SectionList},
+		resourceAPI: {"section operations": SectionOperations},
+		commands:    {"import lines": ImportLines},
 	} {
 		if err := rewrite(file, blocks); err != nil {
 			return err
@@ -47,7 +45,7 @@ func rewrite(file string, blocks map[string]func(string) string) error {
 	text := string(raw)
 	for name, block := range blocks {
 		var ok bool
-		if text, ok = domain.ReplaceGenerated(text, name, block); !ok {
+		if text, ok = ReplaceGenerated(text, name, block); !ok {
 			return fmt.Errorf("%s has no generated block %q", file, name)
 		}
 	}

@@ -1,4 +1,8 @@
-package domain
+// The Markdown written from the table of sections: the field catalogue
+// (docs/sections.md) and the generated blocks of other documents. It lives
+// beside the command that writes them, not in the domain the table is of.
+
+package main
 
 import (
 	"bytes"
@@ -6,6 +10,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/praxis-health/praxis/domain"
 )
 
 // bespokeSections say, for the sections without a Kind, where their rules are told.
@@ -25,10 +31,10 @@ func Catalogue() string {
 	b.WriteString("# The sections of the resource API\n\n")
 	b.WriteString("Generated from the table of sections (`domain/section.go`) by `go generate ./domain/...`; do not edit by hand.\n")
 	b.WriteString("Each section is served under `/api/oauth/v2/resource/<slug>` with the scopes `<slug>:read` and `<slug>:write`.\n")
-	fmt.Fprintf(&b, "The numbers (§1 to §%d) are the table's order; code comments cite them as `docs/sections.md §N`.\n", len(Sections))
+	fmt.Fprintf(&b, "The numbers (§1 to §%d) are the table's order; code comments cite them as `docs/sections.md §N`.\n", len(domain.Sections))
 	b.WriteString("A field's rules are its schema's: every failing field of a request is answered at once (422 `errors[]`).\n")
 	b.WriteString("Rules a schema cannot state (checksums beyond formats, dates against today, rules across fields) are in the payload's `check` method (`domain/record_*.go`, `domain/master_*.go`, `domain/customer_data.go`, `domain/appointment.go`).\n")
-	for i, s := range Sections {
+	for i, s := range domain.Sections {
 		fmt.Fprintf(&b, "\n## §%d `%s`\n\n", i+1, s.Slug)
 		k := s.Kind
 		if k == nil {
@@ -40,7 +46,7 @@ func Catalogue() string {
 	return b.String()
 }
 
-func writeKind(b *strings.Builder, k *Kind) {
+func writeKind(b *strings.Builder, k *domain.Kind) {
 	ops := []string{"`GET " + k.Slug + "` (the sync feed)", "`GET " + k.Slug + "/{id}`"}
 	if !k.ReadOnly {
 		ops = append(ops, "`POST "+k.Slug+"`")
@@ -51,8 +57,8 @@ func writeKind(b *strings.Builder, k *Kind) {
 	for _, a := range k.Actions {
 		ops = append(ops, "`"+a+"`")
 	}
-	shape := map[Shape]string{ShapeCustomer: "the practice's patients (numeric ids)", ShapeRecord: "records of one customer",
-		ShapeMasterData: "company-wide master data"}[k.Shape]
+	shape := map[domain.Shape]string{domain.ShapeCustomer: "the practice's patients (numeric ids)", domain.ShapeRecord: "records of one customer",
+		domain.ShapeMasterData: "company-wide master data"}[k.Shape]
 	if k.ReadOnly {
 		shape += ", written by the operator's import"
 	}
@@ -81,14 +87,14 @@ func writeKind(b *strings.Builder, k *Kind) {
 		fmt.Fprintf(b, "A PATCH may not change: `%s`.\n", strings.Join(k.Immutable, "`, `"))
 	}
 	b.WriteString("\n| field | type | required | rules |\n|---|---|---|---|\n")
-	writeFields(b, "", k.schemas.Input)
+	writeFields(b, "", k.Schemas().Input)
 }
 
 // writeFields writes one row per property of schema, nested objects' properties as a.b, items as a[].b.
 func writeFields(b *strings.Builder, prefix string, schema map[string]any) {
 	props, _ := schema["properties"].(map[string]any)
 	required, _ := schema["required"].([]any)
-	for name := range orderedKeys(props) {
+	for _, name := range sortedKeys(props) {
 		p, _ := props[name].(map[string]any)
 		typ, _ := p["type"].(string)
 		if typ == "array" {
@@ -117,7 +123,7 @@ func writeFields(b *strings.Builder, prefix string, schema map[string]any) {
 func rulesOf(p map[string]any) string {
 	var rules []string
 	if f, ok := p["format"].(string); ok {
-		rules = append(rules, formatDescription(f))
+		rules = append(rules, domain.FormatDescription(f))
 	}
 	if e, ok := p["enum"].([]any); ok {
 		vals := make([]string, len(e))
@@ -145,6 +151,16 @@ func rulesOf(p map[string]any) string {
 	return strings.ReplaceAll(strings.Join(rules, "; "), "|", "\\|")
 }
 
+// sortedKeys is a map's keys in sorted order, so documents are stable.
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
 func upperFirst(s string) string {
 	if s == "" {
 		return s
@@ -165,7 +181,7 @@ func generatedMarkers(name string) (begin, end string) {
 func ScopeEnum(indent string) string {
 	var b strings.Builder
 	b.WriteString(indent + "enum:\n")
-	for _, s := range SupportedScopes() {
+	for _, s := range domain.SupportedScopes() {
 		b.WriteString(indent + "  - " + string(s) + "\n")
 	}
 	return b.String()
@@ -173,8 +189,8 @@ func ScopeEnum(indent string) string {
 
 // SectionList is the OAuth how-to's list of every section slug, in the table's order.
 func SectionList(string) string {
-	slugs := make([]string, len(Sections))
-	for i, s := range Sections {
+	slugs := make([]string, len(domain.Sections))
+	for i, s := range domain.Sections {
 		slugs[i] = "`" + s.Slug + "`"
 	}
 	return wrap(strings.Join(slugs, ", ")+" — e.g. `customers:write`.", 100) + "\n"
@@ -185,9 +201,9 @@ func SectionList(string) string {
 func ImportLines(string) string {
 	var b strings.Builder
 	b.WriteString("```\n")
-	for _, k := range Kinds() {
+	for _, k := range domain.Kinds() {
 		var data bytes.Buffer
-		if err := json.Compact(&data, []byte(k.ExampleWith(SampleIDs))); err != nil {
+		if err := json.Compact(&data, []byte(k.ExampleWith(domain.SampleIDs))); err != nil {
 			panic(err) // the table's examples are ours; the domain tests decode each
 		}
 		fmt.Fprintf(&b, `{"section":%q,"id":%s,"data":%s}`+"\n", k.Slug, k.AppendID(nil, exampleID(k)), data.String())
@@ -196,7 +212,7 @@ func ImportLines(string) string {
 }
 
 // exampleID is the id the commands page's import lines give an object of k.
-func exampleID(k *Kind) string {
+func exampleID(k *domain.Kind) string {
 	if k.NumericIDs() {
 		return "1042"
 	}
@@ -230,7 +246,7 @@ func SectionOperations(string) string {
 		}
 		groups = append(groups, &group{ops: ops, slugs: []string{"`" + slug + "`"}})
 	}
-	for _, s := range Sections {
+	for _, s := range domain.Sections {
 		if ops, ok := bespokeOperations[s.Slug]; ok {
 			add(s.Slug, ops)
 			continue
