@@ -126,12 +126,12 @@ func openTokenStore(lc fx.Lifecycle, cfg Config, tel *telemetry.Telemetry, db *b
 		return tokenStores{}, err
 	}
 	s := redisstore.New(rdb, cfg.RedisPrefix)
-	// Revocations buried in the database first (revocations.go): Redis
-	// may lose the last of them in a failover.
-	list := newRevocations(sqlstore.NewTombstones(db), logger)
-	startRevocations(lc, list)
-	return tokenStores{Tokens: durableTokens{TokenStore: s, list: list, ttl: cfg.TokenTTL}, Attempts: observedAttempts(s, tel),
-		Sessions: durableSessions{Sessions: s, list: list, ttl: cfg.SettingsLifetime}, Health: redisstore.HealthCheck{RDB: rdb}}, nil
+	// Revocations buried in the database first (redisstore/revocations.go):
+	// Redis may lose the last of them in a failover.
+	list := redisstore.NewRevocations(sqlstore.NewTombstones(db), logger)
+	startRevocations(lc, list, logger)
+	return tokenStores{Tokens: redisstore.DurableTokens(s, list, cfg.TokenTTL), Attempts: observedAttempts(s, tel),
+		Sessions: redisstore.DurableSessions(s, list, cfg.SettingsLifetime), Health: redisstore.HealthCheck{RDB: rdb}}, nil
 }
 
 // UseCases provides the application's use cases behind their driving ports.

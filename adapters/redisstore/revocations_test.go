@@ -1,4 +1,4 @@
-package app
+package redisstore
 
 import (
 	"context"
@@ -25,9 +25,9 @@ func TestRevocationsReachEveryReplica(t *testing.T) {
 	if err := sqlstore.Migrate(ctx, db); err != nil {
 		t.Fatal(err)
 	}
-	one, other := newRevocations(sqlstore.NewTombstones(db), slog.Default()), newRevocations(sqlstore.NewTombstones(db), slog.Default())
-	for _, r := range []*revocations{one, other} {
-		if err := r.refresh(ctx); err != nil {
+	one, other := NewRevocations(sqlstore.NewTombstones(db), slog.Default()), NewRevocations(sqlstore.NewTombstones(db), slog.Default())
+	for _, r := range []*Revocations{one, other} {
+		if err := r.Refresh(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -44,7 +44,7 @@ func TestRevocationsReachEveryReplica(t *testing.T) {
 	if err := other.check(key); err != nil {
 		t.Errorf("the other replica before its read: %v", err)
 	}
-	if err := other.refresh(ctx); err != nil {
+	if err := other.Refresh(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if err := other.check(key); !errors.Is(err, domain.ErrNotFound) {
@@ -58,7 +58,7 @@ func TestRevocationsReachEveryReplica(t *testing.T) {
 		t.Errorf("a stale list: %v, want unavailable", err)
 	}
 	other.now = func() time.Time { return time.Now().Add(2 * time.Hour) }
-	if err := other.refresh(ctx); err != nil {
+	if err := other.Refresh(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if len(other.keys) != 0 {
