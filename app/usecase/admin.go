@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"time"
 
 	"github.com/praxis-health/praxis/domain"
@@ -179,7 +178,7 @@ func (a *Admin) CreateCustomer(ctx context.Context, in NewCustomerInput) (domain
 		}
 		audit.Touch(ctx, stored.ID)
 		audit.Created(ctx, fmt.Sprint(stored.ID))
-		return a.audits.inTx(ctx, in.Company, http.StatusCreated)
+		return a.audits.inTx(ctx, in.Company, domain.OutcomeCreated.Status())
 	})
 	return stored, err
 }

@@ -3,7 +3,6 @@ package usecase
 import (
 	"context"
 	"encoding/json"
-	"net/http"
 	"slices"
 	"sync"
 
@@ -252,7 +251,7 @@ func (b *Booking) Book(ctx context.Context, grant domain.Grant, body []byte, key
 		}
 		audit.Touch(ctx, customer)
 		audit.Created(ctx, stored.ID)
-		return answer(http.StatusCreated, appointments.Slug+"/"+stored.ID, appointments, stored), nil
+		return answer(domain.OutcomeCreated, appointments.Slug+"/"+stored.ID, appointments, stored), nil
 	})
 
 }

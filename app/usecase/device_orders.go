@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"slices"
 	"strconv"
 	"sync"
@@ -93,7 +92,7 @@ func (d *DeviceOrders) Create(ctx context.Context, grant domain.Grant, body []by
 		device = string(o.DeviceID)
 		touch(ctx, ordersKind, stored)
 		audit.Created(ctx, stored.ID)
-		return answer(http.StatusCreated, ordersKind.Slug+"/"+stored.ID, ordersKind, stored), nil
+		return answer(domain.OutcomeCreated, ordersKind.Slug+"/"+stored.ID, ordersKind, stored), nil
 	})
 
 	if err == nil && !resp.Replayed {

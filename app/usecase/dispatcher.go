@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/praxis-health/praxis/domain"
 	"github.com/praxis-health/praxis/domain/audit"
 	"github.com/praxis-health/praxis/domain/webhook"
 	"github.com/praxis-health/praxis/ports"
@@ -309,7 +310,7 @@ func (d *Dispatcher) tell(ctx context.Context, e webhook.Endpoint, now time.Time
 	ev := audit.New(now)
 	ev.Agent = audit.Agent{Type: audit.AgentSystem, ID: "webhooks", Name: "webhook dispatcher"}
 	ev.Action, ev.Section, ev.ObjectID = audit.ActionUpdate, "webhook-endpoints", e.ID.String()
-	ev.Outcome = audit.Outcome{Status: 200, Reason: "endpoint disabled: " + e.DisabledReason}
+	ev.Outcome = audit.Outcome{Status: domain.OutcomeOK.Status(), Reason: "endpoint disabled: " + e.DisabledReason}
 	if err := d.auditor.Record(ctx, e.Company, ev); err != nil && !errors.Is(err, context.Canceled) {
 		d.log.Error("webhooks: the audit event of a disabled endpoint could not be written", "endpoint", e.ID.String(), "error", err.Error())
 	}

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"slices"
 	"strings"
@@ -191,7 +190,7 @@ func (e *Exchange) Import(ctx context.Context, company domain.CompanyID, src io.
 		if dryRun {
 			return errDryRun
 		}
-		return e.audits.inTx(ctx, company, http.StatusOK)
+		return e.audits.inTx(ctx, company, domain.OutcomeOK.Status())
 	})
 	if err != nil && !errors.Is(err, errDryRun) {
 		return ImportReport{}, err
@@ -597,7 +596,7 @@ func (e *Exchange) Export(ctx context.Context, company domain.CompanyID, section
 	if err := e.touchAllCustomers(ctx, company); err != nil {
 		return err
 	}
-	if err := e.audits.Record(ctx, company, audit.From(ctx).Event(http.StatusOK, "")); err != nil {
+	if err := e.audits.Record(ctx, company, audit.From(ctx).Event(domain.OutcomeOK.Status(), "")); err != nil {
 		return err
 	}
 	out := bufio.NewWriter(w)

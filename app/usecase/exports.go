@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -432,7 +431,7 @@ func (r *exportRun) file(ctx context.Context, grant domain.Grant, typ string, q 
 	committed = true
 	// The file's event is durable before the file can be downloaded: it
 	// names the customers whose data the file holds.
-	if err := r.auditor.Record(ctx, r.job.Company, access.Event(http.StatusOK, "")); err != nil {
+	if err := r.auditor.Record(ctx, r.job.Company, access.Event(domain.OutcomeOK.Status(), "")); err != nil {
 		r.remove(ctx, r.job.Company, []string{name})
 		return false, err
 	}

@@ -3,7 +3,6 @@ package usecase
 import (
 	"cmp"
 	"context"
-	"net/http"
 	"slices"
 	"strconv"
 	"time"
@@ -108,6 +107,6 @@ func (r *Records) MatchOnce(ctx context.Context, grant domain.Grant, body []byte
 			out = append(append(append(out, `,"grade":"`...), m.Grade...), `","customer":`...)
 			out = append(append(out, m.Data...), '}')
 		}
-		return ports.Response{SavedResponse: ports.SavedResponse{Status: http.StatusOK, Body: append(out, "]}"...)}}, nil
+		return ports.Response{SavedResponse: ports.SavedResponse{Status: domain.OutcomeOK.Status(), Body: append(out, "]}"...)}}, nil
 	})
 }

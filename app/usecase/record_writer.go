@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net/http"
 	"slices"
 	"time"
 
@@ -150,7 +149,7 @@ func (r *recordWriter) change(ctx context.Context, grant domain.Grant, kind *dom
 			return ports.Response{}, err
 		}
 		touch(ctx, kind, updated)
-		return answer(http.StatusOK, kind.Slug+"/"+updated.ID, kind, updated), nil
+		return answer(domain.OutcomeOK, kind.Slug+"/"+updated.ID, kind, updated), nil
 	})
 
 }

@@ -3,7 +3,6 @@ package usecase
 import (
 	"context"
 	"errors"
-	"net/http"
 	"slices"
 	"strconv"
 
@@ -206,7 +205,7 @@ func (r *Records) Create(ctx context.Context, grant domain.Grant, kind *domain.K
 		}
 		touch(ctx, kind, stored)
 		audit.Created(ctx, stored.ID)
-		return answer(http.StatusCreated, kind.Slug+"/"+stored.ID, kind, stored), nil
+		return answer(domain.OutcomeCreated, kind.Slug+"/"+stored.ID, kind, stored), nil
 	})
 
 }
@@ -221,8 +220,8 @@ func uniqueClash(kind *domain.Kind, err error) error {
 }
 
 // answer is a write's answer with the object as it now stands.
-func answer(status int, location string, kind *domain.Kind, o ports.StoredObject) ports.Response {
-	return ports.Response{SavedResponse: ports.SavedResponse{Status: status, Location: location, Body: render(kind, o)}, Version: o.Version}
+func answer(outcome domain.Outcome, location string, kind *domain.Kind, o ports.StoredObject) ports.Response {
+	return ports.Response{SavedResponse: ports.SavedResponse{Status: outcome.Status(), Location: location, Body: render(kind, o)}, Version: o.Version}
 }
 
 // Patch applies a JSON merge patch and validates the result whole, if the

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"hash"
 	"io"
-	"net/http"
 	"time"
 
 	"github.com/praxis-health/praxis/domain"
@@ -415,11 +414,11 @@ func (up *upload) commit() error {
 			return err
 		}
 		audit.Touch(ctx, up.target.Customer)
-		status := http.StatusOK // the upload doors
+		outcome := domain.OutcomeOK // the upload doors
 		if up.source == domain.SourceAPI {
-			status = http.StatusCreated
+			outcome = domain.OutcomeCreated
 		}
-		if err := up.audits.inTx(ctx, up.target.Company.ID, status); err != nil {
+		if err := up.audits.inTx(ctx, up.target.Company.ID, outcome.Status()); err != nil {
 			return err
 		}
 		if key.Key == "" {
@@ -433,7 +432,7 @@ func (up *upload) commit() error {
 		if err != nil {
 			return err
 		}
-		return up.keys.Save(ctx, up.target.Company.ID, up.keyScope(), key, ports.SavedResponse{Status: 200, Body: body})
+		return up.keys.Save(ctx, up.target.Company.ID, up.keyScope(), key, ports.SavedResponse{Status: domain.OutcomeOK.Status(), Body: body})
 	})
 	var twin *replayed
 	if errors.As(err, &twin) || errors.Is(err, domain.ErrIdempotencyKeyReused) {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"time"
 
@@ -164,19 +163,19 @@ func (w *Webhooks) Update(ctx context.Context, grant domain.Grant, id uuid.UUID,
 		if err != nil {
 			return ports.Response{}, err
 		}
-		return endpointAnswer(http.StatusOK, e, now)
+		return endpointAnswer(domain.OutcomeOK, e, now)
 	})
 
 }
 
 // endpointAnswer is a change's answer with the endpoint as it now stands:
 // never a secret, which only a create or a rotation answers, once.
-func endpointAnswer(status int, e webhook.Endpoint, now time.Time) (ports.Response, error) {
+func endpointAnswer(outcome domain.Outcome, e webhook.Endpoint, now time.Time) (ports.Response, error) {
 	body, err := json.Marshal(webhook.ViewOf(e, "", now)) //nolint:gosec // G117: the view's secret is empty here, and so is its JSON key (omitempty)
 	if err != nil {
 		return ports.Response{}, err
 	}
-	return ports.Response{SavedResponse: ports.SavedResponse{Status: status, Location: "webhook-endpoints/" + e.ID.String(), Body: body},
+	return ports.Response{SavedResponse: ports.SavedResponse{Status: outcome.Status(), Location: "webhook-endpoints/" + e.ID.String(), Body: body},
 		Version: e.Version}, nil
 }
 
@@ -194,7 +193,7 @@ func (w *Webhooks) Delete(ctx context.Context, grant domain.Grant, id uuid.UUID,
 		if err := w.store.Delete(ctx, grant.CompanyID, id); err != nil {
 			return ports.Response{}, err
 		}
-		return ports.Response{SavedResponse: ports.SavedResponse{Status: http.StatusNoContent}}, nil
+		return ports.Response{SavedResponse: ports.SavedResponse{Status: domain.OutcomeNoContent.Status()}}, nil
 	})
 
 }
