@@ -8,6 +8,7 @@ import (
 
 	"github.com/praxis-health/praxis/adapters/httpkit"
 	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/domain/smart"
 )
 
 // Software is the name the CapabilityStatement gives the server.
@@ -135,7 +136,7 @@ func (s *Server) smartConfiguration(c *fiber.Ctx) error {
 		"token_endpoint":                                   s.tokenURL(c),
 		"grant_types_supported":                            []string{"client_credentials"},
 		"token_endpoint_auth_methods_supported":            []string{"private_key_jwt", "client_secret_basic", "client_secret_post"},
-		"token_endpoint_auth_signing_alg_values_supported": domain.AssertionAlgorithms,
+		"token_endpoint_auth_signing_alg_values_supported": smart.AssertionAlgorithms,
 		"scopes_supported":                                 scopes,
 		"capabilities":                                     []string{"client-confidential-asymmetric", "client-confidential-symmetric", "permission-v1", "permission-v2"},
 		"code_challenge_methods_supported":                 []string{},

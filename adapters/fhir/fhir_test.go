@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/domain/smart"
 )
 
 // TestDatePrefixes holds the date search to FHIR R4 §3.1.1.4.2: a value
@@ -89,8 +90,8 @@ func TestTokensAndStrings(t *testing.T) {
 func TestCapabilityStatementIsTheTable(t *testing.T) {
 	cs := capabilityStatement("https://praxis.example/fhir/R4", "https://praxis.example/api/oauth/v2/token")
 	rs := cs["rest"].([]any)[0].(map[string]any)["resource"].([]any)
-	if len(domain.FHIRTypes) != len(resources) {
-		t.Errorf("the SMART scopes name %d types, the door serves %d", len(domain.FHIRTypes), len(resources))
+	if len(smart.FHIRTypes) != len(resources) {
+		t.Errorf("the SMART scopes name %d types, the door serves %d", len(smart.FHIRTypes), len(resources))
 	}
 	if len(rs) != len(resources) {
 		t.Fatalf("%d types stated, %d served", len(rs), len(resources))
@@ -105,8 +106,8 @@ func TestCapabilityStatementIsTheTable(t *testing.T) {
 			t.Errorf("%s views %s, which is no section", rt.name, rt.section)
 		}
 		// The SMART scopes the token endpoint grants name the same sections.
-		if want := map[bool]string{true: "company", false: rt.section}[rt.section == ""]; domain.FHIRTypes[rt.name] != want {
-			t.Errorf("%s: the SMART scopes mean %q, the door serves %q", rt.name, domain.FHIRTypes[rt.name], want)
+		if want := map[bool]string{true: "company", false: rt.section}[rt.section == ""]; smart.FHIRTypes[rt.name] != want {
+			t.Errorf("%s: the SMART scopes mean %q, the door serves %q", rt.name, smart.FHIRTypes[rt.name], want)
 		}
 		if rt.binary {
 			if _, searched := stated["searchParam"]; searched || len(stated["interaction"].([]any)) != 1 {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/praxis-health/praxis/adapters/httpkit"
 	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/domain/smart"
 	"github.com/praxis-health/praxis/ports"
 )
 
@@ -164,7 +165,7 @@ func (h *OAuth) metadata(c *fiber.Ctx) error {
 		"grant_types_supported":                            []string{"client_credentials"},
 		"response_types_supported":                         []string{},
 		"token_endpoint_auth_methods_supported":            append(authMethods, "private_key_jwt"),
-		"token_endpoint_auth_signing_alg_values_supported": domain.AssertionAlgorithms,
+		"token_endpoint_auth_signing_alg_values_supported": smart.AssertionAlgorithms,
 		"revocation_endpoint_auth_methods_supported":       authMethods,
 		"introspection_endpoint_auth_methods_supported":    authMethods,
 		"scopes_supported":                                 domain.SupportedScopes().Strings(),
@@ -224,8 +225,8 @@ func readAssertion(c *fiber.Ctx, req clientRequest, trusted []netip.Prefix) (cli
 	switch {
 	case req.basic || req.params.Has("client_secret"):
 		return req, domain.OAuthErrorf(domain.OAuthInvalidRequest, "use one client authentication method: a client assertion, HTTP Basic or client_secret")
-	case req.params.Get("client_assertion_type") != domain.ClientAssertionType:
-		return req, domain.OAuthErrorf(domain.OAuthInvalidRequest, "client_assertion_type must be %s", domain.ClientAssertionType)
+	case req.params.Get("client_assertion_type") != smart.ClientAssertionType:
+		return req, domain.OAuthErrorf(domain.OAuthInvalidRequest, "client_assertion_type must be %s", smart.ClientAssertionType)
 	case req.params.Get("client_assertion") == "":
 		return req, domain.OAuthErrorf(domain.OAuthInvalidRequest, "client_assertion is required with client_assertion_type")
 	}

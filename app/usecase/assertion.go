@@ -12,6 +12,7 @@ import (
 	"github.com/go-jose/go-jose/v4/jwt"
 
 	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/domain/smart"
 	"github.com/praxis-health/praxis/domain/webhook"
 	"github.com/praxis-health/praxis/ports"
 )
@@ -51,8 +52,8 @@ func refused(format string, args ...any) error {
 }
 
 var signatureAlgorithms = func() []jose.SignatureAlgorithm {
-	out := make([]jose.SignatureAlgorithm, len(domain.AssertionAlgorithms))
-	for i, a := range domain.AssertionAlgorithms {
+	out := make([]jose.SignatureAlgorithm, len(smart.AssertionAlgorithms))
+	for i, a := range smart.AssertionAlgorithms {
 		out[i] = jose.SignatureAlgorithm(a)
 	}
 	return out
@@ -90,7 +91,7 @@ func CheckKeySet(url string, set []byte, allowPrivate bool) error {
 func (a *assertions) verify(ctx context.Context, load func(id domain.ClientID, fresh bool) (domain.Client, error), as ports.ClientAssertion, named domain.ClientID, now time.Time) (domain.Client, error) {
 	tok, err := jwt.ParseSigned(as.JWT, signatureAlgorithms)
 	if err != nil {
-		return domain.Client{}, refused("is not a JWT signed with one of %v", domain.AssertionAlgorithms)
+		return domain.Client{}, refused("is not a JWT signed with one of %v", smart.AssertionAlgorithms)
 	}
 	var unverified jwt.Claims
 	if err := tok.UnsafeClaimsWithoutVerification(&unverified); err != nil || unverified.Issuer == "" || unverified.Subject != unverified.Issuer {
@@ -139,8 +140,8 @@ func (a *assertions) verify(ctx context.Context, load func(id domain.ClientID, f
 		return client, refused("must have an exp")
 	}
 	exp := claims.Expiry.Time()
-	if exp.After(now.Add(domain.MaxAssertionLifetime + assertionLeeway)) {
-		return client, refused("must expire within %s", domain.MaxAssertionLifetime)
+	if exp.After(now.Add(smart.MaxAssertionLifetime + assertionLeeway)) {
+		return client, refused("must expire within %s", smart.MaxAssertionLifetime)
 	}
 	if claims.ID == "" || len(claims.ID) > 255 {
 		return client, refused("must have a jti of at most 255 characters")

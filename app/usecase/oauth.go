@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/domain/smart"
 	"github.com/praxis-health/praxis/ports"
 )
 
@@ -61,11 +62,11 @@ func (o *OAuth) IssueToken(ctx context.Context, req ports.TokenRequest) (ports.I
 	}
 	ttl := o.tokenTTL
 	if req.Assertion != nil {
-		ttl = min(ttl, domain.AssertionTokenTTL)
+		ttl = min(ttl, smart.AssertionTokenTTL)
 	}
 	scopes := client.Scopes
 	if req.Scope != nil {
-		requested, err := domain.ParseRequestedScopes(*req.Scope)
+		requested, err := smart.ParseRequestedScopes(*req.Scope)
 		if err != nil {
 			return ports.IssuedToken{}, domain.OAuthErrorf(domain.OAuthInvalidScope, "%s", validationMessage(err))
 		}

@@ -1,14 +1,16 @@
-package domain
+// Package smart is SMART Backend Services as praxis grants it
+// (docs/integrators/fhir.md): a client signs in with a JWT it signs with its
+// own key (RFC 7523, private_key_jwt), and may ask for SMART's system
+// scopes, which are granted as the praxis scopes they mean.
+package smart
 
 import (
 	"slices"
 	"strings"
 	"time"
-)
 
-// SMART Backend Services (docs/integrators/fhir.md): a client signs in with
-// a JWT it signs with its own key (RFC 7523, private_key_jwt), and may ask
-// for SMART's system scopes, which are granted as the praxis scopes they mean.
+	"github.com/praxis-health/praxis/domain"
+)
 
 // ClientAssertionType is RFC 7523's client_assertion_type.
 const ClientAssertionType = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
@@ -33,13 +35,13 @@ var FHIRTypes = map[string]string{
 	"Schedule": "service-assignments", "Slot": "booking",
 }
 
-// SMARTScopes is what one SMART system scope means in praxis scopes:
+// ScopesOf is what one SMART system scope means in praxis scopes:
 // v2 (`system/Patient.rs`, any of c r u d s) and v1 (`system/Patient.read`,
 // `.write`, `.*`), a type or `*` for every served type. Reading (r, s) is
 // the section's read scope; writing (c, u, d) its write scope, and for
 // Appointment the booking's (a FHIR Appointment is booked). ok is false
 // for anything else.
-func SMARTScopes(scope string) (out Scopes, ok bool) {
+func ScopesOf(scope string) (out domain.Scopes, ok bool) {
 	rest, ok := strings.CutPrefix(scope, "system/")
 	if !ok {
 		return nil, false
@@ -72,8 +74,8 @@ func SMARTScopes(scope string) (out Scopes, ok bool) {
 	} else if _, served := FHIRTypes[typ]; !served {
 		return nil, false
 	}
-	supported := SupportedScopes()
-	add := func(s Scope) {
+	supported := domain.SupportedScopes()
+	add := func(s domain.Scope) {
 		if supported.Contains(s) && !out.Contains(s) {
 			out = append(out, s)
 		}
@@ -81,12 +83,12 @@ func SMARTScopes(scope string) (out Scopes, ok bool) {
 	for _, t := range types {
 		section := FHIRTypes[t]
 		if read {
-			add(ReadScope(section))
+			add(domain.ReadScope(section))
 		}
 		if write {
-			add(WriteScope(section))
+			add(domain.WriteScope(section))
 			if t == "Appointment" {
-				add(WriteScope("booking"))
+				add(domain.WriteScope("booking"))
 			}
 		}
 	}
@@ -108,20 +110,20 @@ func isOrdered(perm, all string) bool {
 
 // ParseRequestedScopes reads a token request's scope: praxis scopes and
 // SMART system scopes, the latter granted as the praxis scopes they mean.
-func ParseRequestedScopes(list string) (Scopes, error) {
+func ParseRequestedScopes(list string) (domain.Scopes, error) {
 	var praxis []string
 	for f := range strings.FieldsSeq(list) {
 		if !strings.HasPrefix(f, "system/") {
 			praxis = append(praxis, f)
 			continue
 		}
-		meant, ok := SMARTScopes(f)
+		meant, ok := ScopesOf(f)
 		if !ok {
-			return nil, invalid("scope", "unknown scope "+f+" (SMART system scopes name a served FHIR type or *, and cruds, read, write or *)")
+			return nil, &domain.ValidationError{Field: "scope", Message: "unknown scope " + f + " (SMART system scopes name a served FHIR type or *, and cruds, read, write or *)"}
 		}
 		for _, s := range meant {
 			praxis = append(praxis, string(s))
 		}
 	}
-	return ParseScopes(strings.Join(praxis, " "))
+	return domain.ParseScopes(strings.Join(praxis, " "))
 }
