@@ -8,10 +8,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"mime/multipart"
+	"net"
 	"net/http"
 	"net/textproto"
 	"os"
@@ -86,6 +88,9 @@ type server struct {
 	cmd     *exec.Cmd
 	log     *testenv.SyncBuffer
 	exited  chan error
+	// anyAddr: the server may move to another free address when another
+	// process took the one chosen for it before it could listen.
+	anyAddr bool
 }
 
 // unlimitedRates lifts every plan's rate limit, for tests that poll the API
@@ -95,14 +100,19 @@ const unlimitedRates = "PRAXIS_RATE_LIMITS=basic=1000000/m,pro=1000000/m,enterpr
 
 func startServer(t *testing.T, b backend, extraEnv ...string) *server {
 	t.Helper()
-	return startServerAt(t, b, testenv.FreeAddr(t), extraEnv...)
+	return startServerOn(t, b, testenv.FreeAddr(t), true, extraEnv...)
 }
 
 // startServerAt is startServer on a chosen address (the settings' public
 // URL names its port).
 func startServerAt(t *testing.T, b backend, addr string, extraEnv ...string) *server {
 	t.Helper()
-	s := &server{blobDir: filepath.Join(t.TempDir(), "files"), dbURL: b.databaseURL(t), log: &testenv.SyncBuffer{}}
+	return startServerOn(t, b, addr, false, extraEnv...)
+}
+
+func startServerOn(t *testing.T, b backend, addr string, anyAddr bool, extraEnv ...string) *server {
+	t.Helper()
+	s := &server{blobDir: filepath.Join(t.TempDir(), "files"), dbURL: b.databaseURL(t), log: &testenv.SyncBuffer{}, anyAddr: anyAddr}
 	s.url = "http://" + addr
 	s.env = append(os.Environ(),
 		"PRAXIS_DATABASE_URL="+s.dbURL,
@@ -121,23 +131,29 @@ func startServerAt(t *testing.T, b backend, addr string, extraEnv ...string) *se
 // token store, as another pod of the same deployment.
 func (s *server) replica(t *testing.T) *server {
 	t.Helper()
-	r := &server{blobDir: s.blobDir, dbURL: s.dbURL, env: s.env, log: &testenv.SyncBuffer{}}
+	r := &server{blobDir: s.blobDir, dbURL: s.dbURL, env: s.env, log: &testenv.SyncBuffer{}, anyAddr: true}
 	r.launch(t, testenv.FreeAddr(t))
 	return r
 }
 
-// launch starts the process on addr and waits until it is ready.
+// launch starts the process on addr and waits until it is ready. A free
+// address found by closing a listener may be taken by another process
+// before the server listens on it; then /readyz would answer from that
+// process. So the server's own log must say it is serving before its
+// readiness counts, and a server that may move tries another address.
 func (s *server) launch(t *testing.T, addr string) {
 	t.Helper()
-	s.url = "http://" + addr
-	s.cmd = exec.Command(binary, "serve")
-	s.cmd.Env = append(slices.Clip(s.env), "PRAXIS_HTTP_ADDR="+addr)
-	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
-	if err := s.cmd.Start(); err != nil {
-		t.Fatal(err)
+	for attempt := 1; ; attempt++ {
+		err := s.start(t, addr)
+		if err == nil {
+			break
+		}
+		if !s.anyAddr || attempt == 5 || !strings.Contains(s.log.String(), "address already in use") {
+			t.Fatalf("%v\n%s", err, s.log.String())
+		}
+		t.Logf("%s was taken before the server listened on it: another address", addr)
+		addr, s.log = testenv.FreeAddr(t), &testenv.SyncBuffer{}
 	}
-	s.exited = make(chan error, 1)
-	go func() { s.exited <- s.cmd.Wait() }()
 	t.Cleanup(func() {
 		_ = s.cmd.Process.Signal(syscall.SIGTERM)
 		select {
@@ -152,6 +168,34 @@ func (s *server) launch(t *testing.T, addr string) {
 	if err := testenv.WaitReady(s.url, 30*time.Second, s.exited); err != nil {
 		t.Fatalf("%v\n%s", err, s.log.String())
 	}
+}
+
+// start runs the process on addr until its log says it serves there, or it exits.
+func (s *server) start(t *testing.T, addr string) error {
+	t.Helper()
+	s.url = "http://" + addr
+	s.cmd = exec.Command(binary, "serve")
+	s.cmd.Env = append(slices.Clip(s.env), "PRAXIS_HTTP_ADDR="+addr)
+	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	s.exited = exited
+	go func() { exited <- s.cmd.Wait() }()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if strings.Contains(s.log.String(), `"msg":"serving"`) {
+			return nil
+		}
+		select {
+		case err := <-exited:
+			exited <- err // for whoever waits on s.exited next
+			return fmt.Errorf("the server exited before it served: %v", err)
+		default:
+		}
+	}
+	_ = s.cmd.Process.Kill()
+	return errors.New("the server never said it serves")
 }
 
 // praxis runs a praxis subcommand against the server's database and decodes its JSON output.
@@ -336,4 +380,33 @@ func (s *server) post(t *testing.T, path, contentType string, headers map[string
 
 func gdtHeaders(c company, customer any) map[string]string {
 	return map[string]string{"x-gdt-company": c.ID, "x-gdt-customer": fmt.Sprint(customer), "x-gdt-secret": c.Secret}
+}
+
+// TestServerMovesOffATakenAddress: when another process holds the address
+// chosen for a server — and answers /readyz there — the harness does not
+// take that process for the server: it starts the server on another
+// address, and the server answers there.
+func TestServerMovesOffATakenAddress(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	impostor := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }),
+		ReadHeaderTimeout: time.Second}
+	go func() { _ = impostor.Serve(ln) }()
+	t.Cleanup(func() { _ = impostor.Close() })
+	taken := ln.Addr().String()
+	s := startServerOn(t, backends[0], taken, true)
+	if s.url == "http://"+taken {
+		t.Fatalf("the server is said to answer on %s, which another process holds", taken)
+	}
+	resp, err := http.Get(s.url + "/api/oauth/v2/resource/company")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("GET company without a token at %s: %d, want praxis's 401", s.url, resp.StatusCode)
+	}
 }
