@@ -190,7 +190,10 @@ func (s *server) start(t *testing.T, addr string) error {
 		select {
 		case err := <-exited:
 			exited <- err // for whoever waits on s.exited next
-			return fmt.Errorf("the server exited before it served: %v", err)
+			if err == nil {
+				err = errors.New("exit status 0")
+			}
+			return fmt.Errorf("the server exited before it served: %w", err)
 		default:
 		}
 	}
