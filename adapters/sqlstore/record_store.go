@@ -403,11 +403,12 @@ func (s *RecordStore) Existing(ctx context.Context, company domain.CompanyID, ki
 
 // existingByKey reads the company's objects of t among keys (an array) on PostgreSQL,
 // one probe of the primary key per key. An import asks this for every batch
-// inside its one transaction, where the table grows far past its statistics:
-// asked as "company, kind and id IN (…)", the planner took the feed's index
-// (company, kind, change, id) for the narrower one and read all the
-// company's rows of the kind for every batch (quadratic: the import fell from
-// about 15,000 lines/s to 6,000 at 200,000 notes). Each key's lookup is a
+// inside its one transaction, where the table grows far past its statistics.
+// Asked as "company as text, kind and id IN (…)" once the records' key
+// became (company_id, id), the planner scanned the whole table for every
+// batch (quadratic: the import fell by half, about 11,500 lines/s to 6,500
+// at 200,000 notes); with the company compared plainly it may still take an
+// index led by the company and the kind, the feed's. Each key's lookup is a
 // subquery of its own that names the whole primary key — (company_id, id)
 // for records, id for customers (the company then compared as text, as
 // SelectByKey does) — and its LIMIT keeps the planner from turning the
