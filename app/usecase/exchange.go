@@ -146,15 +146,17 @@ func (e *Exchange) Import(ctx context.Context, company domain.CompanyID, src io.
 	if err := v.declare(src); err != nil {
 		return ImportReport{}, err
 	}
-	spool, err := os.CreateTemp("", "praxis-import-")
-	if err != nil {
-		return ImportReport{}, err
+	var spools spools
+	defer spools.remove()
+	for i := range spools {
+		if spools[i], err = os.CreateTemp("", "praxis-import-"); err != nil {
+			return ImportReport{}, err
+		}
 	}
-	defer func() { _ = spool.Close(); _ = os.Remove(spool.Name()) }()
 	if _, err := src.Seek(0, io.SeekStart); err != nil {
 		return ImportReport{}, err
 	}
-	if err := v.validate(ctx, src, spool); err != nil {
+	if err := v.validate(ctx, src, spools); err != nil {
 		return ImportReport{}, err
 	}
 	if len(v.errs.Lines) > 0 {
@@ -170,18 +172,15 @@ func (e *Exchange) Import(ctx context.Context, company domain.CompanyID, src io.
 		// a record's customer exists before the record, whatever the order of lines.
 		var effects []domain.Effect
 		registers := map[string]int{} // register → a line that wrote one of its receipts
-		for _, phase := range []func(spooled) bool{
-			func(s spooled) bool { return !s.Deleted && s.Section == "customers" },
-			func(s spooled) bool { return !s.Deleted && s.Section != "customers" },
-		} {
-			if err := e.apply(ctx, company, spool, phase, rc, &report, &effects, registers); err != nil {
+		for _, phase := range []int{spoolCustomers, spoolRest} {
+			if err := e.apply(ctx, company, spools[phase], rc, &report, &effects, registers); err != nil {
 				return err
 			}
 		}
 		if err := applyEffects(ctx, e.store, company, effects, rc.Now); err != nil {
 			return err
 		}
-		if err := e.apply(ctx, company, spool, func(s spooled) bool { return s.Deleted }, rc, &report, nil, registers); err != nil {
+		if err := e.apply(ctx, company, spools[spoolDeletions], rc, &report, nil, registers); err != nil {
 			return err
 		}
 		if err := e.checkRegisters(ctx, company, registers); err != nil {
@@ -196,6 +195,37 @@ func (e *Exchange) Import(ctx context.Context, company domain.CompanyID, src io.
 		return ImportReport{}, err
 	}
 	return report, nil
+}
+
+// spools hold the validated lines by the phase that applies them, each in
+// file order: the apply reads each once, not the whole input per phase.
+type spools [3]*os.File
+
+// remove deletes the spools made so far.
+func (s *spools) remove() {
+	for _, f := range s {
+		if f != nil {
+			_ = f.Close()
+			_ = os.Remove(f.Name())
+		}
+	}
+}
+
+const (
+	spoolCustomers = iota // live customers, applied first
+	spoolRest             // every other live object, in file order
+	spoolDeletions        // deletions, applied last
+)
+
+// phaseOf is the spool a validated line goes to.
+func phaseOf(s spooled) int {
+	switch {
+	case s.Deleted:
+		return spoolDeletions
+	case s.Section == "customers":
+		return spoolCustomers
+	}
+	return spoolRest
 }
 
 // spooled is a validated line as the apply pass reads it back.
@@ -312,9 +342,14 @@ type pending struct {
 // validate is the second pass: every line with the API's rules, references
 // checked against the file and the database batch by batch; valid lines are
 // spooled normalized.
-func (v *validation) validate(ctx context.Context, src io.Reader, spool io.Writer) error {
-	out := bufio.NewWriter(spool)
-	enc := json.NewEncoder(out)
+func (v *validation) validate(ctx context.Context, src io.Reader, to spools) error {
+	var outs [len(spools{})]*bufio.Writer
+	var encs [len(spools{})]*json.Encoder
+	for i, f := range to {
+		outs[i] = bufio.NewWriter(f)
+		encs[i] = json.NewEncoder(outs[i])
+	}
+	spool := func(s spooled) error { return encs[phaseOf(s)].Encode(s) }
 	var batch []pending
 	flush := func() error {
 		err := v.checkRefs(ctx, batch)
@@ -348,7 +383,7 @@ func (v *validation) validate(ctx context.Context, src io.Reader, spool io.Write
 				v.fail(n, "data", "a deletion carries no data")
 				return nil
 			}
-			return enc.Encode(spooled{Line: n, Section: l.Section, ID: id, Deleted: true})
+			return spool(spooled{Line: n, Section: l.Section, ID: id, Deleted: true})
 		}
 		obj, err := k.DecodeImport(l.Data, v.rc)
 		if err != nil {
@@ -362,7 +397,7 @@ func (v *validation) validate(ctx context.Context, src io.Reader, spool io.Write
 		if obj.Customer != nil {
 			s.Customer = ptrTo(int64(*obj.Customer))
 		}
-		if err := enc.Encode(s); err != nil {
+		if err := spool(s); err != nil {
 			return err
 		}
 		if len(batch) == importBatch {
@@ -378,7 +413,12 @@ func (v *validation) validate(ctx context.Context, src io.Reader, spool io.Write
 	if err := flush(); err != nil {
 		return err
 	}
-	return out.Flush()
+	for _, out := range outs {
+		if err := out.Flush(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // checkRefs resolves the batch's references: objects the file declares
@@ -431,10 +471,10 @@ func (v *validation) checkRefs(ctx context.Context, batch []pending) error {
 	return nil
 }
 
-// apply is the third pass over the spool, for the lines phase selects: in
-// batches of one section, unchanged objects are left alone (no updated_at,
-// no change stamp), the others put, deletions made tombstones.
-func (e *Exchange) apply(ctx context.Context, company domain.CompanyID, spool *os.File, phase func(spooled) bool, rc domain.RuleContext,
+// apply is the third pass, over one phase's spool: in batches of one
+// section, unchanged objects are left alone (no updated_at, no change
+// stamp), the others put, deletions made tombstones.
+func (e *Exchange) apply(ctx context.Context, company domain.CompanyID, spool *os.File, rc domain.RuleContext,
 	report *ImportReport, effects *[]domain.Effect, registers map[string]int) error {
 	if _, err := spool.Seek(0, io.SeekStart); err != nil {
 		return err
@@ -455,9 +495,6 @@ func (e *Exchange) apply(ctx context.Context, company domain.CompanyID, spool *o
 			break
 		} else if err != nil {
 			return err
-		}
-		if !phase(s) {
-			continue
 		}
 		if len(batch) > 0 && (batch[0].Section != s.Section || len(batch) == importBatch) {
 			if err := flush(); err != nil {

@@ -120,3 +120,40 @@ func TestImportKeepsReceiptNumbersGapless(t *testing.T) {
 		t.Errorf("deleting a receipt in the middle: %v", err)
 	}
 }
+
+// TestImportAppliesCustomersFirstAndDeletionsLast: a file whose note comes
+// before its patient, with a deletion among them, is applied in phases — the
+// patient, then the notes, then the deletion — so it imports whole.
+func TestImportAppliesCustomersFirstAndDeletionsLast(t *testing.T) {
+	t.Parallel()
+	env := testenv.NewEmbedded(t)
+	f := newPracticeFixture(t, env)
+	kept, gone := domain.NewObjectID(), domain.NewObjectID()
+	note := func(id string, customer int) string {
+		return fmt.Sprintf(`{"section":"notes","id":%q,"data":{"customer_id":%d,"noted_on":"2026-03-10","title":"Call","text":"t"}}`, id, customer)
+	}
+	patient := func(id int) string {
+		return fmt.Sprintf(`{"section":"customers","id":%d,"data":{"first_name":"Ida","last_name":"Spät","birth_date":"1960-02-01"}}`, id)
+	}
+	if _, err := importLines(t, env, f.grant.CompanyID, note(gone, 77001), patient(77001)); err != nil {
+		t.Fatal(err)
+	}
+	r, err := importLines(t, env, f.grant.CompanyID,
+		note(kept, 77002),
+		fmt.Sprintf(`{"section":"notes","id":%q,"deleted":true}`, gone),
+		patient(77002),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Created["customers"] != 1 || r.Created["notes"] != 1 || r.Deleted["notes"] != 1 {
+		t.Errorf("report %+v: want a customer and a note created, a note deleted", r)
+	}
+	notes := domain.KindOf("notes")
+	if _, err := env.Records.Get(context.Background(), f.grant, notes, kept); err != nil {
+		t.Errorf("the new note: %v", err)
+	}
+	if _, err := env.Records.Get(context.Background(), f.grant, notes, gone); !errors.Is(err, domain.ErrNotFound) {
+		t.Errorf("the note the file deletes: %v, want not found", err)
+	}
+}
