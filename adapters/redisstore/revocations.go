@@ -86,7 +86,7 @@ func (r *Revocations) check(keys ...[32]byte) error {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	if now.Sub(r.read) > tombstoneStale {
-		return domain.Unavailable(errors.New("the list of Revocations could not be read from the database"))
+		return domain.Unavailable(errors.New("the list of revocations could not be read from the database"))
 	}
 	for _, k := range keys {
 		if until, ok := r.keys[k]; ok && now.Before(until) {
@@ -107,7 +107,7 @@ func (r *Revocations) bury(ctx context.Context, key [32]byte, until time.Time) e
 	return nil
 }
 
-// run reads new tombstones every tombstonePoll and prunes the expired ones
+// Run reads new tombstones every tombstonePoll and prunes the expired ones
 // from the database about once an hour, until ctx ends.
 func (r *Revocations) Run(ctx context.Context) {
 	tick := time.NewTicker(tombstonePoll)
@@ -121,7 +121,7 @@ func (r *Revocations) Run(ctx context.Context) {
 		}
 		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		if err := r.Refresh(rctx); err != nil && ctx.Err() == nil {
-			r.log.Warn("read Revocations", "error", err.Error())
+			r.log.Warn("read revocations", "error", err.Error())
 		}
 		if r.now().Sub(lastPrune) > time.Hour {
 			if _, err := r.store.Prune(rctx, r.now()); err == nil {
