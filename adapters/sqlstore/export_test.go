@@ -2,10 +2,8 @@ package sqlstore
 
 import (
 	"context"
-	"strconv"
 
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"github.com/praxis-health/praxis/domain"
 )
@@ -26,15 +24,11 @@ func WirePages() int64 { return wirePages.Load() }
 // ExistingQuery is the text of Existing's lookup of ids of kind on PostgreSQL.
 func ExistingQuery(db bun.IDB, company domain.CompanyID, kind *domain.Kind, ids []string) string {
 	t := tableOf(kind)
-	if t.kind != "" {
-		return existingByKey(db, company, t, pgdialect.Array(ids)).String()
-	}
-	numbers := make([]int64, len(ids))
-	for i, id := range ids {
-		numbers[i], _ = strconv.ParseInt(id, 10, 64)
-	}
-	return existingByKey(db, company, t, pgdialect.Array(numbers)).String()
+	return existingByKey(db, company, t, t.idArgs(ids)).String()
 }
+
+// TableOf is the table that holds kind's objects.
+func TableOf(kind *domain.Kind) string { return tableOf(kind).name }
 
 // Conn is the transaction in ctx, or db.
 func Conn(ctx context.Context, db *bun.DB) bun.IDB { return conn(ctx, db) }

@@ -62,7 +62,7 @@ func TestImportLookupKeepsToThePrimaryKey(t *testing.T) {
 				return err
 			}
 			text := strings.Join(plan, "\n")
-			if !strings.Contains(text, tableName(kind)+"_pkey") || strings.Contains(text, "feed_idx") {
+			if !strings.Contains(text, sqlstore.TableOf(kind)+"_pkey") || strings.Contains(text, "feed_idx") {
 				t.Errorf("the lookup of %s by key plans:\n%s\nwant probes of the primary key", kind.Slug, text)
 			}
 		}
@@ -71,11 +71,4 @@ func TestImportLookupKeepsToThePrimaryKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-}
-
-func tableName(k *domain.Kind) string {
-	if k.NumericIDs() {
-		return "customers"
-	}
-	return "records"
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect"
 	"github.com/uptrace/bun/dialect/pgdialect"
-	"github.com/uptrace/bun/schema"
 
 	"github.com/praxis-health/praxis/domain"
 	"github.com/praxis-health/praxis/ports"
@@ -92,6 +91,17 @@ func (t table) idArg(id string) (any, bool) {
 		return int64(n), ok
 	}
 	return id, domain.ValidObjectID(id)
+}
+
+// idArgs are the keys among ids that can name an object of t, as idArg makes them.
+func (t table) idArgs(ids []string) []any {
+	args := make([]any, 0, len(ids))
+	for _, id := range ids {
+		if a, ok := t.idArg(id); ok {
+			args = append(args, a)
+		}
+	}
+	return args
 }
 
 func (s *RecordStore) Insert(ctx context.Context, company domain.CompanyID, kind *domain.Kind, obj ports.StoredObject) (ports.StoredObject, error) {
@@ -362,21 +372,7 @@ func ptr[T any](v T) *T { return &v }
 func (s *RecordStore) Existing(ctx context.Context, company domain.CompanyID, kind *domain.Kind, ids []string) (map[string]ports.StoredObject, error) {
 	t := tableOf(kind)
 	out := map[string]ports.StoredObject{}
-	args := make([]any, 0, len(ids))
-	var numbers []int64 // the customers' keys, typed for PostgreSQL's array
-	var uuids []string  // the records'
-	for _, id := range ids {
-		a, ok := t.idArg(id)
-		if !ok {
-			continue
-		}
-		args = append(args, a)
-		if n, isNumber := a.(int64); isNumber {
-			numbers = append(numbers, n)
-		} else {
-			uuids = append(uuids, id)
-		}
-	}
+	args := t.idArgs(ids)
 	if len(args) == 0 {
 		return out, nil
 	}
@@ -384,11 +380,7 @@ func (s *RecordStore) Existing(ctx context.Context, company domain.CompanyID, ki
 	var rows []objectRow
 	var err error
 	if db.Dialect().Name() == dialect.PG {
-		keys := pgdialect.Array(uuids)
-		if t.kind == "" {
-			keys = pgdialect.Array(numbers)
-		}
-		err = existingByKey(db, company, t, keys).Scan(ctx, &rows)
+		err = existingByKey(db, company, t, args).Scan(ctx, &rows)
 	} else {
 		err = ofKind(t, tenantOf(db, company).SelectByKey(t.name)).ColumnExpr(t.columns).Where(t.name+".id IN (?)", bun.List(args)).Scan(ctx, &rows)
 	}
@@ -413,23 +405,33 @@ func (s *RecordStore) Existing(ctx context.Context, company domain.CompanyID, ki
 // for records, id for customers (the company then compared as text, as
 // SelectByKey does) — and its LIMIT keeps the planner from turning the
 // probes back into one scan and a hash join.
-func existingByKey(db bun.IDB, company domain.CompanyID, t table, keys schema.QueryAppender) *bun.RawQuery {
-	keyType := "uuid[]"
+//
+// args are the keys as t.idArg makes them: uuid strings for records, int64
+// numbers for customers.
+func existingByKey(db bun.IDB, company domain.CompanyID, t table, args []any) *bun.RawQuery {
 	if t.kind == "" {
-		keyType = "bigint[]"
-	}
-	ours := t.name + ".company_id = ?0" // the key's first column
-	if t.kind == "" {
+		numbers := make([]int64, len(args))
+		for i, a := range args {
+			numbers[i], _ = a.(int64)
+		}
 		// The customers' key is id alone: compared as text, the company
 		// cannot lead the planner to the feed's (company_id, change, id).
-		ours = "CAST(" + t.name + ".company_id AS TEXT) = CAST(?0 AS TEXT)"
+		return tenantOf(db, company).Raw(keyProbes(t, "bigint[]", "CAST("+t.name+".company_id AS TEXT) = CAST(?0 AS TEXT)"), pgdialect.Array(numbers))
 	}
+	ids := make([]string, len(args))
+	for i, a := range args {
+		ids[i], _ = a.(string)
+	}
+	// The records' key leads with the company.
+	q := keyProbes(t, "uuid[]", t.name+".company_id = ?0") + " WHERE " + t.name + ".kind = ?2"
+	return tenantOf(db, company).Raw(q, pgdialect.Array(ids), t.kind)
+}
+
+// keyProbes is the statement of existingByKey: the keys ?1 (an array of
+// keyType) unnested, each probing t by id and ours, the company's condition.
+func keyProbes(t table, keyType, ours string) string {
 	probe := "SELECT * FROM " + t.name + " WHERE " + t.name + ".id = k.key AND " + ours + " LIMIT 1"
-	q := "SELECT " + t.columns + " FROM unnest(CAST(?1 AS " + keyType + ")) AS k(key) CROSS JOIN LATERAL (" + probe + ") AS " + t.name
-	if t.kind != "" {
-		return tenantOf(db, company).Raw(q+" WHERE "+t.name+".kind = ?2", keys, t.kind)
-	}
-	return tenantOf(db, company).Raw(q, keys)
+	return "SELECT " + t.columns + " FROM unnest(CAST(?1 AS " + keyType + ")) AS k(key) CROSS JOIN LATERAL (" + probe + ") AS " + t.name
 }
 
 // recordRow and customerRow are rows as Put writes them, many to a statement.
