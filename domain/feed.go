@@ -10,36 +10,46 @@ import (
 // A change stamp orders writes by commit (the store's change clock), so a
 // client that only follows its cursor receives every write exactly once.
 
-// Cursor is a position in a section's feed: after the object id written at change.
+// Cursor is a position in a section's feed: after the object id written at
+// change. A sorted search's cursor (ListQuery.Sort) is instead after the
+// object id whose sort keys are Keys, in the order Order spells.
 type Cursor struct {
 	Change int64
 	ID     string
+	Order  string
+	Keys   []string
 }
 
 type cursorJSON struct {
-	V int    `json:"v"`
-	C int64  `json:"c"`
-	I string `json:"i"`
+	V int      `json:"v"`
+	C int64    `json:"c"`
+	I string   `json:"i"`
+	O string   `json:"o,omitempty"`
+	K []string `json:"k,omitempty"`
 }
 
 // Encode is the opaque form handed to clients: base64url of a small versioned
 // object, so that its layout can change without breaking cursors in use.
 func (c Cursor) Encode() string {
-	b, _ := json.Marshal(cursorJSON{V: 1, C: c.Change, I: c.ID})
+	b, _ := json.Marshal(cursorJSON{V: 1, C: c.Change, I: c.ID, O: c.Order, K: c.Keys})
 	return base64.RawURLEncoding.EncodeToString(b)
 }
+
+// maxCursor is the longest cursor read: a sorted search's holds its keys
+// (names, a date), a feed's two numbers and an id.
+const maxCursor = 2048
 
 // ParseCursor reads a cursor that Encode made.
 func ParseCursor(s string) (Cursor, error) {
 	b, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil || len(s) > 256 {
+	if err != nil || len(s) > maxCursor {
 		return Cursor{}, invalid("cursor", "is not a cursor this API handed out")
 	}
 	var c cursorJSON
 	if err := json.Unmarshal(b, &c); err != nil || c.V != 1 || c.C < 0 {
 		return Cursor{}, invalid("cursor", "is not a cursor this API handed out")
 	}
-	return Cursor{Change: c.C, ID: c.I}, nil
+	return Cursor{Change: c.C, ID: c.I, Order: c.O, Keys: c.K}, nil
 }
 
 // Page sizes of every list.
@@ -81,6 +91,15 @@ type ListQuery struct {
 	Search []Condition
 	// Total asks for the count of what the filters keep, besides the page.
 	Total TotalMode
+	// Sort answers a search in the order of these keys, then the id,
+	// instead of the feed's (the customers' list only).
+	Sort []SortBy
+}
+
+// Searches tells whether q is a patient search (Search, Total or Sort):
+// it reads the store's index and answers what is committed now.
+func (q ListQuery) Searches() bool {
+	return len(q.Search) > 0 || q.Total != TotalNone || len(q.Sort) > 0
 }
 
 // MaxBatchIDs is how many objects one read by ids (ids=) may ask for.

@@ -1,6 +1,7 @@
 package domain_test
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/praxis-health/praxis/domain"
@@ -45,5 +46,54 @@ func TestMatchSearchesAreIndexedOnly(t *testing.T) {
 	s, err := domain.PatientFactsOf([]byte(`{"first_name":"Anna","last_name":"Müller","birth_date":"1980-04-03","svnr":"1237010180","email":"A@B.at"}`)).MatchSearches()
 	if err != nil || len(s) != 4 { // svnr, birth date + last name, birth date + first name, e-mail
 		t.Errorf("searches %v %v", s, err)
+	}
+}
+
+// TestSortIsReadAndItsCursorKeepsIt: an order is keys by their names, "-"
+// for descending; an unknown or repeated key is refused with what is
+// offered; a sorted page's cursor carries its order and keys, and is
+// refused for another order (or for the feed's), as a feed cursor is for a sort.
+func TestSortIsReadAndItsCursorKeepsIt(t *testing.T) {
+	sort, err := domain.ParseSort("_sort", "family,-birthdate,_lastUpdated", domain.FHIRSortKeys)
+	if err != nil || domain.OrderOf(sort) != "family,-birth_date,updated" {
+		t.Fatalf("read %+v %v", sort, err)
+	}
+	for _, bad := range []string{"", "name", "family,-family", "--family", "family,"} {
+		_, err := domain.ParseSort("_sort", bad, domain.FHIRSortKeys)
+		fe, ok := domain.AsFieldErrors(err)
+		if !ok || fe[0].Field != "_sort" {
+			t.Errorf("%q: %v, want a field error of _sort", bad, err)
+		}
+	}
+	_, err = domain.ParseSort("sort", "age", domain.NativeSortKeys)
+	if fe, _ := domain.AsFieldErrors(err); len(fe) == 0 || fe[0].Message != "orders by birth_date, first_name, last_name, updated_at, each with - before it for descending, separated by commas" {
+		t.Errorf("the refusal names the keys: %v", err)
+	}
+	payload := []byte(`{"first_name":"Ödön","last_name":"Müller-Lüdenscheidt"}`)
+	keys := domain.SortKeysOf(sort, payload, 42)
+	if !slices.Equal(keys, []string{"muller ludenscheidt", "", "42"}) {
+		t.Errorf("keys %q", keys)
+	}
+	cur := domain.Cursor{ID: "7", Order: domain.OrderOf(sort), Keys: keys}
+	back, err := domain.ParseCursor(cur.Encode())
+	if err != nil || back.Order != cur.Order || !slices.Equal(back.Keys, keys) || back.ID != "7" {
+		t.Fatalf("round trip %+v %v", back, err)
+	}
+	if err := (domain.ListQuery{After: &back, Sort: sort}).CheckCursor(); err != nil {
+		t.Errorf("its own order: %v", err)
+	}
+	feed := domain.Cursor{Change: 9, ID: "7"}
+	for name, q := range map[string]domain.ListQuery{
+		"another order":         {After: &back, Sort: sort[:1]},
+		"the feed's":            {After: &back},
+		"a feed cursor, sorted": {After: &feed, Sort: sort},
+		"a forged change key":   {After: &domain.Cursor{ID: "7", Order: cur.Order, Keys: []string{"a", "b", "c"}}, Sort: sort},
+	} {
+		if err := q.CheckCursor(); err == nil {
+			t.Errorf("%s: taken", name)
+		}
+	}
+	if err := (domain.ListQuery{After: &feed}).CheckCursor(); err != nil {
+		t.Errorf("a feed cursor in the feed: %v", err)
 	}
 }

@@ -2,7 +2,9 @@ package domain
 
 import (
 	"encoding/json"
+	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -308,6 +310,108 @@ func ReadPhones(conds []Condition, param, zone string) error {
 				return FieldErrors{{Field: param, Message: "must be a phone number: E.164 (+43664…) or a national number (0664…)"}}.Err()
 			}
 			conds[i].Values[j] = n
+		}
+	}
+	return nil
+}
+
+// SortKey is a key a patient search may be answered in the order of
+// (FHIR _sort, the native sort): names folded as they are searched.
+type SortKey string
+
+const (
+	SortFamily      SortKey = "family"     // the folded last name
+	SortGiven       SortKey = "given"      // the folded first name
+	SortBirthDate   SortKey = "birth_date" // YYYY-MM-DD; none before every date
+	SortLastUpdated SortKey = "updated"    // the last change, in the order the writes committed
+)
+
+// NativeSortKeys and FHIRSortKeys name the keys in the customers' list's
+// sort and in FHIR's _sort.
+var (
+	NativeSortKeys = map[string]SortKey{"last_name": SortFamily, "first_name": SortGiven, "birth_date": SortBirthDate, "updated_at": SortLastUpdated}
+	FHIRSortKeys   = map[string]SortKey{"family": SortFamily, "given": SortGiven, "birthdate": SortBirthDate, "_lastUpdated": SortLastUpdated}
+)
+
+// SortBy is one key of a search's order.
+type SortBy struct {
+	Key  SortKey
+	Desc bool
+}
+
+// ParseSort reads an order: keys separated by commas, each by a name of
+// names, "-" before it for descending; ties in the customer's number.
+func ParseSort(param, raw string, names map[string]SortKey) ([]SortBy, error) {
+	var out []SortBy
+	for _, part := range strings.Split(raw, ",") {
+		key, ok := names[strings.TrimPrefix(part, "-")]
+		if !ok {
+			return nil, FieldErrors{{Field: param, Message: "orders by " + strings.Join(slices.Sorted(maps.Keys(names)), ", ") +
+				", each with - before it for descending, separated by commas"}}.Err()
+		}
+		if slices.ContainsFunc(out, func(s SortBy) bool { return s.Key == key }) {
+			return nil, FieldErrors{{Field: param, Message: "names " + strings.TrimPrefix(part, "-") + " twice"}}.Err()
+		}
+		out = append(out, SortBy{Key: key, Desc: strings.HasPrefix(part, "-")})
+	}
+	return out, nil
+}
+
+// OrderOf spells an order as its cursors carry it ("family,-birth_date";
+// "" for the feed's order).
+func OrderOf(sort []SortBy) string {
+	parts := make([]string, len(sort))
+	for i, s := range sort {
+		parts[i] = string(s.Key)
+		if s.Desc {
+			parts[i] = "-" + parts[i]
+		}
+	}
+	return strings.Join(parts, ",")
+}
+
+// SortKeysOf are a customer's values of the keys of sort, as the store
+// compares them: the index's folded names and birth date (PatientIndexOf;
+// "" for none), the change stamp in decimal.
+func SortKeysOf(sort []SortBy, payload []byte, change int64) []string {
+	var x *PatientIndex
+	keys := make([]string, len(sort))
+	for i, s := range sort {
+		if s.Key == SortLastUpdated {
+			keys[i] = strconv.FormatInt(change, 10)
+			continue
+		}
+		if x == nil {
+			ix := PatientIndexOf(payload)
+			x = &ix
+		}
+		switch s.Key {
+		case SortFamily:
+			keys[i] = x.Family
+		case SortGiven:
+			keys[i] = x.Given
+		case SortBirthDate:
+			if x.BirthDate != nil {
+				keys[i] = *x.BirthDate
+			}
+		}
+	}
+	return keys
+}
+
+// CheckCursor refuses a cursor handed out for another order than q's: its
+// keys would be read as another order's (a client must keep the sort of
+// the request whose next link it follows).
+func (q ListQuery) CheckCursor() error {
+	if q.After == nil {
+		return nil
+	}
+	if q.After.Order != OrderOf(q.Sort) || len(q.After.Keys) != len(q.Sort) {
+		return invalid("cursor", "is not a cursor of this order: keep the sort of the request that handed it out")
+	}
+	for i, s := range q.Sort {
+		if _, err := strconv.ParseInt(q.After.Keys[i], 10, 64); s.Key == SortLastUpdated && err != nil {
+			return invalid("cursor", "is not a cursor this API handed out")
 		}
 	}
 	return nil

@@ -192,6 +192,36 @@ func TestFHIRPatientsOnATCore(t *testing.T) {
 			}
 		}
 
+		// In an order: _sort's keys, "-" descending, page by page on its own cursor.
+		for _, c := range []struct{ query, want string }{
+			{"_sort=family", anna + "," + maria}, // Berger, Huber
+			{"_sort=-family", maria + "," + anna},
+			{"_sort=birthdate", maria + "," + anna}, // 1980-01-01, 1980-02-29
+			{"_sort=-_lastUpdated", maria + "," + anna},
+			{"family=Huber,Berger&_sort=-given", maria + "," + anna},
+			{"gender=female&_sort=family", maria},
+		} {
+			var got []string
+			for next, pages := "Patient?"+c.query+"&_count=1", 0; next != "" && pages < 5; pages++ {
+				page := readBundle(t, p.fhir(t, next))
+				got = append(got, page.ids["match"]...)
+				next = strings.TrimPrefix(page.next, s.url+fhirBase)
+			}
+			if strings.Join(got, ",") != c.want {
+				t.Errorf("Patient?%s by next links: %v, want %s", c.query, got, c.want)
+			}
+		}
+		sorted := readBundle(t, p.fhir(t, "Patient?_sort=family&_count=1"))
+		nextURL, err := url.Parse(sorted.next)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cursor := "_cursor=" + nextURL.Query().Get("_cursor")
+		outcome(t, "a sorted page's cursor in another order", p.fhir(t, "Patient?_sort=given&"+cursor), http.StatusBadRequest, "invalid")
+		outcome(t, "a sorted page's cursor without its sort", p.fhir(t, "Patient?"+cursor), http.StatusBadRequest, "invalid")
+		outcome(t, "a _sort key not served", p.fhir(t, "Patient?_sort=address"), http.StatusBadRequest, "invalid")
+		outcome(t, "_sort on a type whose search is not in the query", p.fhir(t, "Practitioner?_sort=family"), http.StatusBadRequest, "invalid")
+
 		// How many: _total=accurate on every page, _summary=count alone.
 		total := p.fhir(t, "Patient?family=Huber,Berger&_total=accurate&_count=1").decode(t)
 		if total["total"] != float64(2) {

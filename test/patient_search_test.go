@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"testing"
 )
 
@@ -70,6 +71,39 @@ func TestFindingAPatient(t *testing.T) {
 				t.Errorf("%s: total %v, want %d", c.query, page["total"], len(c.want))
 			}
 		}
+		// In an order, page by page on the order's own cursor: folded names, birth dates, the last change.
+		for _, c := range []struct {
+			sort string
+			want []string
+		}{
+			{"last_name", []string{berger, mayr, meier, anna}}, // Müller-Lüdenscheidt folds to muller ludenscheidt
+			{"-birth_date", []string{berger, anna, mayr, meier}},
+			{"-updated_at", []string{mayr, meier, anna, berger}},
+			{"first_name,-last_name", []string{anna, berger, mayr, meier}},
+		} {
+			var got []string
+			for cursor, pages := "", 0; pages < 6; pages++ {
+				page := p.get(t, "customers?sort="+c.sort+"&limit=1"+cursor).decode(t)
+				for _, o := range page["data"].([]any) {
+					got = append(got, fmt.Sprint(int64(o.(map[string]any)["id"].(float64))))
+				}
+				if page["has_more"] != true {
+					break
+				}
+				cursor = "&cursor=" + page["next_cursor"].(string)
+			}
+			if !slices.Equal(got, c.want) {
+				t.Errorf("sort=%s: %v, want %v", c.sort, got, c.want)
+			}
+		}
+		if annas := p.get(t, "customers?q=anna&sort=-last_name").decode(t)["data"].([]any); len(annas) != 2 ||
+			annas[0].(map[string]any)["id"] != float64(toInt(t, anna)) {
+			t.Errorf("q=anna sorted by last name descending: %v", annas)
+		}
+		sorted := p.get(t, "customers?sort=last_name&limit=1").decode(t)
+		if r := p.get(t, "customers?cursor="+sorted["next_cursor"].(string)); r.status != http.StatusUnprocessableEntity || !hasFieldError(r.decode(t), "cursor") {
+			t.Errorf("a sorted list's cursor in the feed: %d %s", r.status, r.body)
+		}
 		if page := p.get(t, "customers?last_name=Meier").decode(t); page["total"] != nil {
 			t.Errorf("total without total=true: %v", page["total"])
 		}
@@ -85,6 +119,8 @@ func TestFindingAPatient(t *testing.T) {
 			{"last_name=---", "last_name"},
 			{"total=maybe", "total"},
 			{"nickname=x", "nickname"},
+			{"sort=age", "sort"},
+			{"sort=last_name,-last_name", "sort"},
 		} {
 			r := p.get(t, "customers?"+bad.query)
 			if r.status != http.StatusUnprocessableEntity || !hasFieldError(r.decode(t), bad.field) {
@@ -95,6 +131,16 @@ func TestFindingAPatient(t *testing.T) {
 			t.Errorf("a search of another section: %d", r.status)
 		}
 	})
+}
+
+// toInt reads a customer number.
+func toInt(t *testing.T, id string) int64 {
+	t.Helper()
+	n, err := strconv.ParseInt(id, 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 // hasFieldError: a problem's errors[] names field.

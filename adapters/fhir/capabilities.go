@@ -70,6 +70,11 @@ func capabilityStatement(base, tokenURL string) map[string]any {
 			r["updateCreate"] = false
 			r["conditionalUpdate"] = false
 		}
+		if rt.searchable() {
+			r["documentation"] = "Searches reach the query: every page is full. `_sort` by family, given (folded as searched), birthdate (none first) " +
+				"or _lastUpdated, each with - before it for descending, separated by commas (ties in the patient's number; without it the feed's order); " +
+				"`_total` none, estimate (estimated) or accurate; `_summary=count`."
+		}
 		if rt.name == "Patient" {
 			r["operation"] = []any{map[string]any{"name": "export", "definition": bulkData + "/OperationDefinition/patient-export"},
 				map[string]any{"name": "match", "definition": "http://hl7.org/fhir/OperationDefinition/Patient-match"}}

@@ -249,7 +249,7 @@ func (s *Server) byID(c *fiber.Ctx, rt *resourceType, req request) ([]object, er
 // the last object read, "" at the end of the feed.
 func (s *Server) scan(c *fiber.Ctx, rt *resourceType, req request) (matches []object, next string, total *int64, err error) {
 	rd := s.views.of(rt)
-	q := domain.ListQuery{After: req.cursor, UpdatedSince: req.since, Customer: req.customer, Search: req.search, Total: req.total}
+	q := domain.ListQuery{After: req.cursor, UpdatedSince: req.since, Customer: req.customer, Search: req.search, Total: req.total, Sort: req.sort}
 	for range maxReads {
 		q.Limit = req.count - len(matches)
 		if req.count0 { // the total alone: no object read, no patient named in the audit event

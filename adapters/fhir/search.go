@@ -197,6 +197,7 @@ type request struct {
 	search []domain.Condition
 	total  domain.TotalMode
 	count0 bool
+	sort   []domain.SortBy
 	x      view
 }
 
@@ -212,6 +213,11 @@ func parseSearch(rt *resourceType, query *fiber.Ctx) (request, error) {
 		}
 		err = req.read(rt, params, string(k), string(raw))
 	})
+	if err == nil && req.cursor != nil {
+		if (domain.ListQuery{After: req.cursor, Sort: req.sort}).CheckCursor() != nil {
+			return req, invalidParam("_cursor", "_cursor: not a position of this _sort (follow a next link as it was handed out)")
+		}
+	}
 	return req, err
 }
 
@@ -241,6 +247,16 @@ func (req *request) read(rt *resourceType, params []searchParam, name, raw strin
 			return invalidParam(name, "_total: none, estimate or accurate")
 		}
 		req.total = mode
+		return nil
+	case "_sort":
+		if !rt.searchable() {
+			break
+		}
+		sort, err := domain.ParseSort(name, raw, domain.FHIRSortKeys)
+		if err != nil {
+			return fieldProblem(name, err)
+		}
+		req.sort = sort
 		return nil
 	case "_summary":
 		if !rt.searchable() {

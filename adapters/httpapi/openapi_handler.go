@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"maps"
+	"slices"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -330,7 +331,18 @@ func patientSearchParameters() []any {
 			"description": "Finding a patient: " + p.Doc + ". Filters AND; a search answers what is committed now, in the feed's order"})
 	}
 	return append(params, object{"name": "total", "in": "query", "required": false, "schema": object{"type": "boolean"},
-		"description": "true: answer total, how many customers the filters keep"})
+		"description": "true: answer total, how many customers the filters keep"},
+		object{"name": "sort", "in": "query", "required": false, "schema": object{"type": "string", "pattern": sortPattern(), "example": "last_name,first_name"},
+			"description": "answer in this order instead of the feed's: last_name, first_name (folded as searched), birth_date (none first) or updated_at, " +
+				"each with - before it for descending, separated by commas; ties in the customer's number. The next_cursor then holds the order: " +
+				"follow it with the same sort. A customer whose key changes while a client pages moves in the order, and may be seen twice or not at all"})
+}
+
+// sortPattern is the form of the customers' list's sort: its keys, each
+// with an optional "-", separated by commas.
+func sortPattern() string {
+	key := "-?(" + strings.Join(slices.Sorted(maps.Keys(domain.NativeSortKeys)), "|") + ")"
+	return "^" + key + "(," + key + ")*$"
 }
 
 // matchPaths is POST customers/match: the patients a record may be.

@@ -52,12 +52,19 @@ func kindListQuery(c *fiber.Ctx, k *domain.Kind) (domain.ListQuery, error) {
 		for _, p := range domain.PatientSearchParams {
 			extra = append(extra, p.Name)
 		}
-		extra = append(extra, "total")
+		extra = append(extra, "total", "sort")
 	}
 	q, err := readListQuery(c, k.HasCustomer(), k.Calendar, extra)
 	var errs domain.FieldErrors
 	if k == domain.CustomersKind() {
 		q.Search, q.Total = patientSearch(c, &errs)
+		if args := c.Request().URI().QueryArgs(); args.Has("sort") {
+			sort, err := domain.ParseSort("sort", string(args.Peek("sort")), domain.NativeSortKeys)
+			if fe, ok := domain.AsFieldErrors(err); ok {
+				errs = append(errs, fe...)
+			}
+			q.Sort = sort
+		}
 	}
 	for _, f := range k.Filters {
 		if !c.Request().URI().QueryArgs().Has(f) {

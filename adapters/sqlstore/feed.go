@@ -35,6 +35,9 @@ func feedQuery(q *bun.SelectQuery, table string, lq domain.ListQuery, idArg func
 	if lq.Below > 0 {
 		q = q.Where(table+".change < ?", args.bind(lq.Below))
 	}
+	if len(lq.Sort) > 0 {
+		return sortedPage(q, table, lq, idArg)
+	}
 	if lq.After != nil {
 		if lq.After.ID == "" {
 			q = q.Where(table+".change > ?", args.bind(lq.After.Change))
@@ -89,4 +92,53 @@ func trimPage[T any](rows []T, lq domain.ListQuery, cursorOf func(T) domain.Curs
 		next = cursorOf(rows[len(rows)-1])
 	}
 	return rows, next, more
+}
+
+// sortKeys are the expressions a sorted search orders by (domain.SortBy):
+// the index's columns, compared bytewise on both backends (COLLATE "C",
+// SQLite's BINARY) as domain.SortKeysOf spells a row's keys; a missing
+// birth date is "", before every date.
+var sortKeys = map[domain.SortKey]string{
+	domain.SortFamily: "customers.search_family", domain.SortGiven: "customers.search_given",
+	domain.SortBirthDate: "COALESCE(customers.birth_date, '')", domain.SortLastUpdated: "customers.change",
+}
+
+// sortedPage orders a search by its keys, then the customer's number, and
+// starts after the cursor's keys and number: a keyset over them
+// (docs/contract.md §15), of what is committed now (a search: not held
+// back as the feed is). Every key compares its own way, so the keyset is
+// spelled out: k1 after v1, or k1 = v1 and (k2 after v2, or … the number after).
+func sortedPage(q *bun.SelectQuery, table string, lq domain.ListQuery, idArg func(string) (any, bool)) (*bun.SelectQuery, error) {
+	if lq.After != nil {
+		id, ok := idArg(lq.After.ID)
+		if !ok || len(lq.After.Keys) != len(lq.Sort) {
+			return nil, domain.FieldErrors{{Field: "cursor", Message: "is not a cursor of this section"}}.Err()
+		}
+		text, args := table+".id > ?", []any{id}
+		for i := len(lq.Sort) - 1; i >= 0; i-- {
+			key, after := sortKeys[lq.Sort[i].Key], ">"
+			if lq.Sort[i].Desc {
+				after = "<"
+			}
+			var v any = lq.After.Keys[i]
+			if lq.Sort[i].Key == domain.SortLastUpdated {
+				n, err := strconv.ParseInt(lq.After.Keys[i], 10, 64)
+				if err != nil {
+					return nil, domain.FieldErrors{{Field: "cursor", Message: "is not a cursor of this section"}}.Err()
+				}
+				v = n
+			}
+			text = "(" + key + " " + after + " ? OR (" + key + " = ? AND " + text + "))"
+			args = append([]any{v, v}, args...)
+		}
+		q = q.Where(text, args...)
+	}
+	for _, s := range lq.Sort {
+		if s.Desc {
+			q = q.OrderExpr(sortKeys[s.Key] + " DESC")
+		} else {
+			q = q.OrderExpr(sortKeys[s.Key])
+		}
+	}
+	return q.OrderExpr(table + ".id").Limit(int64(lq.Limit + 1)), nil
 }

@@ -264,7 +264,7 @@ func (s *RecordStore) List(ctx context.Context, company domain.CompanyID, kind *
 		base = calendarFilter(base, tn, lq.Calendar)
 	}
 	var total *int64
-	if len(lq.Search) > 0 || lq.Total != domain.TotalNone {
+	if lq.Searches() {
 		if t.kind != "" {
 			return ports.Page{}, errors.New("a search is of the customers' list only")
 		}
@@ -290,7 +290,12 @@ func (s *RecordStore) List(ctx context.Context, company domain.CompanyID, kind *
 	if err != nil {
 		return ports.Page{}, translate(err)
 	}
-	rows, next, more := trimPage(rows, lq, func(r objectRow) domain.Cursor { return domain.Cursor{Change: r.Change, ID: r.ID} })
+	rows, next, more := trimPage(rows, lq, func(r objectRow) domain.Cursor {
+		if len(lq.Sort) > 0 {
+			return domain.Cursor{ID: r.ID, Order: domain.OrderOf(lq.Sort), Keys: domain.SortKeysOf(lq.Sort, r.Payload, r.Change)}
+		}
+		return domain.Cursor{Change: r.Change, ID: r.ID}
+	})
 	page := ports.Page{Items: make([]ports.StoredObject, len(rows)), Next: next, HasMore: more, Total: total}
 	for i, r := range rows {
 		page.Items[i] = r.toPort()

@@ -30,8 +30,11 @@ func (r *Records) List(ctx context.Context, grant domain.Grant, kind *domain.Kin
 	if q.Customer != nil && !kind.HasCustomer() {
 		return ports.RenderedPage{}, domain.FieldErrors{{Field: "customer_id", Message: "is not a filter of this section"}}.Err()
 	}
-	if (len(q.Search) > 0 || q.Total != domain.TotalNone) && kind != domain.CustomersKind() {
+	if q.Searches() && kind != domain.CustomersKind() {
 		return ports.RenderedPage{}, domain.FieldErrors{{Field: "q", Message: "only the customers' list is searched"}}.Err()
+	}
+	if err := q.CheckCursor(); err != nil {
+		return ports.RenderedPage{}, err
 	}
 	if slices.ContainsFunc(q.Search, func(c domain.Condition) bool { return c.Field == domain.SearchPhone }) {
 		rc, err := r.ruleContext(ctx, grant.CompanyID)

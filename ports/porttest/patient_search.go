@@ -1,9 +1,11 @@
 package porttest
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -219,5 +221,161 @@ func RunPatientIndexBackfill(t *testing.T, newRepos func(t *testing.T) RecordRep
 	page, err := f.r.Records.List(ctx, f.company, k, search)
 	if err != nil || len(page.Items) != 3 {
 		t.Errorf("after the backfill: %d %v", len(page.Items), err)
+	}
+}
+
+// patientsSorted: a sorted search (domain.ListQuery.Sort) answers in the
+// order of its keys — the folded names, the birth date (none first), the
+// change —, ties in the customer's number, page after page with no gap or
+// repeat; a filter narrows it; another company's patients never appear.
+// A customer whose key moves past the cursor while a client pages is seen
+// again (docs/contract.md §15 says so); none unchanged is missed.
+func patientsSorted(t *testing.T, newRepos func(t *testing.T) RecordRepositories) {
+	f := newRecordFixture(t, newRepos)
+	other, _ := NewCompany(t, f.r.Repositories, "Other", 10)
+	ctx := context.Background()
+	k := domain.CustomersKind()
+	insert := func(company domain.CompanyID, payload string) string {
+		var id string
+		err := f.r.Tx.InTx(ctx, func(ctx context.Context) error {
+			s, err := f.r.Records.Insert(ctx, company, k, ports.StoredObject{Payload: []byte(payload), CreatedAt: time.Now()})
+			id = s.ID
+			return err
+		})
+		if err != nil {
+			t.Fatalf("insert %s: %v", payload, err)
+		}
+		return id
+	}
+	for _, p := range []string{
+		`{"first_name":"Anna","last_name":"Müller","birth_date":"1980-02-29"}`,
+		`{"first_name":"Zoe","last_name":"Mueller","birth_date":"1980-02-29"}`,
+		`{"first_name":"Anna","last_name":"Muller"}`,
+		`{"first_name":"Ödön","last_name":"Adler","birth_date":"1999-09-09"}`,
+		`{"first_name":"Bea","last_name":"Zach","birth_date":"1950-01-01"}`,
+		`{"first_name":"Anna","last_name":"Mayr","birth_date":"1980-02-29"}`,
+		`{"first_name":"Carl","last_name":"Überreiter"}`,
+	} {
+		insert(f.company, p)
+		insert(other.ID, p) // the same patients in another company: never answered here
+	}
+	// Every customer of the company (the fixture's own too), with its change:
+	// a sorted search answers what is committed now, unlike the feed.
+	all, _ := follow(t, f.r.Records, f.company, k, domain.ListQuery{Limit: 100, Sort: []domain.SortBy{{Key: domain.SortLastUpdated}}})
+	if len(all) != 8 {
+		t.Fatalf("the company has %d customers, want the fixture's and 7", len(all))
+	}
+	number := func(id string) int64 {
+		n, _ := domain.ParseCustomerPathID(id)
+		return int64(n)
+	}
+	// expected orders all by the keys' bytes, then the number: the store's order.
+	expected := func(sort []domain.SortBy, objs []ports.StoredObject) []string {
+		objs = slices.Clone(objs)
+		slices.SortFunc(objs, func(a, b ports.StoredObject) int {
+			ka, kb := domain.SortKeysOf(sort, a.Payload, a.Change), domain.SortKeysOf(sort, b.Payload, b.Change)
+			for i, s := range sort {
+				c := strings.Compare(ka[i], kb[i])
+				if s.Key == domain.SortLastUpdated {
+					c = cmp.Compare(a.Change, b.Change)
+				}
+				if s.Desc {
+					c = -c
+				}
+				if c != 0 {
+					return c
+				}
+			}
+			return cmp.Compare(number(a.ID), number(b.ID))
+		})
+		ids := make([]string, len(objs))
+		for i, o := range objs {
+			ids[i] = o.ID
+		}
+		return ids
+	}
+	read := func(q domain.ListQuery) []string {
+		var ids []string
+		for {
+			page, err := f.r.Records.List(ctx, f.company, k, q)
+			if err != nil {
+				t.Fatalf("sort %s: %v", domain.OrderOf(q.Sort), err)
+			}
+			if page.HasMore && len(page.Items) < q.Limit {
+				t.Errorf("sort %s: a short page with more to come", domain.OrderOf(q.Sort))
+			}
+			for _, o := range page.Items {
+				ids = append(ids, o.ID)
+			}
+			if !page.HasMore {
+				return ids
+			}
+			if page.Next.Order != domain.OrderOf(q.Sort) || len(page.Next.Keys) != len(q.Sort) {
+				t.Fatalf("sort %s: the next cursor holds %+v", domain.OrderOf(q.Sort), page.Next)
+			}
+			q.After = &page.Next
+		}
+	}
+	by := func(spec string) []domain.SortBy {
+		s, err := domain.ParseSort("sort", spec, domain.NativeSortKeys)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	for _, spec := range []string{"last_name", "-last_name", "last_name,first_name", "-last_name,first_name", "first_name,-birth_date",
+		"birth_date", "-birth_date,last_name", "updated_at", "-updated_at", "birth_date,-updated_at,first_name"} {
+		want := expected(by(spec), all)
+		if got := read(domain.ListQuery{Limit: 2, Sort: by(spec)}); !slices.Equal(got, want) {
+			t.Errorf("sort %s: %v, want %v", spec, got, want)
+		}
+	}
+	// Ties in the folded name go by the number: Müller, Mueller and Muller fold alike.
+	mullers := read(domain.ListQuery{Limit: 1, Sort: by("last_name"), Search: []domain.Condition{{Field: domain.SearchFamily, Op: domain.OpPrefix, Values: []string{"muller"}}}})
+	if len(mullers) != 3 || !slices.IsSortedFunc(mullers, func(a, b string) int { return cmp.Compare(number(a), number(b)) }) {
+		t.Errorf("three Müllers by number: %v", mullers)
+	}
+	// A filter narrows the sorted list, which keeps its order.
+	annas := read(domain.ListQuery{Limit: 2, Sort: by("-last_name"), Search: []domain.Condition{{Field: domain.SearchGiven, Op: domain.OpPrefix, Values: []string{"anna"}}}})
+	var annaObjs []ports.StoredObject
+	for _, o := range all {
+		if domain.PatientIndexOf(o.Payload).Given == "anna" {
+			annaObjs = append(annaObjs, o)
+		}
+	}
+	if want := expected(by("-last_name"), annaObjs); len(want) < 3 || !slices.Equal(annas, want) {
+		t.Errorf("the Annas by last name descending: %v, want %v", annas, want)
+	}
+	// A patient renamed from before the cursor to after it is seen again;
+	// nobody unchanged is missed or repeated.
+	q := domain.ListQuery{Limit: 3, Sort: by("last_name")}
+	first, err := f.r.Records.List(ctx, f.company, k, q)
+	if err != nil || !first.HasMore {
+		t.Fatalf("the first page: %+v %v", first, err)
+	}
+	moved := first.Items[0]
+	err = f.r.Tx.InTx(ctx, func(ctx context.Context) error {
+		_, err := f.r.Records.Update(ctx, f.company, k, moved.ID, []byte(`{"first_name":"Carl","last_name":"Zzyzx"}`), time.Now())
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q.After = &first.Next
+	rest := read(q)
+	seen := map[string]int{}
+	for _, o := range first.Items {
+		seen[o.ID]++
+	}
+	for _, id := range rest {
+		seen[id]++
+	}
+	for _, o := range all {
+		if want := map[bool]int{true: 2, false: 1}[o.ID == moved.ID]; seen[o.ID] != want {
+			t.Errorf("%s seen %d times, want %d", o.ID, seen[o.ID], want)
+		}
+	}
+	if len(seen) != len(all) {
+		t.Errorf("%d customers seen, the company has %d", len(seen), len(all))
 	}
 }

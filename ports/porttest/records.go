@@ -129,6 +129,7 @@ func RunRecordStoreSuite(t *testing.T, newRepos func(t *testing.T) RecordReposit
 		{"every write moves its object's own version by one, and no other company's object", versionsCount, false},
 		{"device orders: numbered per company, found by number, device, patient and status; another company's none", deviceOrdersFound, false},
 		{"customers: found by folded, phonetic, prefix, contains and exact names, dates, identifiers; counted; another company's never", patientsFound, false},
+		{"customers: a search sorted by names, birth date and last change pages as a keyset over the keys and the number; another company's never", patientsSorted, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if !c.serial {
