@@ -6,7 +6,8 @@
 // registered as its JWK Set with kid "k1": it signs in with a signed
 // assertion, SMART Backend Services) and CUSTOMER_ID (a patient of the
 // practice, whose phone the script changes). The day: discovery, sign-in,
-// every type searched and paged, patients by _lastUpdated, an appointment
+// every type searched and paged, patients by _lastUpdated, a patient found
+// (in an order, counted, by sound) and matched (Patient/$match), an appointment
 // with its patient, everything exported (Bulk Data), one change written,
 // and an export _since the first one's transactionTime holding exactly it.
 'use strict';
@@ -151,6 +152,35 @@ async function main() {
     patients.push(...page);
   }
   if (patients.length < 2 || new Set(patients.map((p) => p.id)).size !== patients.length) fail('patients paged: ' + patients.map((p) => p.id));
+
+  // Finding a patient: by a folded prefix of the last name, in an order,
+  // counted; by sound; matched by what a lab knows. Every Bundle valid.
+  const someone = await medplum.readResource('Patient', String(process.env.CUSTOMER_ID));
+  const family = someone.name[0].family;
+  const found = await medplum.search('Patient', { family: family.slice(0, 3).toUpperCase(), _sort: '-birthdate,given', _total: 'accurate', _count: '2' });
+  valid(found, 'Patient search in an order');
+  if (!(found.total >= 1) || (found.entry ?? []).length === 0) fail(`family=${family.slice(0, 3)}: total ${found.total}`);
+  const births = found.entry.map((e) => e.resource.birthDate ?? '');
+  if (births.some((b, i) => i > 0 && b > births[i - 1])) fail(`_sort=-birthdate answered ${births}`);
+  let all = [];
+  for await (const page of medplum.searchResourcePages('Patient', { family: family, _sort: 'given', _count: '1' })) {
+    all.push(...page);
+  }
+  if (!all.some((p) => p.id === someone.id)) fail(`family=${family} paged by _sort=given misses Patient/${someone.id}`);
+  const count = await medplum.search('Patient', { family: family, _summary: 'count' });
+  valid(count, 'Patient _summary=count');
+  if (count.total !== all.length || count.entry) fail(`_summary=count: ${JSON.stringify(count)}`);
+  valid(await medplum.search('Patient', { phonetic: family }), 'Patient phonetic');
+  const matched = await medplum.post(medplum.fhirUrl('Patient', '$match'), {
+    resourceType: 'Parameters',
+    parameter: [{ name: 'resource', resource: { resourceType: 'Patient', name: [{ family, given: someone.name[0].given }], birthDate: someone.birthDate } }],
+  });
+  valid(matched, 'Patient/$match');
+  const best = matched.entry?.[0];
+  const grade = best?.search?.extension?.find((x) => x.url === 'http://hl7.org/fhir/StructureDefinition/match-grade')?.valueCode;
+  if (best?.resource?.id !== someone.id || !(best.search.score > 0) || !['probable', 'possible'].includes(grade)) {
+    fail('$match of the patient by name and birth date: ' + JSON.stringify(matched));
+  }
 
   // An appointment read, and searched for with its patient included.
   const [first] = await medplum.searchResources('Appointment', { _count: '1' });
