@@ -340,7 +340,8 @@ type SortBy struct {
 }
 
 // ParseSort reads an order: keys separated by commas, each by a name of
-// names, "-" before it for descending; ties in the customer's number.
+// names, "-" before it for descending; ties go by the customer's number,
+// the way the last key goes.
 func ParseSort(param, raw string, names map[string]SortKey) ([]SortBy, error) {
 	var out []SortBy
 	for _, part := range strings.Split(raw, ",") {

@@ -72,7 +72,7 @@ func capabilityStatement(base, tokenURL string) map[string]any {
 		}
 		if rt.searchable() {
 			r["documentation"] = "Searches reach the query: every page is full. `_sort` by family, given (folded as searched), birthdate (none first) " +
-				"or _lastUpdated, each with - before it for descending, separated by commas (ties in the patient's number; without it the feed's order); " +
+				"or _lastUpdated, each with - before it for descending, separated by commas (ties by the patient's number, the way the last key goes; without _sort the feed's order); " +
 				"`_total` none, estimate (estimated) or accurate; `_summary=count`."
 		}
 		if rt.name == "Patient" {

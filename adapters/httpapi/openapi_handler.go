@@ -334,7 +334,7 @@ func patientSearchParameters() []any {
 		"description": "true: answer total, how many customers the filters keep"},
 		object{"name": "sort", "in": "query", "required": false, "schema": object{"type": "string", "pattern": sortPattern(), "example": "last_name,first_name"},
 			"description": "answer in this order instead of the feed's: last_name, first_name (folded as searched), birth_date (none first) or updated_at, " +
-				"each with - before it for descending, separated by commas; ties in the customer's number. The next_cursor then holds the order: " +
+				"each with - before it for descending, separated by commas; ties by the customer's number, the way the last key goes. The next_cursor then holds the order: " +
 				"follow it with the same sort. A customer whose key changes while a client pages moves in the order, and may be seen twice or not at all"})
 }
 

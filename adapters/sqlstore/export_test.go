@@ -27,6 +27,15 @@ func ExistingQuery(db bun.IDB, company domain.CompanyID, kind *domain.Kind, ids 
 	return existingByKey(db, company, t, t.idArgs(ids)).String()
 }
 
+// ListQuery is the text of List's select of a page of kind on PostgreSQL.
+func ListQuery(db bun.IDB, company domain.CompanyID, kind *domain.Kind, lq domain.ListQuery) (string, error) {
+	q, err := tableOf(kind).listQuery(tenantOf(db, company), lq, nil)
+	if err != nil {
+		return "", err
+	}
+	return q.String(), nil
+}
+
 // TableOf is the table that holds kind's objects.
 func TableOf(kind *domain.Kind) string { return tableOf(kind).name }
 

@@ -4,6 +4,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/uptrace/bun"
 
@@ -103,42 +104,57 @@ var sortKeys = map[domain.SortKey]string{
 	domain.SortBirthDate: "COALESCE(customers.birth_date, '')", domain.SortLastUpdated: "customers.change",
 }
 
-// sortedPage orders a search by its keys, then the customer's number, and
-// starts after the cursor's keys and number: a keyset over them
-// (docs/contract.md §15), of what is committed now (a search: not held
-// back as the feed is). Every key compares its own way, so the keyset is
-// spelled out: k1 after v1, or k1 = v1 and (k2 after v2, or … the number after).
+// sortedPage orders a search by its keys, then the customer's number in
+// the direction of the last key, and starts after the cursor's keys and
+// number: a keyset over them (docs/contract.md §15), of what is committed
+// now (a search: not held back as the feed is). When every key goes one
+// way the keyset is one row comparison, which an index of the keys
+// (customers_sort_name_idx for last and first name) reads as a range; keys
+// that go both ways spell it out: k1 after v1, or k1 = v1 and (k2 after
+// v2, or … the number after).
 func sortedPage(q *bun.SelectQuery, table string, lq domain.ListQuery, idArg func(string) (any, bool)) (*bun.SelectQuery, error) {
+	last := lq.Sort[len(lq.Sort)-1].Desc
+	direction := func(desc bool) (after, order string) {
+		if desc {
+			return "<", " DESC"
+		}
+		return ">", ""
+	}
 	if lq.After != nil {
 		id, ok := idArg(lq.After.ID)
 		if !ok || len(lq.After.Keys) != len(lq.Sort) {
 			return nil, domain.FieldErrors{{Field: "cursor", Message: "is not a cursor of this section"}}.Err()
 		}
-		text, args := table+".id > ?", []any{id}
-		for i := len(lq.Sort) - 1; i >= 0; i-- {
-			key, after := sortKeys[lq.Sort[i].Key], ">"
-			if lq.Sort[i].Desc {
-				after = "<"
-			}
-			var v any = lq.After.Keys[i]
-			if lq.Sort[i].Key == domain.SortLastUpdated {
+		keys, values := make([]string, len(lq.Sort)), make([]any, len(lq.Sort))
+		uniform := true
+		for i, s := range lq.Sort {
+			keys[i], values[i] = sortKeys[s.Key], lq.After.Keys[i]
+			uniform = uniform && s.Desc == last
+			if s.Key == domain.SortLastUpdated {
 				n, err := strconv.ParseInt(lq.After.Keys[i], 10, 64)
 				if err != nil {
 					return nil, domain.FieldErrors{{Field: "cursor", Message: "is not a cursor of this section"}}.Err()
 				}
-				v = n
+				values[i] = n
 			}
-			text = "(" + key + " " + after + " ? OR (" + key + " = ? AND " + text + "))"
-			args = append([]any{v, v}, args...)
 		}
-		q = q.Where(text, args...)
+		after, _ := direction(last)
+		if uniform {
+			q = q.Where("("+strings.Join(keys, ", ")+", "+table+".id) "+after+" (?)", bun.In(append(values, id)))
+		} else {
+			text, args := table+".id "+after+" ?", []any{id}
+			for i := len(keys) - 1; i >= 0; i-- {
+				after, _ := direction(lq.Sort[i].Desc)
+				text = "(" + keys[i] + " " + after + " ? OR (" + keys[i] + " = ? AND " + text + "))"
+				args = append([]any{values[i], values[i]}, args...)
+			}
+			q = q.Where(text, args...)
+		}
 	}
 	for _, s := range lq.Sort {
-		if s.Desc {
-			q = q.OrderExpr(sortKeys[s.Key] + " DESC")
-		} else {
-			q = q.OrderExpr(sortKeys[s.Key])
-		}
+		_, order := direction(s.Desc)
+		q = q.OrderExpr(sortKeys[s.Key] + order)
 	}
-	return q.OrderExpr(table + ".id").Limit(int64(lq.Limit + 1)), nil
+	_, order := direction(last)
+	return q.OrderExpr(table + ".id" + order).Limit(int64(lq.Limit + 1)), nil
 }

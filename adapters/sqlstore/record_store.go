@@ -259,10 +259,6 @@ func (s *RecordStore) List(ctx context.Context, company domain.CompanyID, kind *
 	if preparedPage(ctx, s.db, lq) { // a hot statement (feed_rows.go): the company is $1
 		tn, args = hotTenant(s.db), &feedArgs{}
 	}
-	base := t.selectIn(tn)
-	if lq.Calendar.Any() { // only calendar kinds' lists take these filters
-		base = calendarFilter(base, tn, lq.Calendar)
-	}
 	var total *int64
 	if lq.Searches() {
 		if t.kind != "" {
@@ -271,7 +267,6 @@ func (s *RecordStore) List(ctx context.Context, company domain.CompanyID, kind *
 		if err := s.searchReady(ctx, company); err != nil {
 			return ports.Page{}, err
 		}
-		base = searchWhere(base, tn.company(), lq.Search)
 		if lq.Total != domain.TotalNone {
 			n, err := s.count(ctx, company, lq)
 			if err != nil {
@@ -280,7 +275,7 @@ func (s *RecordStore) List(ctx context.Context, company domain.CompanyID, kind *
 			total = &n
 		}
 	}
-	q, err := feedQuery(base, t.name, lq, t.idArg, args)
+	q, err := t.listQuery(tn, lq, args)
 	if err != nil {
 		return ports.Page{}, err
 	}
@@ -301,6 +296,19 @@ func (s *RecordStore) List(ctx context.Context, company domain.CompanyID, kind *
 		page.Items[i] = r.toPort()
 	}
 	return page, nil
+}
+
+// listQuery is the select of one page of t's list in tn: its filters, a
+// search's conditions, the feed's keyset or a sort's (feedQuery).
+func (t table) listQuery(tn tenant, lq domain.ListQuery, args *feedArgs) (*bun.SelectQuery, error) {
+	base := t.selectIn(tn)
+	if lq.Calendar.Any() { // only calendar kinds' lists take these filters
+		base = calendarFilter(base, tn, lq.Calendar)
+	}
+	if len(lq.Search) > 0 {
+		base = searchWhere(base, tn.company(), lq.Search)
+	}
+	return feedQuery(base, t.name, lq, t.idArg, args)
 }
 
 func (s *RecordStore) Lookup(ctx context.Context, company domain.CompanyID, section string, ids []string) (map[string]domain.RefTarget, error) {

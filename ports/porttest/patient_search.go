@@ -226,7 +226,7 @@ func RunPatientIndexBackfill(t *testing.T, newRepos func(t *testing.T) RecordRep
 
 // patientsSorted: a sorted search (domain.ListQuery.Sort) answers in the
 // order of its keys — the folded names, the birth date (none first), the
-// change —, ties in the customer's number, page after page with no gap or
+// change —, ties in the customer's number (the way the last key goes), page after page with no gap or
 // repeat; a filter narrows it; another company's patients never appear.
 // A customer whose key moves past the cursor while a client pages is seen
 // again (docs/contract.md §15 says so); none unchanged is missed.
@@ -286,6 +286,9 @@ func patientsSorted(t *testing.T, newRepos func(t *testing.T) RecordRepositories
 					return c
 				}
 			}
+			if sort[len(sort)-1].Desc { // ties by number, the way the last key goes
+				return cmp.Compare(number(b.ID), number(a.ID))
+			}
 			return cmp.Compare(number(a.ID), number(b.ID))
 		})
 		ids := make([]string, len(objs))
@@ -330,10 +333,17 @@ func patientsSorted(t *testing.T, newRepos func(t *testing.T) RecordRepositories
 			t.Errorf("sort %s: %v, want %v", spec, got, want)
 		}
 	}
-	// Ties in the folded name go by the number: Müller, Mueller and Muller fold alike.
-	mullers := read(domain.ListQuery{Limit: 1, Sort: by("last_name"), Search: []domain.Condition{{Field: domain.SearchFamily, Op: domain.OpPrefix, Values: []string{"muller"}}}})
+	// Ties in the folded name go by the number, the way the last key goes:
+	// Müller, Mueller and Muller fold alike.
+	muller := []domain.Condition{{Field: domain.SearchFamily, Op: domain.OpPrefix, Values: []string{"muller"}}}
+	mullers := read(domain.ListQuery{Limit: 1, Sort: by("last_name"), Search: muller})
 	if len(mullers) != 3 || !slices.IsSortedFunc(mullers, func(a, b string) int { return cmp.Compare(number(a), number(b)) }) {
 		t.Errorf("three Müllers by number: %v", mullers)
+	}
+	back := read(domain.ListQuery{Limit: 1, Sort: by("-last_name"), Search: muller})
+	slices.Reverse(back)
+	if !slices.Equal(back, mullers) {
+		t.Errorf("three Müllers descending: %v, the reverse of %v", back, mullers)
 	}
 	// A filter narrows the sorted list, which keeps its order.
 	annas := read(domain.ListQuery{Limit: 2, Sort: by("-last_name"), Search: []domain.Condition{{Field: domain.SearchGiven, Op: domain.OpPrefix, Values: []string{"anna"}}}})

@@ -1,0 +1,1 @@
+DROP INDEX customers_sort_name_idx;
