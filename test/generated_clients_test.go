@@ -17,8 +17,9 @@ import (
 // document work. A Go client from oapi-codegen (default options) and a
 // TypeScript one from openapi-typescript with openapi-fetch are generated,
 // compiled, and each runs an integrator's first sync against the binary:
-// token, a paged list, a create replayed by its Idempotency-Key, paging to
-// the end, resuming after a new write, a file up and down (test/clients).
+// token, a paged list, a patient found (q, sort, total) and matched, a
+// create replayed by its Idempotency-Key, paging to the end, resuming after
+// a new write, a file up and down (test/clients).
 func TestGeneratedClients(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, backends[0])

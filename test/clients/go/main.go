@@ -67,6 +67,10 @@ func run(ctx context.Context, base, clientID, clientSecret, customerParam string
 	if patients == 0 {
 		return fmt.Errorf("list customers: no patient")
 	}
+	// 2b. A patient found by what an integrator types, and matched by what a lab knows.
+	if err := find(ctx, api); err != nil {
+		return err
+	}
 	// 3. A note, created twice with one Idempotency-Key: once.
 	key := IdempotencyKey("first-sync-note-1")
 	text := "Befund besprochen"
@@ -119,6 +123,35 @@ func run(ctx context.Context, base, clientID, clientSecret, customerParam string
 	down, err := api.DownloadFileWithResponse(ctx, up.JSON201.Data[0].Id.String(), &DownloadFileParams{})
 	if err != nil || down.StatusCode() != http.StatusOK || !bytes.Equal(down.Body, pdf) {
 		return fmt.Errorf("download: %v, %d, %d bytes", err, down.StatusCode(), len(down.Body))
+	}
+	return nil
+}
+
+// find writes a patient, finds it by a word of its name as an integrator
+// types it (folded: Ueberr finds Überreiter), sorted and counted, and
+// matches it by its names and birth date, as a lab would.
+func find(ctx context.Context, api *ClientWithResponses) error {
+	patient := `{"first_name":"Karl","last_name":"Überreiter","birth_date":"1944-04-04"}`
+	made, err := api.CreateCustomerWithBodyWithResponse(ctx, &CreateCustomerParams{}, "application/json", strings.NewReader(patient))
+	if err != nil || made.JSON201 == nil {
+		return fmt.Errorf("create a patient: %v %s", err, body(made))
+	}
+	id := made.JSON201.Id
+	q, sort, total := "ueberr karl", "last_name,-birth_date", true
+	found, err := api.ListCustomerWithResponse(ctx, &ListCustomerParams{Q: &q, Sort: &sort, Total: &total})
+	if err != nil || found.JSON200 == nil || found.JSON200.Total == nil || *found.JSON200.Total != 1 || len(found.JSON200.Data) != 1 {
+		return fmt.Errorf("search q=%s: %v %s", q, err, body(found))
+	}
+	if c, err := found.JSON200.Data[0].AsCustomer(); err != nil || c.Id != id {
+		return fmt.Errorf("search q=%s: %v %s, want patient %d", q, err, body(found), id)
+	}
+	matched, err := api.MatchCustomerWithBodyWithResponse(ctx, &MatchCustomerParams{}, "application/json",
+		strings.NewReader(`{"customer":{"first_name":"Karl","last_name":"Ueberreiter","birth_date":"1944-04-04"}}`))
+	if err != nil || matched.JSON200 == nil || len(matched.JSON200.Data) == 0 {
+		return fmt.Errorf("match: %v %s", err, body(matched))
+	}
+	if best := matched.JSON200.Data[0]; best.Customer.Id != id || best.Grade != "probable" || best.Score <= 0 {
+		return fmt.Errorf("match: the best candidate %d %s %v, want %d probable", best.Customer.Id, best.Grade, best.Score, id)
 	}
 	return nil
 }

@@ -39,6 +39,15 @@ for (;;) {
 }
 if (patients === 0) fail("list customers", "no patient");
 
+// 2b. A patient found by what an integrator types (folded: ueberr finds
+// Überreiter), in an order, counted; and matched by what a lab knows.
+const made = await api.POST("/api/oauth/v2/resource/customers", { body: { first_name: "Karl", last_name: "Überreiter", birth_date: "1944-04-04" } });
+if (!made.data) fail("create a patient", made.error);
+const found = await api.GET("/api/oauth/v2/resource/customers", { params: { query: { q: "ueberr karl", sort: "-last_name,first_name", total: true } } });
+if (!found.data || found.data.total !== 1 || found.data.data.length !== 1 || found.data.data[0].id !== made.data.id) fail("search", found.data ?? found.error);
+const matched = await api.POST("/api/oauth/v2/resource/customers/match", { body: { customer: { first_name: "Karl", last_name: "Ueberreiter", birth_date: "1944-04-04" } } });
+if (!matched.data || matched.data.data[0]?.customer.id !== made.data.id || matched.data.data[0].grade !== "probable") fail("match", matched.data ?? matched.error);
+
 // 3. A note, created twice with one Idempotency-Key: once.
 const note = { customer_id: customer, text: "Befund besprochen" };
 const key = { "Idempotency-Key": "first-sync-note-ts" };
