@@ -161,7 +161,7 @@ func (s *RecordStore) insertCustomer(ctx context.Context, db bun.IDB, company do
 			return "", err
 		}
 	}
-	if err := writeWords(ctx, db, company, []indexed{{id, x}}); err != nil {
+	if err := writeWords(ctx, db, company, []indexed{{id, x}}, true); err != nil {
 		return "", err
 	}
 	return strconv.FormatInt(id, 10), nil
@@ -197,7 +197,7 @@ func (s *RecordStore) Update(ctx context.Context, company domain.CompanyID, kind
 		return ports.StoredObject{}, err
 	}
 	if t.kind == "" {
-		if err := writeWords(ctx, db, company, []indexed{{arg.(int64), x}}); err != nil {
+		if err := writeWords(ctx, db, company, []indexed{{arg.(int64), x}}, false); err != nil {
 			return ports.StoredObject{}, err
 		}
 	}
@@ -525,7 +525,7 @@ func (s *RecordStore) Put(ctx context.Context, company domain.CompanyID, kind *d
 		if _, err := db.NewInsert().Model(&rows).Exec(ctx); err != nil {
 			return translate(err)
 		}
-		if err := writeWords(ctx, db, company, words); err != nil {
+		if err := writeWords(ctx, db, company, words, true); err != nil {
 			return err
 		}
 		if db.Dialect().Name() == dialect.PG {
@@ -581,7 +581,7 @@ func (s *RecordStore) replace(ctx context.Context, db bun.IDB, company domain.Co
 		return err
 	}
 	if t.kind == "" {
-		if err := writeWords(ctx, db, company, []indexed{{arg.(int64), x}}); err != nil {
+		if err := writeWords(ctx, db, company, []indexed{{arg.(int64), x}}, false); err != nil {
 			return err
 		}
 	}

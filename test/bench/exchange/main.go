@@ -34,18 +34,23 @@ import (
 func main() {
 	target := benchserver.TargetFlags()
 	lines := flag.Int("lines", 1_000_000, "import lines")
+	section := flag.String("section", "notes", "what the import's lines are: notes of one patient, or customers (patients with names, birth dates and phone numbers: the search index written with them)")
 	minLines := flag.Float64("min-lines-per-second", 10_000, "target: import lines/s")
 	maxRSS := flag.Float64("max-import-rss-mb", 200, "target: the importer's peak RSS")
 	minRatio := flag.Float64("min-download-ratio", 0.5, "target: download MB/s over reading the blob from disk")
 	maxGrowth := flag.Float64("max-rss-growth-mb", 64, "target: server RSS growth under 16 parallel 15 MiB downloads")
 	flag.Parse()
-	if err := run(*target.Binary, *target.Postgres, *target.Redis, *lines, *minLines, *maxRSS, *minRatio, *maxGrowth); err != nil {
+	if *section != "notes" && *section != "customers" {
+		fmt.Fprintln(os.Stderr, "bench: -section notes or customers")
+		os.Exit(2)
+	}
+	if err := run(*target.Binary, *target.Postgres, *target.Redis, *section, *lines, *minLines, *maxRSS, *minRatio, *maxGrowth); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(binary, pgURL, redisURL string, lines int, minLines, maxRSS, minRatio, maxGrowth float64) error {
+func run(binary, pgURL, redisURL, section string, lines int, minLines, maxRSS, minRatio, maxGrowth float64) error {
 	srv, err := benchserver.OnPostgres(binary, pgURL, redisURL)
 	if err != nil {
 		return err
@@ -64,10 +69,10 @@ func run(binary, pgURL, redisURL string, lines int, minLines, maxRSS, minRatio, 
 
 	rate, rss := 0.0, 0.0
 	if lines > 0 {
-		if rate, rss, err = importRun(binary, srv.Server, company.ID, customer, dir, lines); err != nil {
+		if rate, rss, err = importRun(binary, srv.Server, company.ID, section, customer, dir, lines); err != nil {
 			return err
 		}
-		fmt.Printf("import of %d lines: %.0f lines/s (target ≥ %.0f); importer peak RSS %.0f MB (target < %.0f)\n", lines, rate, minLines, rss, maxRSS)
+		fmt.Printf("import of %d lines of %s: %.0f lines/s (target ≥ %.0f); importer peak RSS %.0f MB (target < %.0f)\n", lines, section, rate, minLines, rss, maxRSS)
 	}
 	// The download.
 	var client struct {
@@ -165,10 +170,11 @@ func run(binary, pgURL, redisURL string, lines int, minLines, maxRSS, minRatio, 
 	return nil
 }
 
-// importRun imports lines notes of one patient with the built binary: lines/s and its peak RSS in MB.
-func importRun(binary string, srv *benchserver.Server, company string, customer int64, dir string, lines int) (float64, float64, error) {
+// importRun imports lines of section (notes of one patient, or customers)
+// with the built binary: lines/s and its peak RSS in MB.
+func importRun(binary string, srv *benchserver.Server, company, section string, customer int64, dir string, lines int) (float64, float64, error) {
 	path := filepath.Join(dir, "import.ndjson")
-	if err := writeImport(path, customer, lines); err != nil {
+	if err := writeImport(path, section, customer, lines); err != nil {
 		return 0, 0, err
 	}
 	cmd := exec.Command(binary, "admin", "import", "--company", company, "--json", path)
@@ -186,8 +192,8 @@ func importRun(binary string, srv *benchserver.Server, company string, customer 
 	if err := json.Unmarshal(out, &report); err != nil {
 		return 0, 0, fmt.Errorf("import report %s: %w", out, err)
 	}
-	if report.Created["notes"] != lines {
-		return 0, 0, fmt.Errorf("import report %s: want %d notes created", out, lines)
+	if report.Created[section] != lines {
+		return 0, 0, fmt.Errorf("import report %s: want %d %s created", out, lines, section)
 	}
 	rss := float64(cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss) * 1024 / 1e6
 	return float64(lines) / elapsed.Seconds(), rss, nil
@@ -225,15 +231,27 @@ func rawTCPRate(path string, rounds int, size int64) (float64, error) {
 	})
 }
 
-func writeImport(path string, customer int64, lines int) error {
+// importFamilies and importGivens name the imported customers.
+var (
+	importFamilies = []string{"Gruber", "Huber", "Bauer", "Wagner", "Müller-Lüdenscheidt", "Pichler", "Steiner", "Moser", "Mayer", "Hofer", "O'Brien", "Überreiter"}
+	importGivens   = []string{"Anna", "Maria", "Lena", "Sophie", "Lukas", "David", "Hans Peter", "Jakob", "Ödön"}
+)
+
+func writeImport(path, section string, customer int64, lines int) error {
 	f, err := os.Create(path) //nolint:gosec // the bench's own temporary file
 	if err != nil {
 		return err
 	}
 	w := bufio.NewWriterSize(f, 1<<20)
 	for i := range lines {
-		_, err := fmt.Fprintf(w, `{"section":"notes","id":%q,"data":{"customer_id":%d,"noted_on":"2026-03-10","title":"Phone call","text":"Patient called about the blood pressure readings (%d)."}}`+"\n",
-			domain.NewObjectID(), customer, i)
+		var err error
+		if section == "customers" { // numbered after the bench's own patient; names, birth dates and phone numbers for the index
+			_, err = fmt.Fprintf(w, `{"section":"customers","id":%d,"data":{"first_name":%q,"last_name":%q,"birth_date":"19%02d-%02d-%02d","phone":"+43664%07d"}}`+"\n",
+				customer+1+int64(i), importGivens[i%len(importGivens)], importFamilies[i%len(importFamilies)], 30+i%70, 1+i%12, 1+i%28, i)
+		} else {
+			_, err = fmt.Fprintf(w, `{"section":"notes","id":%q,"data":{"customer_id":%d,"noted_on":"2026-03-10","title":"Phone call","text":"Patient called about the blood pressure readings (%d)."}}`+"\n",
+				domain.NewObjectID(), customer, i)
+		}
 		if err != nil {
 			return err
 		}
