@@ -133,7 +133,7 @@ type Config struct {
 	// compare (the `prepared` benchmark).
 	PrepareHot bool `env:"PRAXIS_DB_PREPARE_HOT" envDefault:"true"`
 	// RequestTimeout is every request's deadline (not the uploads, a file's download, the audit
-	// export; the outbox's long poll gets its `wait` on top): past it, a request waiting for the
+	// export, a FHIR export's file; the outbox's long poll gets its longest `wait` on top): past it, a request waiting for the
 	// database or Redis is answered 503 with `Retry-After`.
 	RequestTimeout time.Duration `env:"PRAXIS_REQUEST_TIMEOUT" envDefault:"10s"`
 	// ShutdownGrace: after SIGTERM (and PRAXIS_SHUTDOWN_DELAY), stop accepting and give in-flight

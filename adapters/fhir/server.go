@@ -73,7 +73,7 @@ func (s *Server) Register(app fiber.Router) {
 	}
 	g.Get("/$export-status/:job", s.exportStatus)
 	g.Delete("/$export-status/:job", s.exportDelete)
-	g.Get("/$export-file/:job/:name", s.exportFile)
+	g.Get("/$export-file/:job/:name", httpkit.Streaming, s.exportFile)
 	g.Post("/Patient/$match", s.match)
 	g.Get("/:type", s.search)
 	g.Get("/:type/:id", s.read)

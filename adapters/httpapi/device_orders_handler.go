@@ -6,6 +6,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/praxis-health/praxis/adapters/httpkit"
 	"github.com/praxis-health/praxis/domain"
 	"github.com/praxis-health/praxis/ports"
 )
@@ -27,7 +28,7 @@ func (h *DeviceOrders) Register(r fiber.Router) {
 		r.Post("/device-orders/:id/"+status, bridge, h.report(status))
 	}
 	r.Post("/device-orders/:id/assign", write, h.assign)
-	r.Get("/device-outbox", bridge, h.outbox)
+	r.Get("/device-outbox", bridge, httpkit.Longer(maxOutboxWait*time.Second), h.outbox)
 	r.Post("/devices/:id/credential", requireScope(domain.WriteScope("devices")), h.credential)
 }
 

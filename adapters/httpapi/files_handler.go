@@ -32,9 +32,9 @@ func NewFilesSection(files ports.Files, opts UploadOptions) *FilesSection {
 func (h *FilesSection) Register(r fiber.Router) {
 	read, write := requireScope(domain.ReadScope("files")), requireScope(domain.WriteScope("files"))
 	r.Get("/files", read, h.list)
-	r.Post("/files", write, h.upload)
+	r.Post("/files", write, httpkit.Streaming, h.upload)
 	r.Get("/files/:id", read, h.get)
-	r.Get("/files/:id/download", read, h.download)
+	r.Get("/files/:id/download", read, httpkit.Streaming, h.download)
 }
 
 func (h *FilesSection) list(c *fiber.Ctx) error {

@@ -4,8 +4,6 @@
 package httpapi
 
 import (
-	"context"
-	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -51,7 +49,7 @@ func NewWithDeadline(tel Telemetry, life *Lifecycle, timeout time.Duration, rout
 	app.Use(observe(tel))
 	// Both doors' answers: no sniffing, no referrer, no framing.
 	app.Use(httpkit.SecurityHeaders)
-	app.Use(deadline(timeout))
+	app.Use(httpkit.Deadline(timeout))
 	if life != nil {
 		app.Use(life.handle)
 	}
@@ -64,37 +62,3 @@ func NewWithDeadline(tel Telemetry, life *Lifecycle, timeout time.Duration, rout
 // DefaultRequestTimeout is PRAXIS_REQUEST_TIMEOUT's default.
 const DefaultRequestTimeout = 10 * time.Second
 
-// deadline gives every request a deadline (docs/contract.md §5,
-// "Failover"): a database or Redis that does not answer (a failover, a
-// partition that drops packets) ends the request as 503 with Retry-After
-// within timeout, never a hang. A long poll of the outbox gets its longest
-// wait on top. Streams are bounded by the server's read and write timeouts
-// instead (an upload of 20 files at 1 MB/s outlasts any request deadline):
-// the uploads, a file's download and the audit export.
-func deadline(timeout time.Duration) fiber.Handler {
-	return func(c *fiber.Ctx) error {
-		limit := timeout
-		path := c.Path()
-		switch {
-		case streams(c.Method(), path):
-			return c.Next()
-		case strings.HasSuffix(path, "/device-outbox"):
-			limit += maxOutboxWait * time.Second
-		}
-		ctx, cancel := context.WithTimeout(c.UserContext(), limit)
-		defer cancel()
-		c.SetUserContext(ctx)
-		return c.Next()
-	}
-}
-
-// streams reports the requests whose bodies stream in or out.
-func streams(method, path string) bool {
-	switch method {
-	case fiber.MethodPost:
-		return isUploadPath(path) || strings.HasSuffix(path, "/resource/files")
-	case fiber.MethodGet:
-		return strings.HasSuffix(path, "/download") || strings.HasSuffix(path, "/audit/export")
-	}
-	return false
-}

@@ -64,7 +64,7 @@ func NewUploads(uploader ports.Uploader, auth ports.Authorizer, auditor ports.Au
 
 func (h *Uploads) Register(app fiber.Router) {
 	for _, source := range []domain.Source{domain.SourceGDT, domain.SourceSonoGDT} {
-		app.Post("/api/"+source.String()+"/upload", h.door.Audited(uploadSubject(source)), h.handle(source))
+		app.Post("/api/"+source.String()+"/upload", httpkit.Streaming, h.door.Audited(uploadSubject(source)), h.handle(source))
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -73,6 +74,42 @@ func TestSecurityHeaders(t *testing.T) {
 	for name, want := range map[string]string{"X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer", "X-Frame-Options": "DENY"} {
 		if got := resp.Header.Get(name); got != want {
 			t.Errorf("%s: %q, want %q", name, got, want)
+		}
+	}
+}
+
+// TestDeadlineIsLiftedOrLengthenedByTheRoute: every request is bounded by
+// the host's deadline; a route that streams lifts it for its handler, a
+// long poll lengthens it by its wait; what runs before either (a guard)
+// keeps the usual deadline.
+func TestDeadlineIsLiftedOrLengthenedByTheRoute(t *testing.T) {
+	const timeout = time.Minute
+	app := fiber.New()
+	app.Use(httpkit.Deadline(timeout))
+	left := func(c *fiber.Ctx) error {
+		d, ok := c.UserContext().Deadline()
+		if !ok {
+			return c.SendString("none")
+		}
+		return c.SendString(time.Until(d).Round(time.Minute).String())
+	}
+	guard := func(c *fiber.Ctx) error {
+		if _, ok := c.UserContext().Deadline(); !ok {
+			return c.SendStatus(http.StatusTeapot)
+		}
+		return c.Next()
+	}
+	app.Get("/plain", guard, left)
+	app.Get("/stream", guard, httpkit.Streaming, left)
+	app.Get("/poll", guard, httpkit.Longer(50*time.Minute), left)
+	for path, want := range map[string]string{"/plain": "1m0s", "/stream": "none", "/poll": "51m0s"} {
+		resp, err := app.Test(httptest.NewRequest(http.MethodGet, path, nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK || string(b) != want {
+			t.Errorf("%s: %d %q, want the deadline %s", path, resp.StatusCode, b, want)
 		}
 	}
 }

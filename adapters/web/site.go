@@ -230,7 +230,7 @@ func (s *Site) Register(r fiber.Router) {
 	m.Post("/webhooks/:id/replay", s.change("update", "webhook-endpoints", s.replayWebhook))
 	m.Post("/webhooks/:id/delete", s.change("delete", "webhook-endpoints", s.deleteWebhook))
 	m.Get("/audit", s.auditPage)
-	m.Get("/audit/export", s.auditExport)
+	m.Get("/audit/export", httpkit.Streaming, s.auditExport)
 }
 
 // headers: no page is cached, framed or sent a referrer (an invitation's
