@@ -33,18 +33,7 @@ func patientsFound(t *testing.T, newRepos func(t *testing.T) RecordRepositories)
 		`{"first_name":"Franz","last_name":"Straße","birth_date":"1950-05-05"}`,
 	}
 	byName := map[string]string{}
-	write := func(company domain.CompanyID, payload string) string {
-		var id string
-		err := f.r.Tx.InTx(ctx, func(ctx context.Context) error {
-			s, err := f.r.Records.Insert(ctx, company, k, ports.StoredObject{Payload: []byte(payload), CreatedAt: time.Now()})
-			id = s.ID
-			return err
-		})
-		if err != nil {
-			t.Fatalf("insert %s: %v", payload, err)
-		}
-		return id
-	}
+	write := func(company domain.CompanyID, payload string) string { return f.insertCustomer(t, company, payload) }
 	for _, p := range people {
 		x := domain.PatientIndexOf([]byte(p))
 		byName[x.Family+"/"+x.Given] = write(f.company, p)
@@ -224,6 +213,22 @@ func RunPatientIndexBackfill(t *testing.T, newRepos func(t *testing.T) RecordRep
 	}
 }
 
+// insertCustomer stores a customer of company with payload, numbered by
+// the store, and answers its id.
+func (f recordFixture) insertCustomer(t *testing.T, company domain.CompanyID, payload string) string {
+	t.Helper()
+	var id string
+	err := f.r.Tx.InTx(context.Background(), func(ctx context.Context) error {
+		s, err := f.r.Records.Insert(ctx, company, domain.CustomersKind(), ports.StoredObject{Payload: []byte(payload), CreatedAt: time.Now()})
+		id = s.ID
+		return err
+	})
+	if err != nil {
+		t.Fatalf("insert %s: %v", payload, err)
+	}
+	return id
+}
+
 // patientsSorted: a sorted search (domain.ListQuery.Sort) answers in the
 // order of its keys — the folded names, the birth date (none first), the
 // change —, ties in the customer's number (the way the last key goes), page after page with no gap or
@@ -235,18 +240,7 @@ func patientsSorted(t *testing.T, newRepos func(t *testing.T) RecordRepositories
 	other, _ := NewCompany(t, f.r.Repositories, "Other", 10)
 	ctx := context.Background()
 	k := domain.CustomersKind()
-	insert := func(company domain.CompanyID, payload string) string {
-		var id string
-		err := f.r.Tx.InTx(ctx, func(ctx context.Context) error {
-			s, err := f.r.Records.Insert(ctx, company, k, ports.StoredObject{Payload: []byte(payload), CreatedAt: time.Now()})
-			id = s.ID
-			return err
-		})
-		if err != nil {
-			t.Fatalf("insert %s: %v", payload, err)
-		}
-		return id
-	}
+	insert := func(company domain.CompanyID, payload string) { f.insertCustomer(t, company, payload) }
 	for _, p := range []string{
 		`{"first_name":"Anna","last_name":"Müller","birth_date":"1980-02-29"}`,
 		`{"first_name":"Zoe","last_name":"Mueller","birth_date":"1980-02-29"}`,

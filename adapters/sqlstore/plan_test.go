@@ -14,6 +14,65 @@ import (
 	"github.com/praxis-health/praxis/test/testenv"
 )
 
+// TestImportLookupKeepsToThePrimaryKey: inside one transaction that has
+// written 20,000 notes and 5,000 patients into tables whose statistics say it is empty (an
+// import's situation), the lookup of a batch's ids by key probes the primary
+// key, of records and of customers alike, and reads no index led by the
+// company and the kind (that read all the company's notes for every batch).
+func TestImportLookupKeepsToThePrimaryKey(t *testing.T) {
+	t.Parallel()
+	db := migrated(t, testenv.PostgresURL(t))
+	repos := repositoriesOn(db)
+	company, _ := porttest.NewCompany(t, repos, "Import", 1000)
+	customer := porttest.NewCustomer(t, repos, company.ID, 0).ID
+	store := sqlstore.NewRecordStore(db)
+	notes := domain.KindOf("notes")
+	ctx := context.Background()
+	err := repos.Tx.InTx(ctx, func(ctx context.Context) error {
+		var ids []string
+		for batch := range 20 {
+			objs := make([]ports.StoredObject, 1000)
+			for i := range objs {
+				objs[i] = ports.StoredObject{ID: domain.NewObjectID(), Customer: &customer,
+					Payload: []byte(`{"customer_id":1,"noted_on":"2026-03-10","title":"Call","text":"t"}`)}
+			}
+			if err := store.Put(ctx, company.ID, notes, objs, nil, time.Now()); err != nil {
+				return err
+			}
+			if batch == 19 {
+				for _, o := range objs {
+					ids = append(ids, o.ID)
+				}
+			}
+		}
+		patients := make([]ports.StoredObject, 5000)
+		for i := range patients {
+			patients[i] = ports.StoredObject{ID: strconv.Itoa(1000 + i), Payload: []byte(`{"first_name":"Anna","last_name":"Berger"}`)}
+		}
+		if err := store.Put(ctx, company.ID, domain.CustomersKind(), patients, nil, time.Now()); err != nil {
+			return err
+		}
+		for _, kind := range []*domain.Kind{notes, domain.CustomersKind()} {
+			keys := ids
+			if kind.NumericIDs() {
+				keys = []string{"1000", "3000", "5999"}
+			}
+			var plan []string
+			if err := sqlstore.Conn(ctx, db).NewRaw("EXPLAIN "+sqlstore.ExistingQuery(db, company.ID, kind, keys)).Scan(ctx, &plan); err != nil {
+				return err
+			}
+			text := strings.Join(plan, "\n")
+			if !strings.Contains(text, sqlstore.TableOf(kind)+"_pkey") || strings.Contains(text, "feed_idx") {
+				t.Errorf("the lookup of %s by key plans:\n%s\nwant probes of the primary key", kind.Slug, text)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestAlphabeticalListReadsItsIndex: on PostgreSQL, a page of the patients
 // by last and first name, either way, from a cursor in the middle of 6,000,
 // is a range of customers_sort_name_idx (the keyset a row comparison), not
