@@ -61,4 +61,3 @@ func NewWithDeadline(tel Telemetry, life *Lifecycle, timeout time.Duration, rout
 
 // DefaultRequestTimeout is PRAXIS_REQUEST_TIMEOUT's default.
 const DefaultRequestTimeout = 10 * time.Second
-

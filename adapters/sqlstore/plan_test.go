@@ -111,7 +111,7 @@ func TestAlphabeticalListReadsItsIndex(t *testing.T) {
 			t.Fatal(err)
 		}
 		var plan []string
-		if err := db.NewRaw("EXPLAIN " + text).Scan(ctx, &plan); err != nil {
+		if err := db.NewRaw("EXPLAIN "+text).Scan(ctx, &plan); err != nil {
 			t.Fatal(err)
 		}
 		if joined := strings.Join(plan, "\n"); !strings.Contains(joined, "customers_sort_name_idx") || strings.Contains(joined, "Sort") {
