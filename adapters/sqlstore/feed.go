@@ -140,7 +140,7 @@ func sortedPage(q *bun.SelectQuery, table string, lq domain.ListQuery, idArg fun
 		}
 		after, _ := direction(last)
 		if uniform {
-			q = q.Where("("+strings.Join(keys, ", ")+", "+table+".id) "+after+" (?)", bun.In(append(values, id)))
+			q = q.Where("("+strings.Join(keys, ", ")+", "+table+".id) "+after+" (?)", bun.List(append(values, id)))
 		} else {
 			text, args := table+".id "+after+" ?", []any{id}
 			for i := len(keys) - 1; i >= 0; i-- {
