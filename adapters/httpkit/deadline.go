@@ -44,9 +44,9 @@ func Streaming(c *fiber.Ctx) error {
 	return c.Next()
 }
 
-// Longer gives the handlers after it the request's deadline plus extra,
-// counted from when the request began being bounded again here (a long
-// poll's longest wait on top of the usual deadline).
+// Longer gives the handlers after it a deadline of the usual length plus
+// extra, counted from where it runs: a long poll's longest wait on top of
+// the usual deadline.
 func Longer(extra time.Duration) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		b, ok := c.Locals(deadlineKey{}).(bounds)
