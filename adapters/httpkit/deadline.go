@@ -16,44 +16,39 @@ import (
 // named here.
 func Deadline(timeout time.Duration) fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		parent := c.UserContext()
-		ctx, cancel := context.WithTimeout(parent, timeout)
+		ctx, cancel := context.WithTimeout(c.UserContext(), timeout)
 		defer cancel()
-		c.Locals(deadlineKey{}, bounds{parent: parent, timeout: timeout})
+		c.Locals(deadlineKey{}, timeout)
 		c.SetUserContext(ctx)
 		return c.Next()
 	}
 }
 
+// deadlineKey holds the request's deadline's length, for Longer.
 type deadlineKey struct{}
-
-// bounds are the request's context before its deadline, and the deadline's length.
-type bounds struct {
-	parent  context.Context
-	timeout time.Duration
-}
 
 // Streaming lifts the request's deadline for the handlers after it: a
 // stream (an upload of 20 files at 1 MB/s, a file's download, an export)
 // outlasts any request deadline and is bounded by the server's read and
-// write timeouts instead. What ran before it (a bearer check) had the deadline.
+// write timeouts instead. What ran before it (a bearer check) had the
+// deadline; what it put in the context (the grant's audit access) stays.
 func Streaming(c *fiber.Ctx) error {
-	if b, ok := c.Locals(deadlineKey{}).(bounds); ok {
-		c.SetUserContext(b.parent)
+	if _, ok := c.Locals(deadlineKey{}).(time.Duration); ok {
+		c.SetUserContext(context.WithoutCancel(c.UserContext()))
 	}
 	return c.Next()
 }
 
 // Longer gives the handlers after it a deadline of the usual length plus
 // extra, counted from where it runs: a long poll's longest wait on top of
-// the usual deadline.
+// the usual deadline. The context's values stay.
 func Longer(extra time.Duration) fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		b, ok := c.Locals(deadlineKey{}).(bounds)
+		timeout, ok := c.Locals(deadlineKey{}).(time.Duration)
 		if !ok {
 			return c.Next()
 		}
-		ctx, cancel := context.WithTimeout(b.parent, b.timeout+extra)
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(c.UserContext()), timeout+extra)
 		defer cancel()
 		c.SetUserContext(ctx)
 		return c.Next()

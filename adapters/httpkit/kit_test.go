@@ -2,6 +2,7 @@ package httpkit_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -81,12 +82,16 @@ func TestSecurityHeaders(t *testing.T) {
 // TestDeadlineIsLiftedOrLengthenedByTheRoute: every request is bounded by
 // the host's deadline; a route that streams lifts it for its handler, a
 // long poll lengthens it by its wait; what runs before either (a guard)
-// keeps the usual deadline.
+// keeps the usual deadline, and what it adds to the context stays.
 func TestDeadlineIsLiftedOrLengthenedByTheRoute(t *testing.T) {
 	const timeout = time.Minute
 	app := fiber.New()
 	app.Use(httpkit.Deadline(timeout))
+	type guarded struct{}
 	left := func(c *fiber.Ctx) error {
+		if c.UserContext().Value(guarded{}) != true {
+			return c.SendString("the guard's context value is lost")
+		}
 		d, ok := c.UserContext().Deadline()
 		if !ok {
 			return c.SendString("none")
@@ -97,6 +102,7 @@ func TestDeadlineIsLiftedOrLengthenedByTheRoute(t *testing.T) {
 		if _, ok := c.UserContext().Deadline(); !ok {
 			return c.SendStatus(http.StatusTeapot)
 		}
+		c.SetUserContext(context.WithValue(c.UserContext(), guarded{}, true)) // as the audit door adds its access
 		return c.Next()
 	}
 	app.Get("/plain", guard, left)
