@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"os"
@@ -262,7 +263,21 @@ func (o *Orders) act(ctx context.Context, box outbox) (blocked, watching bool) {
 	d := box.Device
 	// Files the device took: reported before another order may take their name.
 	for _, h := range sortedHeld(inHand) {
-		if h.Phase != phaseWritten || !d.RemovesFiles {
+		if !d.RemovesFiles {
+			continue
+		}
+		if h.Phase == phaseWriting && o.putInPlace(h) && !o.present(h.File) {
+			// Put in place and taken by the device before the state said
+			// written (a bridge killed in between): the order may be done
+			// by its result already, so it is no longer in the outbox, and
+			// its name would stay held for good. Report both steps (a
+			// refusal, for a closed order, counts as reported).
+			if !o.report(ctx, h.ID, "written") {
+				continue
+			}
+			h.Phase = phaseWritten
+		}
+		if h.Phase != phaseWritten {
 			continue
 		}
 		if o.present(h.File) {
@@ -325,6 +340,14 @@ func sortedHeld(m map[string]held) []held {
 	}
 	slices.SortFunc(out, func(a, b held) int { return int(a.Number - b.Number) })
 	return out
+}
+
+// putInPlace reports whether an order of phase writing has left its
+// temporary file: write keeps that phase only once the file is there, so
+// without it the file was renamed into the order folder.
+func (o *Orders) putInPlace(h held) bool {
+	_, err := os.Stat(o.tmpPath(h.ID))
+	return errors.Is(err, fs.ErrNotExist)
 }
 
 // present reports whether a file of that name is in the order folder, in

@@ -4,6 +4,8 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"testing"
@@ -61,5 +63,49 @@ func TestAnOrderWaitsWhileItsFolderCannotBeWritten(t *testing.T) {
 	entries, _ := os.ReadDir(dir)
 	if len(entries) != 1 {
 		t.Errorf("files in the folder: %v", entries)
+	}
+}
+
+// TestAnOrderTakenBeforeItsStateSaidWrittenFreesItsName: a bridge killed
+// after renaming an order's file into place but before keeping it as
+// written leaves the order in phase writing; the device takes the file and
+// its result closes the order, which the outbox then no longer lists. The
+// next bridge reports both steps (the service refuses them for a closed
+// order), drops the order, and writes the next one under the freed name.
+func TestAnOrderTakenBeforeItsStateSaidWrittenFreesItsName(t *testing.T) {
+	var reports []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/api/oauth/v2/token" {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = io.WriteString(w, `{"access_token":"t","token_type":"Bearer","expires_in":3600}`)
+			return
+		}
+		reports = append(reports, r.URL.Path)
+		w.WriteHeader(http.StatusConflict) // the order is done: its result came
+	}))
+	defer srv.Close()
+	root := t.TempDir()
+	dir := filepath.Join(root, "orders")
+	o, err := NewOrders(NewCredential(srv.URL, "pc_x", "secret"), srv.URL, dir, filepath.Join(root, "state"),
+		slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	device := domain.DeviceOutbox{ID: "d", GDTID: "EKG1", PraxisGDTID: "PRAX", FileNaming: "receiver_sender", RemovesFiles: true}
+	done := held{ID: "019bc0e2-1280-781f-a8e2-5d940ed90475", Number: 1, File: "EKG1PRAX.gdt", Phase: phaseWriting}
+	if err := o.keep(done); err != nil { // renamed into place, then taken: no temporary file, no file
+		t.Fatal(err)
+	}
+	next := domain.OutboxOrder{ID: "019bc0e2-1280-781f-a8e2-5d940ed90476", Number: 2, Status: domain.OrderOpen, GDT: []byte("01380006302\r\n")}
+	o.act(context.Background(), outbox{Device: device, Data: []domain.OutboxOrder{next}})
+	want := []string{"/api/oauth/v2/resource/device-orders/" + done.ID + "/written", "/api/oauth/v2/resource/device-orders/" + done.ID + "/taken"}
+	if len(reports) < 2 || reports[0] != want[0] || reports[1] != want[1] {
+		t.Errorf("reports %v, want %v first", reports, want)
+	}
+	if raw, err := os.ReadFile(filepath.Join(dir, "EKG1PRAX.gdt")); err != nil || string(raw) != string(next.GDT) {
+		t.Errorf("the next order's file: %q %v", raw, err)
+	}
+	if inHand, _ := o.held(); len(inHand) != 1 || inHand[next.ID].Phase != phaseWritten {
+		t.Errorf("in hand: %+v, want only the next order, written", inHand)
 	}
 }
