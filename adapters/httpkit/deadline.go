@@ -18,14 +18,10 @@ func Deadline(timeout time.Duration) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		ctx, cancel := context.WithTimeout(c.UserContext(), timeout)
 		defer cancel()
-		c.Locals(deadlineKey{}, timeout)
 		c.SetUserContext(ctx)
 		return c.Next()
 	}
 }
-
-// deadlineKey holds the request's deadline's length, for Longer.
-type deadlineKey struct{}
 
 // Streaming lifts the request's deadline for the handlers after it: a
 // stream (an upload of 20 files at 1 MB/s, a file's download, an export)
@@ -33,22 +29,21 @@ type deadlineKey struct{}
 // write timeouts instead. What ran before it (a bearer check) had the
 // deadline; what it put in the context (the grant's audit access) stays.
 func Streaming(c *fiber.Ctx) error {
-	if _, ok := c.Locals(deadlineKey{}).(time.Duration); ok {
-		c.SetUserContext(context.WithoutCancel(c.UserContext()))
-	}
+	c.SetUserContext(context.WithoutCancel(c.UserContext()))
 	return c.Next()
 }
 
-// Longer gives the handlers after it a deadline of the usual length plus
-// extra, counted from where it runs: a long poll's longest wait on top of
-// the usual deadline. The context's values stay.
+// Longer moves the request's deadline extra later for the handlers after
+// it: a long poll's longest wait on top of the usual deadline. The
+// context's values stay.
 func Longer(extra time.Duration) fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		timeout, ok := c.Locals(deadlineKey{}).(time.Duration)
+		ctx := c.UserContext()
+		deadline, ok := ctx.Deadline()
 		if !ok {
 			return c.Next()
 		}
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(c.UserContext()), timeout+extra)
+		ctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline.Add(extra))
 		defer cancel()
 		c.SetUserContext(ctx)
 		return c.Next()
