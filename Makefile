@@ -108,10 +108,10 @@ bench: build
 ## bad-input suite with 20,000 random requests more per backend (the seed is logged)
 fuzz:
 	$(GO) test -run=NONE -fuzz=FuzzParseUploadHeaders -fuzztime=$(FUZZTIME) ./domain/
-	$(GO) test -run=NONE -fuzz=FuzzParseGDT -fuzztime=$(FUZZTIME) ./domain/
-	$(GO) test -run=NONE -fuzz=FuzzLooksLikeGDT -fuzztime=$(FUZZTIME) ./domain/
-	$(GO) test -run=NONE -fuzz=FuzzGDTPatientCheck -fuzztime=$(FUZZTIME) ./domain/
-	$(GO) test -run=NONE -fuzz=FuzzGDTWriterRoundTrip -fuzztime=$(FUZZTIME) ./domain/
+	$(GO) test -run=NONE -fuzz=FuzzParseGDT -fuzztime=$(FUZZTIME) ./domain/gdt/
+	$(GO) test -run=NONE -fuzz=FuzzLooksLikeGDT -fuzztime=$(FUZZTIME) ./domain/gdt/
+	$(GO) test -run=NONE -fuzz=FuzzGDTPatientCheck -fuzztime=$(FUZZTIME) ./domain/gdt/
+	$(GO) test -run=NONE -fuzz=FuzzGDTWriterRoundTrip -fuzztime=$(FUZZTIME) ./domain/gdt/
 	$(GO) test -run=NONE -fuzz=FuzzValidObjectID -fuzztime=$(FUZZTIME) ./domain/
 	$(GO) test -run=NONE -fuzz=FuzzUploadHandler -fuzztime=$(FUZZTIME) ./adapters/httpapi/
 	$(GO) test -run=NONE -fuzz=FuzzTokenEndpoint -fuzztime=$(FUZZTIME) ./adapters/httpapi/

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/praxis-health/praxis/domain/gdt"
 )
 
 // CustomerID is a patient's number, unique across the service; GDT field 3000 carries it.
@@ -15,20 +17,8 @@ type CustomerID int64
 // (GDT exports often pad field 3000: "02345" names customer 2345); signs,
 // spaces and anything else are not.
 func ParseCustomerID(s string) (CustomerID, error) {
-	if s == "" || len(s) > 40 {
-		return 0, invalid("customer", "not a customer number")
-	}
-	for _, r := range s {
-		if r < '0' || r > '9' {
-			return 0, invalid("customer", "not a customer number")
-		}
-	}
-	trimmed := strings.TrimLeft(s, "0")
-	if trimmed == "" {
-		return 0, invalid("customer", "not a customer number")
-	}
-	n, err := strconv.ParseInt(trimmed, 10, 64)
-	if err != nil {
+	n, ok := gdt.Number(s)
+	if !ok || len(s) > 40 {
 		return 0, invalid("customer", "not a customer number")
 	}
 	return CustomerID(n), nil

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/praxis-health/praxis/domain/gdt"
 )
 
 // Device is a medical device the practice's GDT bridge serves
@@ -56,11 +58,11 @@ func (d *Device) normalize(RuleContext) {
 	d.GDTID = strings.ToUpper(d.GDTID)
 	defaultTo(&d.PraxisGDTID, DefaultPraxisGDTID)
 	*d.PraxisGDTID = strings.ToUpper(*d.PraxisGDTID)
-	defaultTo(&d.GDTVersion, GDT21)
-	if *d.GDTVersion == GDT30 {
-		defaultTo(&d.Encoding, EncodingLatin9)
+	defaultTo(&d.GDTVersion, gdt.V21)
+	if *d.GDTVersion == gdt.V30 {
+		defaultTo(&d.Encoding, gdt.Latin9)
 	}
-	defaultTo(&d.Encoding, EncodingCP437)
+	defaultTo(&d.Encoding, gdt.CP437)
 	defaultTo(&d.FileNaming, "receiver_sender")
 	if d.RemovesFiles == nil {
 		d.RemovesFiles = ptr(true)
@@ -68,7 +70,7 @@ func (d *Device) normalize(RuleContext) {
 }
 
 func (d *Device) check(_ RuleContext, errs *FieldErrors) {
-	if *d.GDTVersion == GDT30 && *d.Encoding != EncodingLatin9 {
+	if *d.GDTVersion == gdt.V30 && *d.Encoding != gdt.Latin9 {
 		errs.Add("encoding", "GDT 3.0 is written in iso-8859-15 only")
 	}
 	if *d.PraxisGDTID == d.GDTID {
@@ -216,11 +218,11 @@ func OrderIsOpen(status string) bool {
 func GDTRecordOf(orderType string) string {
 	switch orderType {
 	case OrderMasterData:
-		return GDTMasterData
+		return gdt.MasterData
 	case OrderShowResult:
-		return GDTShowResult
+		return gdt.ShowResult
 	}
-	return GDTExamination
+	return gdt.Examination
 }
 
 // deviceOrderActions are the operations of device orders beyond the generic reads.
@@ -296,7 +298,7 @@ type OrderPatient struct {
 // OrderMessage is the GDT record of order id for its device: 6302, 6301 or
 // 6311 (shown is the stored result a 6311 asks the device to show). A
 // customer who lacks a field the record requires is a 422 naming it.
-func OrderMessage(d Device, o DeviceOrder, id string, p OrderPatient, shown *GDTInfo) (GDTMessage, error) {
+func OrderMessage(d Device, o DeviceOrder, id string, p OrderPatient, shown *gdt.Info) (gdt.Message, error) {
 	var errs FieldErrors
 	if strings.TrimSpace(p.Data.LastName) == "" {
 		errs.Add("customer_id", "the customer has no last_name, which GDT field 3101 of an order requires")
@@ -307,11 +309,11 @@ func OrderMessage(d Device, o DeviceOrder, id string, p OrderPatient, shown *GDT
 	if p.Data.BirthDate == nil {
 		errs.Add("customer_id", "the customer has no birth_date, which GDT field 3103 of an order requires")
 	}
-	m := GDTMessage{Record: GDTRecordOf(*o.Type), Version: *d.GDTVersion, Encoding: *d.Encoding,
+	m := gdt.Message{Record: GDTRecordOf(*o.Type), Version: *d.GDTVersion, Encoding: *d.Encoding,
 		Receiver: d.GDTID, Sender: *d.PraxisGDTID, OrderNumber: strconv.FormatInt(o.Number, 10), OrderUUID: id, Tests: o.Tests,
-		Patient: GDTPatient{ID: p.ID, LastName: p.Data.LastName, FirstName: p.Data.FirstName, Title: deref(p.Data.Title), Sex: deref(p.Data.Sex)}}
+		Patient: gdt.Patient{ID: int64(p.ID), LastName: p.Data.LastName, FirstName: p.Data.FirstName, Title: deref(p.Data.Title), Sex: deref(p.Data.Sex)}}
 	if p.Data.BirthDate != nil {
-		m.Patient.BirthDate = *p.Data.BirthDate
+		m.Patient.BirthDate = string(*p.Data.BirthDate)
 	}
 	if o.Procedure != nil {
 		m.Procedure = *o.Procedure

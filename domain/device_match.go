@@ -1,9 +1,10 @@
 package domain
 
 import (
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/praxis-health/praxis/domain/gdt"
 )
 
 // MatchWindow is how far back an order is a candidate for a result that
@@ -31,7 +32,7 @@ type ResultKeys struct {
 
 // ResultKeysOf reads the keys from a result's metadata; false when the
 // result names no single patient (3000) or is no result.
-func ResultKeysOf(info *GDTInfo, patient CustomerID) ResultKeys {
+func ResultKeysOf(info *gdt.Info, patient CustomerID) ResultKeys {
 	k := ResultKeys{Patient: patient}
 	if info == nil {
 		return k
@@ -51,8 +52,7 @@ func ResultKeysOf(info *GDTInfo, patient CustomerID) ResultKeys {
 // OrderNumber reads 8310 as an order number: digits only (leading zeros
 // allowed); false for anything else (some programs write a constant text).
 func (k ResultKeys) OrderNumber() (int64, bool) {
-	n, err := strconv.ParseInt(strings.TrimLeft(k.Number, "0"), 10, 64)
-	return n, err == nil && n > 0 && allDigits(k.Number)
+	return gdt.Number(k.Number)
 }
 
 // OrderLookup finds the orders a result may name, all of the device's company.

@@ -8,6 +8,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/uuid"
+
+	"github.com/praxis-health/praxis/domain/gdt"
 )
 
 // FileID identifies a stored file.
@@ -73,7 +75,7 @@ type File struct {
 	Category    string
 	Description *string
 	// GDT is the examination a GDT file describes; nil for other formats.
-	GDT *GDTInfo
+	GDT *gdt.Info
 	// RelatedFileIDs link the files of one request that a GDT file references (6305).
 	RelatedFileIDs []FileID
 	// DeviceOrderID is the device order a result was matched or assigned
@@ -92,22 +94,22 @@ var FileCategories = []string{"report", "image", "lab", "letter", "other"}
 
 // FileView is a file as the Files section answers it (docs/sections.md §11).
 type FileView struct {
-	ID             string   `json:"id"`
-	CustomerID     int64    `json:"customer_id"`
-	Name           string   `json:"name"`
-	ContentType    string   `json:"content_type"`
-	Size           int64    `json:"size"`
-	SHA256         string   `json:"sha256"`
-	Source         string   `json:"source"`
-	Category       string   `json:"category"`
-	Description    *string  `json:"description"`
-	GDT            *GDTInfo `json:"gdt"`
-	RelatedFileIDs []string `json:"related_file_ids"`
-	DeviceOrderID  *string  `json:"device_order_id"`
-	OrderMatch     *string  `json:"order_match"`
-	Version        int64    `json:"version"`
-	CreatedAt      string   `json:"created_at"`
-	UpdatedAt      string   `json:"updated_at"`
+	ID             string    `json:"id"`
+	CustomerID     int64     `json:"customer_id"`
+	Name           string    `json:"name"`
+	ContentType    string    `json:"content_type"`
+	Size           int64     `json:"size"`
+	SHA256         string    `json:"sha256"`
+	Source         string    `json:"source"`
+	Category       string    `json:"category"`
+	Description    *string   `json:"description"`
+	GDT            *gdt.Info `json:"gdt"`
+	RelatedFileIDs []string  `json:"related_file_ids"`
+	DeviceOrderID  *string   `json:"device_order_id"`
+	OrderMatch     *string   `json:"order_match"`
+	Version        int64     `json:"version"`
+	CreatedAt      string    `json:"created_at"`
+	UpdatedAt      string    `json:"updated_at"`
 }
 
 // View is the file's answer.

@@ -102,15 +102,6 @@ func AcceptedContentType(mediaType string) bool {
 	return acceptedContentTypes[strings.TrimSpace(strings.ToLower(mediaType))]
 }
 
-func isDigits(b []byte) bool {
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
-}
-
 // MessageTooManyAttempts answers uploads to a company whose upload secret is
 // locked out after repeated wrong secrets (HTTP 429, with Retry-After).
 const MessageTooManyAttempts = "Zu viele fehlgeschlagene Versuche. Bitte später erneut versuchen."

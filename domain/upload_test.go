@@ -56,23 +56,6 @@ func TestAcceptedContentType(t *testing.T) {
 	}
 }
 
-func TestLooksLikeGDT(t *testing.T) {
-	t.Parallel()
-	if !LooksLikeGDT([]byte("01380006310\r\n")) {
-		t.Error("GDT record type line not recognised")
-	}
-	for _, s := range []string{"\r\n\r\n01380006310", "\xef\xbb\xbf\n01380006310\n", "Export\r01380006310", "9998000"} {
-		if !LooksLikeGDT([]byte(s)) {
-			t.Errorf("%q not recognised: what the parser skips, recognition skips", s)
-		}
-	}
-	for _, s := range []string{"", "0138", "%PDF-1.7", "abc80006310", "01360016310", "\n\n01360016310\r\n01380006310", "0138000\x006310"} {
-		if LooksLikeGDT([]byte(s)) {
-			t.Errorf("%q taken for GDT", s)
-		}
-	}
-}
-
 func TestCleanFileName(t *testing.T) {
 	t.Parallel()
 	for in, want := range map[string]string{

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/domain/gdt"
 )
 
 // simDevice behaves as device programs do (docs/contract.md §14): it
@@ -104,7 +104,7 @@ func (d *simDevice) run(ctx context.Context, t *testing.T) {
 			if err != nil {
 				continue
 			}
-			f := domain.ParseGDT(raw)
+			f := gdt.Parse(raw)
 			if len(f.Records) != 1 || len(f.Warnings) != 0 {
 				t.Errorf("device %s read a broken order %s: %+v", d.gdtID, name, f)
 				continue
@@ -123,7 +123,7 @@ func (d *simDevice) run(ctx context.Context, t *testing.T) {
 			d.mu.Lock()
 			d.read = append(d.read, o)
 			d.mu.Unlock()
-			if o.Record == domain.GDTExamination {
+			if o.Record == gdt.Examination {
 				time.Sleep(d.examine)
 				d.result(t, o)
 			}

@@ -414,7 +414,7 @@ func diagnosticReport(x view, o object) resource {
 	return labReport(x, o)
 }
 
-// examination is a GDT result file's examination (GDTInfo), nil for anything else.
+// examination is a GDT result file's examination (gdt.Info), nil for anything else.
 func examination(o object) object { return o.obj("gdt") }
 
 // reportDate matches a report's date: a lab result's field, or for a GDT

@@ -18,6 +18,7 @@ import (
 
 	"github.com/praxis-health/praxis/adapters/httpkit"
 	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/domain/gdt"
 	"github.com/praxis-health/praxis/ports"
 )
 
@@ -69,15 +70,15 @@ func (h *Uploads) Register(app fiber.Router) {
 }
 
 type uploadedFile struct {
-	ID             string          `json:"id"`
-	Name           string          `json:"name"`
-	Size           int64           `json:"size"`
-	ContentType    string          `json:"content_type"`
-	SHA256         string          `json:"sha256"`
-	GDT            *domain.GDTInfo `json:"gdt"`
-	RelatedFileIDs []string        `json:"related_file_ids"`
-	DeviceOrderID  *string         `json:"device_order_id"`
-	OrderMatch     *string         `json:"order_match"`
+	ID             string    `json:"id"`
+	Name           string    `json:"name"`
+	Size           int64     `json:"size"`
+	ContentType    string    `json:"content_type"`
+	SHA256         string    `json:"sha256"`
+	GDT            *gdt.Info `json:"gdt"`
+	RelatedFileIDs []string  `json:"related_file_ids"`
+	DeviceOrderID  *string   `json:"device_order_id"`
+	OrderMatch     *string   `json:"order_match"`
 }
 
 type skippedFile struct {

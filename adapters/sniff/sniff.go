@@ -7,7 +7,7 @@ import (
 
 	"github.com/gabriel-vasile/mimetype"
 
-	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/domain/gdt"
 	"github.com/praxis-health/praxis/ports"
 )
 
@@ -18,7 +18,7 @@ var _ ports.Sniffer = Sniffer{}
 
 // Sniff returns the media type without parameters.
 func (Sniffer) Sniff(head []byte) string {
-	if domain.LooksLikeGDT(head) {
+	if gdt.LooksLike(head) {
 		return "application/gdt"
 	}
 	mediaType := mimetype.Detect(head).String()

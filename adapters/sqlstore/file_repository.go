@@ -10,6 +10,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/domain/gdt"
 	"github.com/praxis-health/praxis/ports"
 )
 
@@ -43,9 +44,9 @@ func (r fileRow) toDomain() (domain.File, error) {
 	if err != nil {
 		return domain.File{}, err
 	}
-	var info *domain.GDTInfo
+	var info *gdt.Info
 	if r.GDT != nil {
-		info = &domain.GDTInfo{}
+		info = &gdt.Info{}
 		if err := json.Unmarshal([]byte(*r.GDT), info); err != nil {
 			return domain.File{}, fmt.Errorf("file %s: gdt: %w", r.ID, err)
 		}

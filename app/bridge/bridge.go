@@ -26,7 +26,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
-	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/domain/gdt"
 )
 
 // Config is the bridge's settings (flags or PRAXIS_BRIDGE_* variables).
@@ -235,7 +235,7 @@ func (b *Bridge) read(path string) (bundle, error) {
 	if err != nil {
 		return bundle{}, err
 	}
-	g := domain.ParseGDT(raw)
+	g := gdt.Parse(raw)
 	bd := bundle{gdt: path, raw: raw}
 	if len(g.Records) == 0 {
 		bd.problem = "no GDT record"

@@ -12,6 +12,7 @@ import (
 
 	"github.com/praxis-health/praxis/domain"
 	"github.com/praxis-health/praxis/domain/audit"
+	"github.com/praxis-health/praxis/domain/gdt"
 	"github.com/praxis-health/praxis/ports"
 )
 
@@ -104,30 +105,30 @@ func (d *DeviceOrders) Create(ctx context.Context, grant domain.Grant, body []by
 // render is the order's GDT record as its device reads it, made from the
 // device and customer as they stand; record overrides the order's own
 // record type (a 6303 that cancels it).
-func (d *DeviceOrders) render(ctx context.Context, company domain.CompanyID, device domain.Device, id string, o domain.DeviceOrder, record string) (domain.GDTWritten, error) {
+func (d *DeviceOrders) render(ctx context.Context, company domain.CompanyID, device domain.Device, id string, o domain.DeviceOrder, record string) (gdt.Written, error) {
 	c, err := d.store.Get(ctx, company, customersKind, strconv.FormatInt(int64(o.CustomerID), 10), false)
 	if err != nil {
-		return domain.GDTWritten{}, err
+		return gdt.Written{}, err
 	}
 	p := domain.OrderPatient{ID: o.CustomerID}
 	if err := json.Unmarshal(c.Payload, &p.Data); err != nil {
-		return domain.GDTWritten{}, err
+		return gdt.Written{}, err
 	}
-	var shown *domain.GDTInfo
+	var shown *gdt.Info
 	if o.FileID != nil {
 		fid, err := domain.ParseFileID(string(*o.FileID))
 		if err != nil {
-			return domain.GDTWritten{}, err
+			return gdt.Written{}, err
 		}
 		f, err := d.files.Get(ctx, company, fid)
 		if err != nil {
-			return domain.GDTWritten{}, err
+			return gdt.Written{}, err
 		}
 		shown = f.GDT
 	}
 	m, err := domain.OrderMessage(device, o, id, p, shown)
 	if err != nil {
-		return domain.GDTWritten{}, err
+		return gdt.Written{}, err
 	}
 	if record != "" {
 		m.Record = record
@@ -340,8 +341,8 @@ func (d *DeviceOrders) pending(ctx context.Context, company domain.CompanyID, de
 			item.GDT = w.Raw
 		case domain.OrderCancelled: // written, not yet withdrawn
 			actionable = true
-			if *dev.GDTVersion == domain.GDT30 && *o.Type == domain.OrderExamination {
-				w, err := d.render(ctx, company, dev, s.ID, o, domain.GDTCancel)
+			if *dev.GDTVersion == gdt.V30 && *o.Type == domain.OrderExamination {
+				w, err := d.render(ctx, company, dev, s.ID, o, gdt.Cancel)
 				if err != nil {
 					return nil, nil, false, fmt.Errorf("order %d: %w", o.Number, err)
 				}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/praxis-health/praxis/domain"
 	"github.com/praxis-health/praxis/domain/audit"
+	"github.com/praxis-health/praxis/domain/gdt"
 	"github.com/praxis-health/praxis/ports"
 )
 
@@ -335,12 +336,12 @@ func (up *upload) take(part ports.Part) (empty bool, err error) {
 	}
 	hash := sha256.New()
 	out := io.MultiWriter(w, hash)
-	var gdt *boundedBuffer
-	var patients *domain.GDTPatientCheck
+	var parsed *boundedBuffer // a GDT file's first MiB, read for its metadata
+	var patients *gdt.PatientCheck
 	if contentType == gdtContentType {
-		gdt = &boundedBuffer{limit: gdtParseLimit}
-		patients = domain.NewGDTPatientCheck(up.target.Customer)
-		out = io.MultiWriter(w, hash, gdt, patients)
+		parsed = &boundedBuffer{limit: gdtParseLimit}
+		patients = gdt.NewPatientCheck(int64(up.target.Customer))
+		out = io.MultiWriter(w, hash, parsed, patients)
 	}
 	if _, err := out.Write(head); err != nil {
 		w.Abort()
@@ -365,8 +366,8 @@ func (up *upload) take(part ports.Part) (empty bool, err error) {
 		up.overQuota = true
 		return false, nil
 	}
-	var info *domain.GDTInfo
-	if gdt != nil {
+	var info *gdt.Info
+	if parsed != nil {
 		// Patient safety: a result of which any record names another patient
 		// is refused whole, before a byte of it is kept (docs/contract.md §7). The
 		// check read every line of the part, not only the parsed start.
@@ -374,7 +375,7 @@ func (up *upload) take(part ports.Part) (empty bool, err error) {
 			w.Abort()
 			return false, &domain.UploadRefusal{Reason: domain.ErrPatientMismatch, Value: other}
 		}
-		info = domain.ParseGDT(gdt.Bytes()).Info(up.zone())
+		info = gdt.Parse(parsed.Bytes()).Info(up.zone())
 	}
 	if err := w.Commit(); err != nil {
 		return false, fmt.Errorf("commit blob: %w", err)

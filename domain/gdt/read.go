@@ -1,4 +1,12 @@
-package domain
+// Package gdt reads and writes GDT (Gerätedatenträger), the text format
+// practices' devices exchange (versions 2.1 and 3.x): one field a line,
+// "LLLFFFFcontent", where LLL is the line's length and FFFF the field. Real
+// files break the rules, so the reader is lenient and reports what was off
+// as warnings, never as a failure; the writer writes what a device reads.
+// It knows nothing of kinds, companies or customers: a patient is the
+// number in field 3000 (docs/contract.md §7 and §14 say what praxis does
+// with it).
+package gdt
 
 import (
 	"bytes"
@@ -12,23 +20,18 @@ import (
 	"golang.org/x/text/encoding/charmap"
 )
 
-// GDT (Gerätedatenträger) is the text format practices' devices export
-// (versions 2.1 and 3.x): one field a line, "LLLFFFFcontent", where LLL is
-// the line's length and FFFF the field. Real files break the rules, so the
-// reader is lenient and reports what was off as warnings, never as a failure.
-
-// GDTField is one line of a GDT file.
-type GDTField struct {
+// Field is one line of a GDT file.
+type Field struct {
 	ID    string
 	Value string
 	Line  int
 }
 
-// GDTRecord is the fields from one record type (8000) to the next.
-type GDTRecord struct{ Fields []GDTField }
+// Record is the fields from one record type (8000) to the next.
+type Record struct{ Fields []Field }
 
 // Get is the first value of field id in the record.
-func (r GDTRecord) Get(id string) (string, bool) {
+func (r Record) Get(id string) (string, bool) {
 	for _, f := range r.Fields {
 		if f.ID == id {
 			return f.Value, true
@@ -38,7 +41,7 @@ func (r GDTRecord) Get(id string) (string, bool) {
 }
 
 // All is every value of field id, in order.
-func (r GDTRecord) All(id string) []string {
+func (r Record) All(id string) []string {
 	var out []string
 	for _, f := range r.Fields {
 		if f.ID == id {
@@ -48,14 +51,14 @@ func (r GDTRecord) All(id string) []string {
 	return out
 }
 
-// GDTFile is a read GDT file.
-type GDTFile struct {
-	Records  []GDTRecord
+// File is a read GDT file.
+type File struct {
+	Records  []Record
 	Encoding string // utf-8, cp437 or iso-8859-15
 	Warnings []string
 }
 
-// ParseGDT reads a GDT file leniently: CR LF, LF or CR line ends, blank
+// Parse reads a GDT file leniently: CR LF, LF or CR line ends, blank
 // lines, wrong or 000 lengths, lengths counted in characters, several
 // records, no final newline, a Ctrl-Z (old DOS files end with one; it ends
 // a line, and whatever follows it is still read: a record hidden behind it
@@ -63,16 +66,16 @@ type GDTFile struct {
 // (2 = CP437, 3 = ISO-8859-15), else UTF-8 when the bytes are valid UTF-8,
 // else CP437. Any bytes parse; nothing panics.
 //
-// Its lines come from the same splitter that recognises GDT (LooksLikeGDT)
+// Its lines come from the same splitter that recognises GDT (LooksLike)
 // and checks the patient of every record while a file streams past
-// (GDTPatientCheck), so what one of them skips the others skip too.
-func ParseGDT(raw []byte) GDTFile {
-	var f GDTFile
+// (PatientCheck), so what one of them skips the others skip too.
+func Parse(raw []byte) File {
+	var f File
 	raw = bytes.TrimPrefix(raw, []byte(utf8BOM))
 	text := f.decode(raw)
-	var current *GDTRecord
-	lines := gdtLines{each: func(n int, line []byte) {
-		id, value, ok := gdtFieldLine(line)
+	var current *Record
+	lines := lineSplitter{each: func(n int, line []byte) {
+		id, value, ok := fieldLine(line)
 		if !ok {
 			f.warn(n, "is no GDT field line: skipped")
 			return
@@ -89,10 +92,10 @@ func ParseGDT(raw []byte) GDTFile {
 			if id != "8000" {
 				f.warn(n, "a field before the first record type 8000")
 			}
-			f.Records = append(f.Records, GDTRecord{})
+			f.Records = append(f.Records, Record{})
 			current = &f.Records[len(f.Records)-1]
 		}
-		current.Fields = append(current.Fields, GDTField{ID: id, Value: value, Line: n})
+		current.Fields = append(current.Fields, Field{ID: id, Value: value, Line: n})
 	}}
 	_, _ = lines.Write([]byte(text))
 	lines.Close()
@@ -105,18 +108,18 @@ func ParseGDT(raw []byte) GDTFile {
 const (
 	utf8BOM = "\xef\xbb\xbf"
 	ctrlZ   = 0x1a
-	// maxGDTLine is how much of one line is kept; the rest of a longer line
+	// maxLine is how much of one line is kept; the rest of a longer line
 	// is dropped, but the line is still read as what its start says.
-	maxGDTLine = 64 << 10
+	maxLine = 64 << 10
 )
 
-// gdtLines splits a GDT byte stream into lines, as it arrives in pieces of
+// lineSplitter splits a GDT byte stream into lines, as it arrives in pieces of
 // any size: a byte-order mark at the start is dropped, CR LF, LF, a lone CR
 // and a Ctrl-Z each end a line, blank lines are skipped, and the last line
 // needs no line end (Close hands it over). each gets the
 // line's number (counting every line end) and its bytes, valid only during
 // the call.
-type gdtLines struct {
+type lineSplitter struct {
 	each    func(n int, line []byte)
 	head    []byte // the first bytes, held until a byte-order mark can be told
 	line    []byte
@@ -125,7 +128,7 @@ type gdtLines struct {
 	cr      bool // the last byte was a CR, so a LF right after it ends no line
 }
 
-func (l *gdtLines) Write(p []byte) (int, error) {
+func (l *lineSplitter) Write(p []byte) (int, error) {
 	written := len(p)
 	if !l.started {
 		l.head = append(l.head, p...)
@@ -139,7 +142,7 @@ func (l *gdtLines) Write(p []byte) (int, error) {
 	return written, nil
 }
 
-func (l *gdtLines) split(p []byte) {
+func (l *lineSplitter) split(p []byte) {
 	for len(p) > 0 {
 		i := bytes.IndexAny(p, "\r\n\x1a")
 		if i < 0 {
@@ -158,7 +161,7 @@ func (l *gdtLines) split(p []byte) {
 }
 
 // Close hands over a last line that had no line end.
-func (l *gdtLines) Close() {
+func (l *lineSplitter) Close() {
 	if !l.started {
 		l.started = true
 		l.split(bytes.TrimPrefix(l.head, []byte(utf8BOM)))
@@ -169,7 +172,7 @@ func (l *gdtLines) Close() {
 }
 
 // end ends the current line: it counts, and goes to each unless blank.
-func (l *gdtLines) end() {
+func (l *lineSplitter) end() {
 	l.n++
 	if len(bytes.TrimSpace(l.line)) > 0 {
 		l.each(l.n, l.line)
@@ -177,21 +180,21 @@ func (l *gdtLines) end() {
 	l.line = l.line[:0]
 }
 
-func (l *gdtLines) keep(p []byte) {
-	if room := maxGDTLine - len(l.line); room > 0 {
+func (l *lineSplitter) keep(p []byte) {
+	if room := maxLine - len(l.line); room > 0 {
 		l.line = append(l.line, p[:min(room, len(p))]...)
 	}
 }
 
-// gdtFieldLine reads "LLLFFFFvalue": false for a line that is no field line.
-func gdtFieldLine(line []byte) (id, value string, ok bool) {
-	if len(line) < 7 || !isDigits(line[:7]) {
+// fieldLine reads "LLLFFFFvalue": false for a line that is no field line.
+func fieldLine(line []byte) (id, value string, ok bool) {
+	if len(line) < 7 || !allDigits(line[:7]) {
 		return "", "", false
 	}
 	return string(line[3:7]), strings.TrimRight(string(line[7:]), " "), true
 }
 
-func (f *GDTFile) warn(line int, msg string) {
+func (f *File) warn(line int, msg string) {
 	if len(f.Warnings) < 100 {
 		f.Warnings = append(f.Warnings, "line "+strconv.Itoa(line)+": "+msg)
 	}
@@ -201,16 +204,16 @@ func (f *GDTFile) warn(line int, msg string) {
 // 3 = ISO 8859-15); without one, as UTF-8 when they are valid UTF-8, else
 // as CP437. A declared single-byte charset wins over the guess: a short
 // name such as "ÄŠ" in ISO 8859-15 is also valid UTF-8.
-func (f *GDTFile) decode(raw []byte) string {
+func (f *File) decode(raw []byte) string {
 	charset := field9206(raw)
 	if charset != "2" && charset != "3" && utf8.Valid(raw) {
 		f.Encoding = "utf-8"
 		return string(raw)
 	}
 	dec := charmap.CodePage437
-	f.Encoding = EncodingCP437
+	f.Encoding = CP437
 	if charset == "3" {
-		dec, f.Encoding = charmap.ISO8859_15, EncodingLatin9
+		dec, f.Encoding = charmap.ISO8859_15, Latin9
 	} else if charset != "2" && charset != "" {
 		f.Warnings = append(f.Warnings, "field 9206 names charset "+charset+": read as CP437")
 	}
@@ -242,26 +245,39 @@ func field9206(raw []byte) string {
 	return ""
 }
 
-func allDigits(s string) bool {
+// allDigits tells whether s is one digit or more, nothing else.
+func allDigits[T string | []byte](s T) bool {
 	for i := range len(s) {
 		if s[i] < '0' || s[i] > '9' {
 			return false
 		}
 	}
-	return s != ""
+	return len(s) > 0
 }
 
-// LooksLikeGDT recognises a GDT file from its first bytes: the first line
+// Number reads a number field as devices write it (3000, the patient;
+// 8310, the order): digits only, leading zeros allowed (exports often pad
+// them: "02345" is 2345), above zero and within int64. Signs, spaces and
+// anything else are not numbers.
+func Number(s string) (int64, bool) {
+	if !allDigits(s) {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(strings.TrimLeft(s, "0"), 10, 64)
+	return n, err == nil && n > 0
+}
+
+// LooksLike recognises a GDT file from its first bytes: the first line
 // the parser reads as a field (past a byte-order mark, blank lines and lines
 // that are no field, with any line ends) is a record type 8000. A head with
 // a NUL byte is binary, never GDT.
-func LooksLikeGDT(head []byte) bool {
+func LooksLike(head []byte) bool {
 	if bytes.IndexByte(head, 0) >= 0 {
 		return false
 	}
 	first, decided := false, false
-	lines := gdtLines{each: func(_ int, line []byte) {
-		if id, _, ok := gdtFieldLine(line); ok && !decided {
+	lines := lineSplitter{each: func(_ int, line []byte) {
+		if id, _, ok := fieldLine(line); ok && !decided {
 			first, decided = id == "8000", true
 		}
 	}}
@@ -272,7 +288,7 @@ func LooksLikeGDT(head []byte) bool {
 
 // Patients is every patient number (field 3000) the file's records name, as
 // sent, each number once (leading zeros ignored), in the order they appear.
-func (f GDTFile) Patients() []string {
+func (f File) Patients() []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, r := range f.Records {
@@ -289,45 +305,45 @@ func (f GDTFile) Patients() []string {
 // patientKey is the patient a 3000 value names: the number without leading
 // zeros, or the value itself when it is no number.
 func patientKey(v string) string {
-	if id, err := ParseCustomerID(strings.TrimSpace(v)); err == nil {
-		return strconv.FormatInt(int64(id), 10)
+	if n, ok := Number(strings.TrimSpace(v)); ok {
+		return strconv.FormatInt(n, 10)
 	}
 	return "?" + v
 }
 
-// IsPatient tells whether a field 3000 value names the customer.
-func IsPatient(value string, customer CustomerID) bool {
-	id, err := ParseCustomerID(strings.TrimSpace(value))
-	return err == nil && id == customer
+// IsPatient tells whether a field 3000 value names the patient.
+func IsPatient(value string, patient int64) bool {
+	n, ok := Number(strings.TrimSpace(value))
+	return ok && n == patient
 }
 
-// GDTPatientCheck reads a GDT file as it streams past (it is an io.Writer)
+// PatientCheck reads a GDT file as it streams past (it is an io.Writer)
 // and remembers the first field 3000, in any record, that names another
-// patient than the customer: one file must never file a second patient's
+// patient than the one it is filed under: one file must never file a second patient's
 // results under the first (docs/contract.md §7). It reads its lines with the
 // parser's own splitter and keeps no more than one line in memory.
-type GDTPatientCheck struct {
-	customer CustomerID
-	lines    gdtLines
-	other    *string
+type PatientCheck struct {
+	patient int64
+	lines   lineSplitter
+	other   *string
 }
 
-// NewGDTPatientCheck checks a file that is to be filed under customer.
-func NewGDTPatientCheck(customer CustomerID) *GDTPatientCheck {
-	c := &GDTPatientCheck{customer: customer}
+// NewPatientCheck checks a file that is to be filed under the patient.
+func NewPatientCheck(patient int64) *PatientCheck {
+	c := &PatientCheck{patient: patient}
 	c.lines.each = func(_ int, line []byte) {
-		if id, value, ok := gdtFieldLine(line); ok && id == "3000" && c.other == nil && !IsPatient(value, c.customer) {
+		if id, value, ok := fieldLine(line); ok && id == "3000" && c.other == nil && !IsPatient(value, c.patient) {
 			c.other = &value
 		}
 	}
 	return c
 }
 
-func (c *GDTPatientCheck) Write(p []byte) (int, error) { return c.lines.Write(p) }
+func (c *PatientCheck) Write(p []byte) (int, error) { return c.lines.Write(p) }
 
 // OtherPatient ends the file and returns the first field 3000 as sent that
-// is not the customer's number.
-func (c *GDTPatientCheck) OtherPatient() (string, bool) {
+// is not the patient's number.
+func (c *PatientCheck) OtherPatient() (string, bool) {
 	c.lines.Close()
 	if c.other == nil {
 		return "", false
@@ -335,8 +351,8 @@ func (c *GDTPatientCheck) OtherPatient() (string, bool) {
 	return *c.other, true
 }
 
-// GDTTest is one test of an examination: fields 8410 (which begins it) to 8480.
-type GDTTest struct {
+// Test is one test of an examination: fields 8410 (which begins it) to 8480.
+type Test struct {
 	ID             string   `json:"id"`              // 8410
 	Name           string   `json:"name"`            // 8411
 	Value          string   `json:"value"`           // 8420
@@ -350,39 +366,39 @@ type GDTTest struct {
 	ResultText     []string `json:"result_text"`     // 8480
 }
 
-// GDTCategory is a free category of a result (6330 to 6399): a name from an
+// Category is a free category of a result (6330 to 6399): a name from an
 // even field, its lines from the odd field after it.
-type GDTCategory struct {
+type Category struct {
 	Name  string   `json:"name"`
 	Lines []string `json:"lines"`
 }
 
-// GDTInfo is the examination metadata a stored GDT file carries (docs/contract.md §7).
+// Info is the examination metadata a stored GDT file carries (docs/contract.md §7).
 // The header (record type to procedure) is the first record's; findings,
 // tests, tables, categories and references are every record's, in order.
 // Nothing is invented: without 6201 the time of the examination is unknown,
 // and examined_at is null while examined_on holds the date.
-type GDTInfo struct {
-	RecordType      string        `json:"record_type"`
-	Version         *string       `json:"version"`
-	SenderID        *string       `json:"sender_id"`
-	ReceiverID      *string       `json:"receiver_id"`
-	ExaminedOn      *string       `json:"examined_on"` // 6200, a date
-	ExaminedAt      *string       `json:"examined_at"` // 6200 + 6201 in the company's zone
-	ProcedureCode   *string       `json:"procedure_code"`
-	OrderNumber     *string       `json:"order_number"` // 8310
-	OrderUUID       *string       `json:"order_uuid"`   // 8314 (GDT 3.x)
-	Findings        *string       `json:"findings"`
-	Tests           []GDTTest     `json:"tests"`
-	ResultTable     []string      `json:"result_table"` // 6228, one formatted line each
-	Categories      []GDTCategory `json:"categories"`
-	ReferencedFiles []string      `json:"referenced_files"`
-	Records         int           `json:"records"`
+type Info struct {
+	RecordType      string     `json:"record_type"`
+	Version         *string    `json:"version"`
+	SenderID        *string    `json:"sender_id"`
+	ReceiverID      *string    `json:"receiver_id"`
+	ExaminedOn      *string    `json:"examined_on"` // 6200, a date
+	ExaminedAt      *string    `json:"examined_at"` // 6200 + 6201 in the company's zone
+	ProcedureCode   *string    `json:"procedure_code"`
+	OrderNumber     *string    `json:"order_number"` // 8310
+	OrderUUID       *string    `json:"order_uuid"`   // 8314 (GDT 3.x)
+	Findings        *string    `json:"findings"`
+	Tests           []Test     `json:"tests"`
+	ResultTable     []string   `json:"result_table"` // 6228, one formatted line each
+	Categories      []Category `json:"categories"`
+	ReferencedFiles []string   `json:"referenced_files"`
+	Records         int        `json:"records"`
 }
 
 // MarshalJSON writes absent lists as [] (files stored before a list was read have none).
-func (i GDTInfo) MarshalJSON() ([]byte, error) {
-	type plain GDTInfo
+func (i Info) MarshalJSON() ([]byte, error) {
+	type plain Info
 	p := plain(i)
 	p.Tests, p.ResultTable, p.Categories, p.ReferencedFiles = orEmpty(p.Tests), orEmpty(p.ResultTable), orEmpty(p.Categories), orEmpty(p.ReferencedFiles)
 	if p.Records == 0 {
@@ -392,16 +408,16 @@ func (i GDTInfo) MarshalJSON() ([]byte, error) {
 }
 
 // MarshalJSON writes absent lists as [].
-func (t GDTTest) MarshalJSON() ([]byte, error) {
-	type plain GDTTest
+func (t Test) MarshalJSON() ([]byte, error) {
+	type plain Test
 	p := plain(t)
 	p.NormalText, p.Comments, p.ResultText = orEmpty(p.NormalText), orEmpty(p.Comments), orEmpty(p.ResultText)
 	return json.Marshal(p)
 }
 
 // MarshalJSON writes absent lines as [].
-func (c GDTCategory) MarshalJSON() ([]byte, error) {
-	type plain GDTCategory
+func (c Category) MarshalJSON() ([]byte, error) {
+	type plain Category
 	p := plain(c)
 	p.Lines = orEmpty(p.Lines)
 	return json.Marshal(p)
@@ -415,7 +431,7 @@ func orEmpty[T any](s []T) []T {
 }
 
 // Info is the metadata of the file, the examination time read in zone.
-func (f GDTFile) Info(zone *time.Location) *GDTInfo {
+func (f File) Info(zone *time.Location) *Info {
 	if len(f.Records) == 0 {
 		return nil
 	}
@@ -426,9 +442,9 @@ func (f GDTFile) Info(zone *time.Location) *GDTInfo {
 		}
 		return nil
 	}
-	info := &GDTInfo{Version: opt("9218"), SenderID: opt("8316"), ReceiverID: opt("8315"), ProcedureCode: opt("8402"),
+	info := &Info{Version: opt("9218"), SenderID: opt("8316"), ReceiverID: opt("8315"), ProcedureCode: opt("8402"),
 		OrderNumber: opt("8310"), OrderUUID: opt("8314"),
-		Tests: []GDTTest{}, ResultTable: []string{}, Categories: []GDTCategory{}, ReferencedFiles: []string{}, Records: len(f.Records)}
+		Tests: []Test{}, ResultTable: []string{}, Categories: []Category{}, ReferencedFiles: []string{}, Records: len(f.Records)}
 	info.RecordType, _ = r.Get("8000")
 	if day, ok := examinedOn(r); ok {
 		s := day.Format(time.DateOnly)
@@ -440,8 +456,8 @@ func (f GDTFile) Info(zone *time.Location) *GDTInfo {
 	}
 	var findings []string
 	for _, rec := range f.Records {
-		var test *GDTTest
-		var category *GDTCategory
+		var test *Test
+		var category *Category
 		for _, fl := range rec.Fields {
 			switch id := fl.ID; {
 			case id == "6220" || id == "6221" || id == "6227":
@@ -451,7 +467,7 @@ func (f GDTFile) Info(zone *time.Location) *GDTInfo {
 			case id == "6305":
 				info.ReferencedFiles = append(info.ReferencedFiles, path.Base(strings.ReplaceAll(fl.Value, `\`, "/")))
 			case id == "8410": // a test begins
-				info.Tests = append(info.Tests, GDTTest{ID: fl.Value})
+				info.Tests = append(info.Tests, Test{ID: fl.Value})
 				test = &info.Tests[len(info.Tests)-1]
 			case id > "8410" && id <= "8480" && test != nil:
 				test.take(id, fl.Value)
@@ -468,7 +484,7 @@ func (f GDTFile) Info(zone *time.Location) *GDTInfo {
 }
 
 // take sets the test's field id (8411 to 8480); fields it does not know are left out.
-func (t *GDTTest) take(id, value string) {
+func (t *Test) take(id, value string) {
 	v := value
 	switch id {
 	case "8411":
@@ -497,14 +513,14 @@ func (t *GDTTest) take(id, value string) {
 // takeCategory reads a free-category field: an even one (6330, 6332, …)
 // names a new category, the odd one after it adds a line to that category.
 // A line without its name opens a category without one.
-func (i *GDTInfo) takeCategory(current *GDTCategory, id, value string) *GDTCategory {
+func (i *Info) takeCategory(current *Category, id, value string) *Category {
 	n, _ := strconv.Atoi(id)
 	if n%2 == 0 {
-		i.Categories = append(i.Categories, GDTCategory{Name: value, Lines: []string{}})
+		i.Categories = append(i.Categories, Category{Name: value, Lines: []string{}})
 		return &i.Categories[len(i.Categories)-1]
 	}
 	if current == nil {
-		i.Categories = append(i.Categories, GDTCategory{Lines: []string{}})
+		i.Categories = append(i.Categories, Category{Lines: []string{}})
 		current = &i.Categories[len(i.Categories)-1]
 	}
 	current.Lines = append(current.Lines, value)
@@ -512,7 +528,7 @@ func (i *GDTInfo) takeCategory(current *GDTCategory, id, value string) *GDTCateg
 }
 
 // examinedOn reads 6200 (DDMMYYYY), a civil date.
-func examinedOn(r GDTRecord) (time.Time, bool) {
+func examinedOn(r Record) (time.Time, bool) {
 	day, ok := r.Get("6200")
 	if !ok || len(day) != 8 || !allDigits(day) {
 		return time.Time{}, false
@@ -522,7 +538,7 @@ func examinedOn(r GDTRecord) (time.Time, bool) {
 }
 
 // examinedAt is the date with 6201 (HHMMSS or HHMM) in zone; false without a valid 6201.
-func examinedAt(day time.Time, r GDTRecord, zone *time.Location) (time.Time, bool) {
+func examinedAt(day time.Time, r Record, zone *time.Location) (time.Time, bool) {
 	clock, ok := r.Get("6201")
 	if !ok || (len(clock) != 4 && len(clock) != 6) || !allDigits(clock) {
 		return time.Time{}, false

@@ -1,4 +1,4 @@
-package domain_test
+package gdt_test
 
 import (
 	"strconv"
@@ -6,22 +6,22 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/domain/gdt"
 )
 
-func examination(version, encoding string) domain.GDTMessage {
-	return domain.GDTMessage{Record: domain.GDTExamination, Version: version, Encoding: encoding,
+func examination(version, encoding string) gdt.Message {
+	return gdt.Message{Record: gdt.Examination, Version: version, Encoding: encoding,
 		Receiver: "EKG1", Sender: "PRAXIS",
-		Patient:     domain.GDTPatient{ID: 2345, LastName: "Müller", FirstName: "Jürgen", BirthDate: "1961-03-07", Sex: "male"},
+		Patient:     gdt.Patient{ID: 2345, LastName: "Müller", FirstName: "Jürgen", BirthDate: "1961-03-07", Sex: "male"},
 		OrderNumber: "17", OrderUUID: "019bc0e2-1280-781f-a8e2-5d940ed90475", Procedure: "EKG04", Tests: []string{"RUHE", "BELAST"}}
 }
 
 func TestGDTWriterWritesWhatTheReaderReads(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct{ version, encoding, charset string }{
-		{domain.GDT21, domain.EncodingCP437, "2"},
-		{domain.GDT21, domain.EncodingLatin9, "3"},
-		{domain.GDT30, domain.EncodingLatin9, "3"},
+		{gdt.V21, gdt.CP437, "2"},
+		{gdt.V21, gdt.Latin9, "3"},
+		{gdt.V30, gdt.Latin9, "3"},
 	} {
 		w, err := examination(c.version, c.encoding).Encode()
 		if err != nil {
@@ -31,7 +31,7 @@ func TestGDTWriterWritesWhatTheReaderReads(t *testing.T) {
 			t.Errorf("%s/%s: approximated %v", c.version, c.encoding, w.Approximated)
 		}
 		checkLines(t, w.Raw)
-		f := domain.ParseGDT(w.Raw)
+		f := gdt.Parse(w.Raw)
 		if len(f.Records) != 1 || len(f.Warnings) != 0 || f.Encoding != c.encoding {
 			t.Fatalf("%s/%s: %+v", c.version, c.encoding, f)
 		}
@@ -47,7 +47,7 @@ func TestGDTWriterWritesWhatTheReaderReads(t *testing.T) {
 			t.Errorf("8410 %s", got)
 		}
 		uuid, has := r.Get("8314")
-		if (c.version == domain.GDT30) != has || (has && uuid != "019bc0e2-1280-781f-a8e2-5d940ed90475") {
+		if (c.version == gdt.V30) != has || (has && uuid != "019bc0e2-1280-781f-a8e2-5d940ed90475") {
 			t.Errorf("%s: 8314 %q %v", c.version, uuid, has)
 		}
 	}
@@ -76,13 +76,13 @@ func checkLines(t *testing.T, raw []byte) {
 
 func TestGDTWriterApproximatesWhatTheEncodingLacks(t *testing.T) {
 	t.Parallel()
-	m := examination(domain.GDT21, domain.EncodingCP437)
+	m := examination(gdt.V21, gdt.CP437)
 	m.Patient.LastName, m.Patient.FirstName = "Wałęsa", "Œdipe\r\nX"
 	w, err := m.Encode()
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := domain.ParseGDT(w.Raw).Records[0]
+	r := gdt.Parse(w.Raw).Records[0]
 	last, _ := r.Get("3101")
 	first, _ := r.Get("3102")
 	if last != "Walesa" || first != "OEdipe  X" {
@@ -92,7 +92,7 @@ func TestGDTWriterApproximatesWhatTheEncodingLacks(t *testing.T) {
 		t.Errorf("approximated %v", w.Approximated)
 	}
 	// ISO 8859-15 has Œ; CP437 has neither.
-	m.Encoding = domain.EncodingLatin9
+	m.Encoding = gdt.Latin9
 	if w, _ := m.Encode(); strings.Join(w.Approximated, ",") != "3101" {
 		t.Errorf("latin-9 approximated %v", w.Approximated)
 	}
@@ -104,18 +104,18 @@ func TestGDTWriterRecords(t *testing.T) {
 		record, version string
 		has, lacks      []string
 	}{
-		{domain.GDTMasterData, domain.GDT21, []string{"3000", "3101", "3102", "3103"}, []string{"8310", "8402"}},
-		{domain.GDTCancel, domain.GDT30, []string{"3000", "3101", "8310", "8314", "8402"}, nil},
-		{domain.GDTShowResult, domain.GDT21, []string{"3000", "6200", "6201", "8310", "8402"}, []string{"3110", "8314"}},
+		{gdt.MasterData, gdt.V21, []string{"3000", "3101", "3102", "3103"}, []string{"8310", "8402"}},
+		{gdt.Cancel, gdt.V30, []string{"3000", "3101", "8310", "8314", "8402"}, nil},
+		{gdt.ShowResult, gdt.V21, []string{"3000", "6200", "6201", "8310", "8402"}, []string{"3110", "8314"}},
 	} {
-		m := examination(c.version, domain.EncodingLatin9)
+		m := examination(c.version, gdt.Latin9)
 		m.Record, m.ExaminedOn, m.ExaminedAt = c.record, "26112026", "101500"
 		w, err := m.Encode()
 		if err != nil {
 			t.Fatal(err)
 		}
 		checkLines(t, w.Raw)
-		r := domain.ParseGDT(w.Raw).Records[0]
+		r := gdt.Parse(w.Raw).Records[0]
 		if rt, _ := r.Get("8000"); rt != c.record {
 			t.Errorf("8000 %s", rt)
 		}
@@ -130,16 +130,16 @@ func TestGDTWriterRecords(t *testing.T) {
 			}
 		}
 	}
-	for _, bad := range []domain.GDTMessage{
-		{Record: domain.GDTExamination, Version: domain.GDT30, Encoding: domain.EncodingCP437},
-		{Record: domain.GDTExamination, Version: "3.5", Encoding: domain.EncodingLatin9},
-		{Record: "6310", Version: domain.GDT21, Encoding: domain.EncodingLatin9},
+	for _, bad := range []gdt.Message{
+		{Record: gdt.Examination, Version: gdt.V30, Encoding: gdt.CP437},
+		{Record: gdt.Examination, Version: "3.5", Encoding: gdt.Latin9},
+		{Record: "6310", Version: gdt.V21, Encoding: gdt.Latin9},
 	} {
 		if _, err := bad.Encode(); err == nil {
 			t.Errorf("%+v encoded", bad)
 		}
 	}
-	long := examination(domain.GDT21, domain.EncodingLatin9)
+	long := examination(gdt.V21, gdt.Latin9)
 	long.Comment = strings.Repeat("x", 2000)
 	w, _ := long.Encode()
 	checkLines(t, w.Raw)
@@ -159,17 +159,17 @@ func FuzzGDTWriterRoundTrip(f *testing.F) {
 				return
 			}
 		}
-		versions := [][2]string{{domain.GDT21, domain.EncodingCP437}, {domain.GDT21, domain.EncodingLatin9}, {domain.GDT30, domain.EncodingLatin9}}
+		versions := [][2]string{{gdt.V21, gdt.CP437}, {gdt.V21, gdt.Latin9}, {gdt.V30, gdt.Latin9}}
 		v := versions[int(which)%len(versions)]
-		m := domain.GDTMessage{Record: domain.GDTExamination, Version: v[0], Encoding: v[1], Receiver: "DEV", Sender: "PRAXIS",
-			Patient:     domain.GDTPatient{ID: 42, LastName: last, FirstName: first},
+		m := gdt.Message{Record: gdt.Examination, Version: v[0], Encoding: v[1], Receiver: "DEV", Sender: "PRAXIS",
+			Patient:     gdt.Patient{ID: 42, LastName: last, FirstName: first},
 			OrderNumber: number, OrderUUID: "019bc0e2-1280-781f-a8e2-5d940ed90475", Procedure: procedure, Tests: []string{test}, Comment: comment}
 		w, err := m.Encode()
 		if err != nil {
 			t.Fatal(err)
 		}
 		checkLines(t, w.Raw)
-		file := domain.ParseGDT(w.Raw)
+		file := gdt.Parse(w.Raw)
 		if len(file.Records) != 1 || len(file.Warnings) != 0 {
 			t.Fatalf("%q: %+v", w.Raw, file)
 		}

@@ -1,4 +1,4 @@
-package domain_test
+package gdt_test
 
 import (
 	"encoding/json"
@@ -7,8 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/domain/gdt"
 )
+
+var vienna, _ = time.LoadLocation("Europe/Vienna")
 
 // gdtLine is "LLLFFFFvalue" with the length counted over bytes and CR LF.
 func gdtLine(field, value string) string {
@@ -25,7 +27,7 @@ var result6310 = gdtLine("8000", "6310") + gdtLine("8100", "00512") + gdtLine("9
 
 func TestParseGDTResultWithTestsAndFiles(t *testing.T) {
 	t.Parallel()
-	f := domain.ParseGDT([]byte(result6310))
+	f := gdt.Parse([]byte(result6310))
 	if len(f.Warnings) != 0 || f.Encoding != "utf-8" || len(f.Records) != 1 {
 		t.Fatalf("parse: %+v", f)
 	}
@@ -61,7 +63,7 @@ func TestParseGDTEncodingsAndQuirks(t *testing.T) {
 		{"ISO-8859-15 by 9206", latin, "iso-8859-15", "Größe", "Müller"},
 		{"UTF-8 when valid", "01380006301\r\n0143000456\r\n0173101Müller\r\n0183102Größe\r\n", "utf-8", "Größe", "Müller"},
 	} {
-		f := domain.ParseGDT([]byte(c.raw))
+		f := gdt.Parse([]byte(c.raw))
 		r := f.Records[0]
 		if f.Encoding != c.encoding {
 			t.Errorf("%s: encoding %s", c.name, f.Encoding)
@@ -75,7 +77,7 @@ func TestParseGDTEncodingsAndQuirks(t *testing.T) {
 	}
 	// The quirks of real files: LF, CR, blank lines, 000 and wrong lengths, two records, no final line end, Ctrl-Z.
 	quirky := "01380006310\n0000000\n\n0143000456\r0993101Huber\r\n01380006310\r\n0143000789\x1a"
-	f := domain.ParseGDT([]byte(quirky))
+	f := gdt.Parse([]byte(quirky))
 	if len(f.Records) != 2 {
 		t.Fatalf("records %d: %+v", len(f.Records), f)
 	}
@@ -89,7 +91,7 @@ func TestParseGDTEncodingsAndQuirks(t *testing.T) {
 		t.Errorf("the 000 and the wrong lengths are warnings: %v", f.Warnings)
 	}
 	// A length counted in characters, not bytes, is no warning.
-	if f := domain.ParseGDT([]byte("01380006301\r\n0163101Müller\r\n")); len(f.Warnings) != 0 {
+	if f := gdt.Parse([]byte("01380006301\r\n0163101Müller\r\n")); len(f.Warnings) != 0 {
 		t.Errorf("a length in characters: %v", f.Warnings)
 	}
 }
@@ -106,7 +108,7 @@ func TestGDTInfoHoldsWhatTheResultHolds(t *testing.T) {
 		gdtLine("6228", "Segment  Wert") + gdtLine("6228", "S1       0.92") +
 		gdtLine("6330", "Geräteeinstellung") + gdtLine("6331", "Sonde C5-2") + gdtLine("6331", "Tiefe 16 cm") + gdtLine("6332", "Leer") +
 		gdtLine("8000", "6310") + gdtLine("3000", "0077") + gdtLine("8410", "HB") + gdtLine("8420", "14") + gdtLine("6220", "zweiter Befund")
-	info := domain.ParseGDT([]byte(raw)).Info(vienna)
+	info := gdt.Parse([]byte(raw)).Info(vienna)
 	if info.ExaminedAt != nil || info.ExaminedOn == nil || *info.ExaminedOn != "2026-03-10" {
 		t.Errorf("without 6201 the date alone: examined_at %v, examined_on %v", info.ExaminedAt, info.ExaminedOn)
 	}
@@ -127,7 +129,7 @@ func TestGDTInfoHoldsWhatTheResultHolds(t *testing.T) {
 		t.Errorf("categories %+v", info.Categories)
 	}
 	// Lists are [] in JSON, never null, also for metadata stored before they existed.
-	old, err := json.Marshal(domain.GDTInfo{RecordType: "6310", Tests: []domain.GDTTest{{ID: "X"}}})
+	old, err := json.Marshal(gdt.Info{RecordType: "6310", Tests: []gdt.Test{{ID: "X"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +140,7 @@ func TestGDTInfoHoldsWhatTheResultHolds(t *testing.T) {
 	}
 	// A time of four digits is HHMM; a broken one is no time at all.
 	for clock, want := range map[string]string{"0915": "2026-03-10T09:15:00+01:00", "091530": "2026-03-10T09:15:30+01:00", "9:15": "", "2561": ""} {
-		info := domain.ParseGDT([]byte(gdtLine("8000", "6310") + gdtLine("6200", "10032026") + gdtLine("6201", clock))).Info(vienna)
+		info := gdt.Parse([]byte(gdtLine("8000", "6310") + gdtLine("6200", "10032026") + gdtLine("6201", clock))).Info(vienna)
 		if got := ""; info.ExaminedAt != nil {
 			got = *info.ExaminedAt
 			if got != want {
@@ -186,7 +188,7 @@ func field(id, value string) string { return fmt.Sprintf("%03d%s%s", len(value)+
 // the bytes arrive; wrong lengths (8100 and per line) switch nothing off.
 func TestGDTPatientCheckReadsEveryRecord(t *testing.T) {
 	t.Parallel()
-	ours := domain.CustomerID(2345)
+	ours := int64(2345)
 	same := []string{field("8000", "6310"), "9998100000000", field("3000", "02345"), "0993101Berger", field("8000", "6310"), field("3000", "2345")}
 	other := []string{field("8000", "6310"), field("8100", "00042"), field("3000", "02345"), field("6220", "Leber"), field("8000", "6310"), "0123000999", field("6220", "fremd")}
 	for _, c := range []struct {
@@ -195,15 +197,15 @@ func TestGDTPatientCheckReadsEveryRecord(t *testing.T) {
 		other string
 	}{{"one patient in two records", same, ""}, {"a second patient in the second record", other, "999"}} {
 		for form, raw := range gdtQuirks(c.lines...) {
-			if !domain.LooksLikeGDT([]byte(raw)) {
+			if !gdt.LooksLike([]byte(raw)) {
 				t.Errorf("%s, %s: not recognised as GDT", c.name, form)
 			}
-			parsed := domain.ParseGDT([]byte(raw))
+			parsed := gdt.Parse([]byte(raw))
 			if len(parsed.Records) != 2 {
 				t.Errorf("%s, %s: %d records", c.name, form, len(parsed.Records))
 			}
 			for _, size := range []int{1, 2, 3, 7, 64, len(raw)} {
-				check := domain.NewGDTPatientCheck(ours)
+				check := gdt.NewPatientCheck(ours)
 				for b := []byte(raw); len(b) > 0; b = b[min(size, len(b)):] {
 					_, _ = check.Write(b[:min(size, len(b))])
 				}
@@ -217,13 +219,13 @@ func TestGDTPatientCheckReadsEveryRecord(t *testing.T) {
 	// The patient of a record far past the first megabyte is read too.
 	long := field("8000", "6310") + "\r\n" + field("3000", "2345") + "\r\n" + strings.Repeat(field("6228", strings.Repeat("x", 60))+"\r\n", 40000) +
 		field("8000", "6310") + "\r\n" + field("3000", "5432") + "\r\n"
-	check := domain.NewGDTPatientCheck(ours)
+	check := gdt.NewPatientCheck(ours)
 	_, _ = check.Write([]byte(long))
 	if got, found := check.OtherPatient(); !found || got != "5432" {
 		t.Errorf("a patient %d bytes into the file: %q %v", len(long)-20, got, found)
 	}
 	// An overlong 3000 line is still a 3000 line, and no patient number.
-	check = domain.NewGDTPatientCheck(ours)
+	check = gdt.NewPatientCheck(ours)
 	_, _ = check.Write([]byte(field("8000", "6310") + "\n" + "9993000" + "2345" + strings.Repeat("0", 100<<10)))
 	if _, found := check.OtherPatient(); !found {
 		t.Error("an overlong 3000 line passed as the patient")
@@ -233,7 +235,7 @@ func TestGDTPatientCheckReadsEveryRecord(t *testing.T) {
 func TestParseGDTNeverFails(t *testing.T) {
 	t.Parallel()
 	for _, raw := range []string{"", "\x1a", "garbage", "0", "\xff\xfe\x00", "0000000", strings.Repeat("8000", 1000)} {
-		f := domain.ParseGDT([]byte(raw))
+		f := gdt.Parse([]byte(raw))
 		if f.Info(time.UTC) != nil && len(f.Records) == 0 {
 			t.Errorf("%q: info without a record", raw)
 		}
@@ -258,7 +260,7 @@ func FuzzParseGDT(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		g := domain.ParseGDT(raw)
+		g := gdt.Parse(raw)
 		if info := g.Info(time.UTC); info != nil {
 			if _, err := json.Marshal(info); err != nil {
 				t.Fatal(err)
@@ -275,10 +277,10 @@ func FuzzLooksLikeGDT(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		if !domain.LooksLikeGDT(raw) {
+		if !gdt.LooksLike(raw) {
 			return
 		}
-		g := domain.ParseGDT(raw)
+		g := gdt.Parse(raw)
 		if len(g.Records) == 0 || g.Records[0].Fields[0].ID != "8000" {
 			t.Fatalf("recognised as GDT, parsed as %+v", g.Records)
 		}
@@ -292,12 +294,12 @@ func FuzzGDTPatientCheck(f *testing.F) {
 		f.Add(s, uint8(3))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte, cut uint8) {
-		ours := domain.CustomerID(2345)
+		ours := int64(2345)
 		want := false
-		for _, p := range domain.ParseGDT(raw).Patients() {
-			want = want || !domain.IsPatient(p, ours)
+		for _, p := range gdt.Parse(raw).Patients() {
+			want = want || !gdt.IsPatient(p, ours)
 		}
-		check := domain.NewGDTPatientCheck(ours)
+		check := gdt.NewPatientCheck(ours)
 		size := int(cut%64) + 1
 		for b := raw; len(b) > 0; b = b[min(size, len(b)):] {
 			_, _ = check.Write(b[:min(size, len(b))])
@@ -318,7 +320,7 @@ func BenchmarkParseGDT(b *testing.B) {
 	b.SetBytes(int64(len(raw)))
 	b.ReportAllocs()
 	for b.Loop() {
-		f := domain.ParseGDT(raw)
+		f := gdt.Parse(raw)
 		_ = f.Info(vienna)
 	}
 }
@@ -333,6 +335,25 @@ func BenchmarkParseGDTLatin1(b *testing.B) {
 	raw := []byte(sb.String())
 	b.SetBytes(int64(len(raw)))
 	for b.Loop() {
-		_ = domain.ParseGDT(raw)
+		_ = gdt.Parse(raw)
+	}
+}
+
+// TestLooksLike: a record type line after what the parser skips is GDT;
+// anything else, or a NUL byte, is not.
+func TestLooksLike(t *testing.T) {
+	t.Parallel()
+	if !gdt.LooksLike([]byte("01380006310\r\n")) {
+		t.Error("GDT record type line not recognised")
+	}
+	for _, s := range []string{"\r\n\r\n01380006310", "\xef\xbb\xbf\n01380006310\n", "Export\r01380006310", "9998000"} {
+		if !gdt.LooksLike([]byte(s)) {
+			t.Errorf("%q not recognised: what the parser skips, recognition skips", s)
+		}
+	}
+	for _, s := range []string{"", "0138", "%PDF-1.7", "abc80006310", "01360016310", "\n\n01360016310\r\n01380006310", "0138000\x006310"} {
+		if gdt.LooksLike([]byte(s)) {
+			t.Errorf("%q taken for GDT", s)
+		}
 	}
 }

@@ -1,4 +1,4 @@
-package domain
+package gdt
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 
 	"golang.org/x/text/encoding/charmap"
@@ -14,44 +15,44 @@ import (
 
 // The GDT versions praxis writes to a device (field 9218).
 const (
-	GDT21 = "2.1"
-	GDT30 = "3.0"
+	V21 = "2.1"
+	V30 = "3.0"
 )
 
 // The encodings a device reads (field 9206). GDT 2.1 names 2 (IBM CP437)
 // and 3 (ISO 8859); GDT 3.0 knows only ISO 8859-15.
 const (
-	EncodingCP437   = "cp437"
-	EncodingLatin9  = "iso-8859-15"
-	maxGDTLineBytes = 999 // LLL has three digits
+	CP437        = "cp437"
+	Latin9       = "iso-8859-15"
+	maxLineBytes = 999 // LLL has three digits
 )
 
 // The GDT record types praxis writes.
 const (
-	GDTMasterData  = "6301" // Stammdaten übermitteln
-	GDTExamination = "6302" // Neue Untersuchung anfordern
-	GDTCancel      = "6303" // Anforderung stornieren (3.0)
-	GDTShowResult  = "6311" // Daten einer Untersuchung zeigen
+	MasterData  = "6301" // Stammdaten übermitteln
+	Examination = "6302" // Neue Untersuchung anfordern
+	Cancel      = "6303" // Anforderung stornieren (3.0)
+	ShowResult  = "6311" // Daten einer Untersuchung zeigen
 )
 
-// GDTPatient is the patient as a GDT order names it.
-type GDTPatient struct {
-	ID        CustomerID // 3000
-	LastName  string     // 3101
-	FirstName string     // 3102
-	BirthDate Date       // 3103, as YYYY-MM-DD
-	Sex       string     // 3110: female, male, diverse, unknown or ""
-	Title     string     // 3104
+// Patient is the patient as a GDT order names it.
+type Patient struct {
+	ID        int64  // 3000
+	LastName  string // 3101
+	FirstName string // 3102
+	BirthDate string // 3103, as YYYY-MM-DD
+	Sex       string // 3110: female, male, diverse, unknown or ""
+	Title     string // 3104
 }
 
-// GDTMessage is one record praxis writes for a device.
-type GDTMessage struct {
+// Message is one record praxis writes for a device.
+type Message struct {
 	Record   string // 6301, 6302, 6303 or 6311
-	Version  string // GDT21 or GDT30
-	Encoding string // EncodingCP437 or EncodingLatin9
+	Version  string // V21 or V30
+	Encoding string // CP437 or Latin9
 	Receiver string // 8315, the device's GDT id
 	Sender   string // 8316, praxis's
-	Patient  GDTPatient
+	Patient  Patient
 	// OrderNumber is 8310, OrderUUID 8314 (written in 3.0 only).
 	OrderNumber string
 	OrderUUID   string
@@ -63,8 +64,8 @@ type GDTMessage struct {
 	Comment                string // 6227
 }
 
-// GDTWritten is an encoded record and what could not be written as given.
-type GDTWritten struct {
+// Written is an encoded record and what could not be written as given.
+type Written struct {
 	Raw []byte
 	// Approximated names the fields whose text the encoding cannot hold:
 	// they were written with the closest letters it has (never nil).
@@ -74,46 +75,46 @@ type GDTWritten struct {
 // Encode writes the record: lines "LLLFFFFvalue" CR LF whose length counts
 // bytes in the device's encoding, 8100 the record's length in bytes.
 // Values lose line breaks and trailing spaces (a reader cannot keep them).
-func (m GDTMessage) Encode() (GDTWritten, error) {
-	enc, charset, err := gdtCharset(m.Version, m.Encoding)
+func (m Message) Encode() (Written, error) {
+	enc, charset, err := encodingOf(m.Version, m.Encoding)
 	if err != nil {
-		return GDTWritten{}, err
+		return Written{}, err
 	}
-	w := gdtWriter{enc: enc}
+	w := writer{enc: enc}
 	version := "02.10"
-	if m.Version == GDT30 {
+	if m.Version == V30 {
 		version = "03.00"
 	}
 	w.field("8315", m.Receiver)
 	w.field("8316", m.Sender)
 	w.field("9206", charset)
 	w.field("9218", version)
-	w.field("3000", strconv.FormatInt(int64(m.Patient.ID), 10))
-	if m.Record != GDTCancel || m.Version == GDT30 {
+	w.field("3000", strconv.FormatInt(m.Patient.ID, 10))
+	if m.Record != Cancel || m.Version == V30 {
 		w.patient(m.Patient, m.Record)
 	}
 	switch m.Record {
-	case GDTMasterData:
-	case GDTExamination, GDTCancel:
+	case MasterData:
+	case Examination, Cancel:
 		w.order(m)
 		for _, t := range m.Tests {
 			w.field("8410", t)
 		}
-	case GDTShowResult:
+	case ShowResult:
 		w.field("6200", m.ExaminedOn)
 		w.field("6201", m.ExaminedAt)
 		w.order(m)
 	default:
-		return GDTWritten{}, fmt.Errorf("gdt: record %q is not one praxis writes", m.Record)
+		return Written{}, fmt.Errorf("gdt: record %q is not one praxis writes", m.Record)
 	}
 	w.field("6227", m.Comment)
-	return GDTWritten{Raw: w.record(m.Record), Approximated: orEmpty(w.approximated)}, nil
+	return Written{Raw: w.record(m.Record), Approximated: orEmpty(w.approximated)}, nil
 }
 
 // order writes the order's identity: 8310 (and 8314 in 3.0), 8402.
-func (w *gdtWriter) order(m GDTMessage) {
+func (w *writer) order(m Message) {
 	w.field("8310", m.OrderNumber)
-	if m.Version == GDT30 {
+	if m.Version == V30 {
 		w.field("8314", m.OrderUUID)
 	}
 	w.field("8402", m.Procedure)
@@ -121,15 +122,15 @@ func (w *gdtWriter) order(m GDTMessage) {
 
 // patient writes the fields the record requires of the patient (3101–3103)
 // and the ones it may carry.
-func (w *gdtWriter) patient(p GDTPatient, record string) {
+func (w *writer) patient(p Patient, record string) {
 	w.field("3101", p.LastName)
 	w.field("3102", p.FirstName)
 	if p.BirthDate != "" {
-		if d, err := ParseDate(string(p.BirthDate)); err == nil {
+		if d, err := time.Parse(time.DateOnly, p.BirthDate); err == nil {
 			w.field("3103", d.Format("02012006"))
 		}
 	}
-	if record == GDTShowResult {
+	if record == ShowResult {
 		return
 	}
 	w.field("3104", p.Title)
@@ -141,27 +142,27 @@ func (w *gdtWriter) patient(p GDTPatient, record string) {
 	}
 }
 
-// gdtCharset is the encoder and field 9206 of a version and encoding.
-func gdtCharset(version, encoding string) (*charmap.Charmap, string, error) {
+// encodingOf is the encoder and field 9206 of a version and encoding.
+func encodingOf(version, encoding string) (*charmap.Charmap, string, error) {
 	switch {
-	case version != GDT21 && version != GDT30:
+	case version != V21 && version != V30:
 		return nil, "", fmt.Errorf("gdt: version %q", version)
-	case encoding == EncodingLatin9:
+	case encoding == Latin9:
 		return charmap.ISO8859_15, "3", nil
-	case encoding == EncodingCP437 && version == GDT21:
+	case encoding == CP437 && version == V21:
 		return charmap.CodePage437, "2", nil
 	}
 	return nil, "", fmt.Errorf("gdt: GDT %s does not take the encoding %q", version, encoding)
 }
 
-type gdtWriter struct {
+type writer struct {
 	enc          *charmap.Charmap
 	lines        bytes.Buffer
 	approximated []string
 }
 
 // field writes one line; an empty value writes none.
-func (w *gdtWriter) field(id, value string) {
+func (w *writer) field(id, value string) {
 	value = strings.TrimRight(strings.Map(lineSafe, value), " ")
 	if value == "" {
 		return
@@ -170,20 +171,20 @@ func (w *gdtWriter) field(id, value string) {
 	if !exact && !slices.Contains(w.approximated, id) {
 		w.approximated = append(w.approximated, id)
 	}
-	if room := maxGDTLineBytes - 9; len(raw) > room {
+	if room := maxLineBytes - 9; len(raw) > room {
 		raw = raw[:room]
 	}
 	w.line(id, raw)
 }
 
-func (w *gdtWriter) line(id string, raw []byte) {
+func (w *writer) line(id string, raw []byte) {
 	fmt.Fprintf(&w.lines, "%03d%s", len(raw)+9, id)
 	w.lines.Write(raw)
 	w.lines.WriteString("\r\n")
 }
 
 // record is the lines behind 8000 and 8100, the record's length in bytes.
-func (w *gdtWriter) record(recordType string) []byte {
+func (w *writer) record(recordType string) []byte {
 	head := fmt.Sprintf("0138000%s\r\n", recordType)
 	const lengthLine = 3 + 4 + 5 + 2
 	total := len(head) + lengthLine + w.lines.Len()
