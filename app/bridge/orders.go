@@ -204,6 +204,13 @@ func (o *Orders) held() (map[string]held, error) {
 	}
 	out := map[string]held{}
 	for _, e := range entries {
+		// Only a state that was put in place counts: a bridge killed while
+		// keeping one leaves its temporary file (writeSynced), a state that
+		// never took effect — read as an order in hand, drop could never
+		// remove it, and its file name stayed held for good.
+		if !strings.HasSuffix(e.Name(), ".json") {
+			continue
+		}
 		raw, err := os.ReadFile(filepath.Join(o.state, "orders", e.Name())) //nolint:gosec // the bridge's own state folder
 		if err != nil {
 			return nil, err
