@@ -75,34 +75,16 @@ func TestAnOrderWaitsWhileItsFolderCannotBeWritten(t *testing.T) {
 // next bridge reports both steps (the service refuses them for a closed
 // order), drops the order, and writes the next one under the freed name.
 func TestAnOrderTakenBeforeItsStateSaidWrittenFreesItsName(t *testing.T) {
-	var reports []string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/api/oauth/v2/token" {
-			w.Header().Set("Content-Type", "application/json")
-			_, _ = io.WriteString(w, `{"access_token":"t","token_type":"Bearer","expires_in":3600}`)
-			return
-		}
-		reports = append(reports, r.URL.Path)
-		w.WriteHeader(http.StatusConflict) // the order is done: its result came
-	}))
-	defer srv.Close()
-	root := t.TempDir()
-	dir := filepath.Join(root, "orders")
-	o, err := NewOrders(NewCredential(srv.URL, "pc_x", "secret"), srv.URL, dir, filepath.Join(root, "state"),
-		slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	device := domain.DeviceOutbox{ID: "d", GDTID: "EKG1", PraxisGDTID: "PRAX", FileNaming: "receiver_sender", RemovesFiles: true}
+	o, dir, reports := ordersAnswered(t, http.StatusConflict) // the order is done: its result came
 	done := held{ID: "019bc0e2-1280-781f-a8e2-5d940ed90475", Number: 1, File: "EKG1PRAX.gdt", Phase: phaseWriting}
 	if err := o.keep(done); err != nil { // renamed into place, then taken: no temporary file, no file
 		t.Fatal(err)
 	}
 	next := domain.OutboxOrder{ID: "019bc0e2-1280-781f-a8e2-5d940ed90476", Number: 2, Status: domain.OrderOpen, GDT: []byte("01380006302\r\n")}
-	o.act(context.Background(), outbox{Device: device, Data: []domain.OutboxOrder{next}})
+	o.act(context.Background(), outbox{Device: receiverSender, Data: []domain.OutboxOrder{next}})
 	want := []string{"/api/oauth/v2/resource/device-orders/" + done.ID + "/written", "/api/oauth/v2/resource/device-orders/" + done.ID + "/taken"}
-	if len(reports) < 2 || reports[0] != want[0] || reports[1] != want[1] {
-		t.Errorf("reports %v, want %v first", reports, want)
+	if len(*reports) < 2 || (*reports)[0] != want[0] || (*reports)[1] != want[1] {
+		t.Errorf("reports %v, want %v first", *reports, want)
 	}
 	if raw, err := os.ReadFile(filepath.Join(dir, "EKG1PRAX.gdt")); err != nil || string(raw) != string(next.GDT) {
 		t.Errorf("the next order's file: %q %v", raw, err)
@@ -119,33 +101,16 @@ func TestAnOrderTakenBeforeItsStateSaidWrittenFreesItsName(t *testing.T) {
 // and its file name stayed held, so no later order was written — the CI
 // flake of TestBridgeKilledWritesEveryOrderOnce after 99a0bfd.
 func TestAStateLeftHalfKeptIsNoOrderInHand(t *testing.T) {
-	var reports []string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/api/oauth/v2/token" {
-			w.Header().Set("Content-Type", "application/json")
-			_, _ = io.WriteString(w, `{"access_token":"t","token_type":"Bearer","expires_in":3600}`)
-			return
-		}
-		reports = append(reports, r.URL.Path)
-	}))
-	defer srv.Close()
-	root := t.TempDir()
-	dir := filepath.Join(root, "orders")
-	o, err := NewOrders(NewCredential(srv.URL, "pc_x", "secret"), srv.URL, dir, filepath.Join(root, "state"),
-		slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	device := domain.DeviceOutbox{ID: "d", GDTID: "EKG1", PraxisGDTID: "PRAX", FileNaming: "receiver_sender", RemovesFiles: true}
+	o, dir, reports := ordersAnswered(t, http.StatusOK)
 	half := held{ID: "019bc0e2-1280-781f-a8e2-5d940ed90475", Number: 1, File: "EKG1PRAX.gdt", Phase: phaseWritten}
 	raw, _ := json.Marshal(half)
 	if err := os.WriteFile(o.heldPath(half.ID)+".tmp", raw, 0o600); err != nil { // killed before the rename
 		t.Fatal(err)
 	}
 	next := domain.OutboxOrder{ID: "019bc0e2-1280-781f-a8e2-5d940ed90476", Number: 2, Status: domain.OrderOpen, GDT: []byte("01380006302\r\n")}
-	o.act(context.Background(), outbox{Device: device, Data: []domain.OutboxOrder{next}})
-	if want := []string{"/api/oauth/v2/resource/device-orders/" + next.ID + "/written"}; !slices.Equal(reports, want) {
-		t.Errorf("reports %v, want %v: the half-kept state is no order", reports, want)
+	o.act(context.Background(), outbox{Device: receiverSender, Data: []domain.OutboxOrder{next}})
+	if want := []string{"/api/oauth/v2/resource/device-orders/" + next.ID + "/written"}; !slices.Equal(*reports, want) {
+		t.Errorf("reports %v, want %v: the half-kept state is no order", *reports, want)
 	}
 	if raw, err := os.ReadFile(filepath.Join(dir, "EKG1PRAX.gdt")); err != nil || string(raw) != string(next.GDT) {
 		t.Errorf("the next order's file: %q %v", raw, err)
@@ -154,3 +119,32 @@ func TestAStateLeftHalfKeptIsNoOrderInHand(t *testing.T) {
 		t.Errorf("in hand: %+v, want only the next order, written", inHand)
 	}
 }
+
+// ordersAnswered is a bridge's order side against a service that answers
+// every report with status (the paths it was sent recorded), for a device
+// EKG1 that removes the files it reads, named receiver+sender.
+func ordersAnswered(t *testing.T, status int) (o *Orders, dir string, reports *[]string) {
+	t.Helper()
+	var paths []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/api/oauth/v2/token" {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = io.WriteString(w, `{"access_token":"t","token_type":"Bearer","expires_in":3600}`)
+			return
+		}
+		paths = append(paths, r.URL.Path)
+		w.WriteHeader(status)
+	}))
+	t.Cleanup(srv.Close)
+	root := t.TempDir()
+	dir = filepath.Join(root, "orders")
+	o, err := NewOrders(NewCredential(srv.URL, "pc_x", "secret"), srv.URL, dir, filepath.Join(root, "state"),
+		slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o, dir, &paths
+}
+
+// receiverSender is the device of ordersAnswered.
+var receiverSender = domain.DeviceOutbox{ID: "d", GDTID: "EKG1", PraxisGDTID: "PRAX", FileNaming: "receiver_sender", RemovesFiles: true}
