@@ -17,8 +17,11 @@ type CustomerID int64
 // (GDT exports often pad field 3000: "02345" names customer 2345); signs,
 // spaces and anything else are not.
 func ParseCustomerID(s string) (CustomerID, error) {
+	if len(s) > 40 {
+		return 0, invalid("customer", "not a customer number")
+	}
 	n, ok := gdt.Number(s)
-	if !ok || len(s) > 40 {
+	if !ok {
 		return 0, invalid("customer", "not a customer number")
 	}
 	return CustomerID(n), nil
