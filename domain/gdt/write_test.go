@@ -146,7 +146,7 @@ func TestGDTWriterRecords(t *testing.T) {
 }
 
 // FuzzGDTWriterRoundTrip holds the writer to the reader: whatever it writes
-// from values its encoding holds reads back through ParseGDT to the same
+// from values its encoding holds reads back through gdt.Parse to the same
 // fields (line breaks and trailing spaces, which no reader keeps, aside),
 // and a value it cannot hold is named in Approximated.
 func FuzzGDTWriterRoundTrip(f *testing.F) {
