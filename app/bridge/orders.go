@@ -50,6 +50,13 @@ func NewOrders(cred *Credential, url, dir, state string, log *slog.Logger) (*Ord
 			return nil, err
 		}
 	}
+	// A bridge killed while keeping an order's state left the state's
+	// temporary file: a state that never took effect (held skips it).
+	// Nothing keeps a state yet, so it can go.
+	stale, _ := filepath.Glob(filepath.Join(state, "orders", "*.tmp"))
+	for _, f := range stale {
+		_ = os.Remove(f)
+	}
 	return &Orders{cred: cred, url: strings.TrimRight(url, "/"), dir: dir, state: state, log: log,
 		client: &http.Client{Timeout: 90 * time.Second}, ready: make(chan struct{})}, nil
 }

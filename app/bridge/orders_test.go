@@ -3,7 +3,9 @@ package bridge
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -117,6 +119,15 @@ func TestAStateLeftHalfKeptIsNoOrderInHand(t *testing.T) {
 	}
 	if inHand, _ := o.held(); len(inHand) != 1 || inHand[next.ID].Phase != phaseWritten {
 		t.Errorf("in hand: %+v, want only the next order, written", inHand)
+	}
+	if _, err := NewOrders(o.cred, o.url, dir, o.state, o.log); err != nil { // the next start clears it away
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(o.heldPath(half.ID) + ".tmp"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the half-kept state after a start: %v, want it removed", err)
+	}
+	if inHand, _ := o.held(); len(inHand) != 1 {
+		t.Errorf("in hand after a start: %+v, want the next order still", inHand)
 	}
 }
 
