@@ -82,18 +82,12 @@ func TestAnOrderTakenBeforeItsStateSaidWrittenFreesItsName(t *testing.T) {
 	if err := o.keep(done); err != nil { // renamed into place, then taken: no temporary file, no file
 		t.Fatal(err)
 	}
-	next := domain.OutboxOrder{ID: "019bc0e2-1280-781f-a8e2-5d940ed90476", Number: 2, Status: domain.OrderOpen, GDT: []byte("01380006302\r\n")}
-	o.act(context.Background(), outbox{Device: receiverSender, Data: []domain.OutboxOrder{next}})
+	o.act(context.Background(), outbox{Device: receiverSender, Data: []domain.OutboxOrder{nextOrder}})
 	want := []string{"/api/oauth/v2/resource/device-orders/" + done.ID + "/written", "/api/oauth/v2/resource/device-orders/" + done.ID + "/taken"}
 	if len(*reports) < 2 || (*reports)[0] != want[0] || (*reports)[1] != want[1] {
 		t.Errorf("reports %v, want %v first", *reports, want)
 	}
-	if raw, err := os.ReadFile(filepath.Join(dir, "EKG1PRAX.gdt")); err != nil || string(raw) != string(next.GDT) {
-		t.Errorf("the next order's file: %q %v", raw, err)
-	}
-	if inHand, _ := o.held(); len(inHand) != 1 || inHand[next.ID].Phase != phaseWritten {
-		t.Errorf("in hand: %+v, want only the next order, written", inHand)
-	}
+	nextWritten(t, o, dir)
 }
 
 // TestAStateLeftHalfKeptIsNoOrderInHand: a bridge killed while keeping an
@@ -109,17 +103,11 @@ func TestAStateLeftHalfKeptIsNoOrderInHand(t *testing.T) {
 	if err := os.WriteFile(o.heldPath(half.ID)+".tmp", raw, 0o600); err != nil { // killed before the rename
 		t.Fatal(err)
 	}
-	next := domain.OutboxOrder{ID: "019bc0e2-1280-781f-a8e2-5d940ed90476", Number: 2, Status: domain.OrderOpen, GDT: []byte("01380006302\r\n")}
-	o.act(context.Background(), outbox{Device: receiverSender, Data: []domain.OutboxOrder{next}})
-	if want := []string{"/api/oauth/v2/resource/device-orders/" + next.ID + "/written"}; !slices.Equal(*reports, want) {
+	o.act(context.Background(), outbox{Device: receiverSender, Data: []domain.OutboxOrder{nextOrder}})
+	if want := []string{"/api/oauth/v2/resource/device-orders/" + nextOrder.ID + "/written"}; !slices.Equal(*reports, want) {
 		t.Errorf("reports %v, want %v: the half-kept state is no order", *reports, want)
 	}
-	if raw, err := os.ReadFile(filepath.Join(dir, "EKG1PRAX.gdt")); err != nil || string(raw) != string(next.GDT) {
-		t.Errorf("the next order's file: %q %v", raw, err)
-	}
-	if inHand, _ := o.held(); len(inHand) != 1 || inHand[next.ID].Phase != phaseWritten {
-		t.Errorf("in hand: %+v, want only the next order, written", inHand)
-	}
+	nextWritten(t, o, dir)
 	if _, err := NewOrders(o.cred, o.url, dir, o.state, o.log); err != nil { // the next start clears it away
 		t.Fatal(err)
 	}
@@ -159,3 +147,19 @@ func ordersAnswered(t *testing.T, status int) (o *Orders, dir string, reports *[
 
 // receiverSender is the device of ordersAnswered.
 var receiverSender = domain.DeviceOutbox{ID: "d", GDTID: "EKG1", PraxisGDTID: "PRAX", FileNaming: "receiver_sender", RemovesFiles: true}
+
+// nextOrder is the order after the one a killed bridge left behind: open, due
+// to be written under the name that one held.
+var nextOrder = domain.OutboxOrder{ID: "019bc0e2-1280-781f-a8e2-5d940ed90476", Number: 2, Status: domain.OrderOpen, GDT: []byte("01380006302\r\n")}
+
+// nextWritten checks that nextOrder's file is in the order folder under the
+// freed name and that it, written, is the only order in hand.
+func nextWritten(t *testing.T, o *Orders, dir string) {
+	t.Helper()
+	if raw, err := os.ReadFile(filepath.Join(dir, "EKG1PRAX.gdt")); err != nil || string(raw) != string(nextOrder.GDT) {
+		t.Errorf("the next order's file: %q %v", raw, err)
+	}
+	if inHand, _ := o.held(); len(inHand) != 1 || inHand[nextOrder.ID].Phase != phaseWritten {
+		t.Errorf("in hand: %+v, want only the next order, written", inHand)
+	}
+}
