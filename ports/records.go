@@ -23,6 +23,36 @@ type StoredObject struct {
 	DeletedAt *time.Time
 }
 
+// Append appends o to b as the resource API answers it (a tombstone for a
+// deleted object): the one rendering of a stored object, which every door
+// that speaks the native JSON writes with.
+func (o StoredObject) Append(b []byte, kind *domain.Kind) []byte {
+	if o.DeletedAt != nil {
+		return domain.AppendTombstone(b, o.ID, kind.NumericIDs(), *o.DeletedAt)
+	}
+	return domain.AppendObject(b, o.ID, kind.NumericIDs(), o.Payload, o.Version, o.CreatedAt, o.UpdatedAt)
+}
+
+// AppendObjects appends objs to b as one JSON array, each as Append writes
+// it; a nil b gets a buffer that the array fills without growing.
+func AppendObjects(b []byte, kind *domain.Kind, objs []StoredObject) []byte {
+	if b == nil {
+		size := 2
+		for _, o := range objs {
+			size += len(o.Payload) + domain.ObjectOverhead
+		}
+		b = make([]byte, 0, size)
+	}
+	b = append(b, '[')
+	for i, o := range objs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = o.Append(b, kind)
+	}
+	return append(b, ']')
+}
+
 // Page is one page of a section's feed. Next is where it ended (the
 // request's own cursor when it is empty): the resume point of a sync.
 type Page struct {
@@ -105,20 +135,23 @@ type Response struct {
 	Version  int64
 }
 
-// Versioned is one object as answered, with its version for the ETag.
-type Versioned struct {
-	Body    []byte
-	Version int64
+// RecordPage is a page of a section's feed as the records' port answers
+// it; with include=customer (ListQuery.IncludeCustomers) the customers its
+// objects name beside it, once each: live ones, and tombstones of those
+// deleted since.
+type RecordPage struct {
+	Page
+	Customers []StoredObject
 }
 
-// Batch is the answer to a read of many objects by id: the found ones as a
-// JSON array in the order asked, and the ids found nowhere in the company.
+// Batch is the answer to a read of many objects by id: the found ones in
+// the order asked, and the ids found nowhere in the company.
 type Batch struct {
-	Data     []byte
+	Items    []StoredObject
 	NotFound []string
-	// Customers is the customers of the records in Data, a JSON array, when
-	// they were asked for (include=customer); nil otherwise.
-	Customers []byte
+	// Customers are the customers of Items, as in RecordPage, when they
+	// were asked for (BatchQuery.IncludeCustomers).
+	Customers []StoredObject
 }
 
 // Write is how a client names its write: the version it read (If-Match)
@@ -132,11 +165,12 @@ type Write struct {
 type Records interface {
 	// List answers a page of the feed; with q.IncludeCustomers, the page's
 	// customers beside it.
-	List(ctx context.Context, grant domain.Grant, kind *domain.Kind, q domain.ListQuery) (RenderedPage, error)
+	List(ctx context.Context, grant domain.Grant, kind *domain.Kind, q domain.ListQuery) (RecordPage, error)
 	// Batch answers the objects among ids, in the order asked; tombstones
 	// only with q.IncludeDeleted. Another company's ids are not found.
 	Batch(ctx context.Context, grant domain.Grant, kind *domain.Kind, q domain.BatchQuery) (Batch, error)
-	Get(ctx context.Context, grant domain.Grant, kind *domain.Kind, id string) (Versioned, error)
+	// Get answers one live object of the company.
+	Get(ctx context.Context, grant domain.Grant, kind *domain.Kind, id string) (StoredObject, error)
 	// Match answers the patients asked (a customer's payload, possibly
 	// partial) may be, best first, at most count (0: all candidates found).
 	Match(ctx context.Context, grant domain.Grant, asked []byte, count int) ([]Match, error)
@@ -149,12 +183,12 @@ type Records interface {
 	Patch(ctx context.Context, grant domain.Grant, kind *domain.Kind, id string, patch []byte, w Write) (Response, error)
 }
 
-// Match is one candidate of a match: the customer as answered, its score
-// in [0, 1] and its grade.
+// Match is one candidate of a match: the customer, its score in [0, 1]
+// and its grade.
 type Match struct {
-	Data  []byte
-	Score float64
-	Grade domain.MatchGrade
+	Customer StoredObject
+	Score    float64
+	Grade    domain.MatchGrade
 }
 
 // RenderedPage is a list answer's parts: the objects as one JSON array, the

@@ -77,14 +77,14 @@ func (e *ExportSource) ExportPage(ctx context.Context, grant domain.Grant, typ s
 	if err != nil {
 		return ports.ExportPage{}, err
 	}
-	next, err := domain.ParseCursor(page.NextCursor)
+	next, err := domain.ParseCursor(page.next)
 	if err != nil {
 		return ports.ExportPage{}, err
 	}
 	render := func(w *bytes.Buffer) (n int, err error) {
 		x := view{company: grant.CompanyID}
 		enc := lineEncoder(w)
-		err = withObjects(page.Data, func(objs []object) error {
+		err = withObjects(page.data, func(objs []object) error {
 			for _, o := range objs {
 				if err := enc.Encode(rt.toFHIR(x, o)); err != nil {
 					return err
@@ -95,7 +95,7 @@ func (e *ExportSource) ExportPage(ctx context.Context, grant domain.Grant, typ s
 		})
 		return n, err
 	}
-	return ports.ExportPage{Next: next, HasMore: page.HasMore, Render: render}, nil
+	return ports.ExportPage{Next: next, HasMore: page.hasMore, Render: render}, nil
 }
 
 // lineEncoder appends values to w, each one line of JSON.

@@ -65,20 +65,20 @@ func (s *Server) read(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if vid := c.Params("vid"); vid != "" && vid != strconv.FormatInt(v.Version, 10) {
+	if vid := c.Params("vid"); vid != "" && vid != strconv.FormatInt(v.version, 10) {
 		return &outcomeError{status: fiber.StatusNotFound, code: "not-found", reason: "not-found",
-			text: "only the current version is kept: " + strconv.FormatInt(v.Version, 10)}
+			text: "only the current version is kept: " + strconv.FormatInt(v.version, 10)}
 	}
-	etag := `W/"` + strconv.FormatInt(v.Version, 10) + `"`
+	etag := `W/"` + strconv.FormatInt(v.version, 10) + `"`
 	c.Set(fiber.HeaderETag, etag)
 	cond, err := domain.ParsePrecondition("If-None-Match", c.Get(fiber.HeaderIfNoneMatch), true)
 	if err != nil {
 		return err
 	}
-	if cond.Sent() && cond.Matches(v.Version) {
+	if cond.Sent() && cond.Matches(v.version) {
 		return c.SendStatus(fiber.StatusNotModified)
 	}
-	o, err := decodeObject(v.Body)
+	o, err := decodeObject(v.body)
 	if err != nil {
 		return err
 	}
@@ -259,13 +259,13 @@ func (s *Server) scan(c *fiber.Ctx, rt *resourceType, req request) (matches []ob
 		if err != nil {
 			return nil, "", nil, err
 		}
-		if page.Total != nil {
-			total, q.Total = page.Total, domain.TotalNone // counted once
+		if page.total != nil {
+			total, q.Total = page.total, domain.TotalNone // counted once
 		}
 		if req.count0 {
 			return nil, "", total, nil
 		}
-		objs, err := decodeObjects(page.Data)
+		objs, err := decodeObjects(page.data)
 		if err != nil {
 			return nil, "", nil, err
 		}
@@ -274,10 +274,10 @@ func (s *Server) scan(c *fiber.Ctx, rt *resourceType, req request) (matches []ob
 				matches = append(matches, o)
 			}
 		}
-		if !page.HasMore {
+		if !page.hasMore {
 			return matches, "", total, nil
 		}
-		cursor, err := domain.ParseCursor(page.NextCursor)
+		cursor, err := domain.ParseCursor(page.next)
 		if err != nil {
 			return nil, "", nil, err
 		}

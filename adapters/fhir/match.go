@@ -83,11 +83,11 @@ func (s *Server) match(c *fiber.Ctx) error {
 	self := s.base(c) + "/Patient"
 	entries := make([]any, 0, len(matches))
 	for _, m := range matches {
-		objs, err := decodeObjects(append(append([]byte("["), m.Data...), ']'))
-		if err != nil || len(objs) != 1 {
+		o, err := decodeObject(m.Customer.Append(nil, domain.CustomersKind()))
+		if err != nil {
 			return err
 		}
-		e := entry(self, patients.toFHIR(x, objs[0]), "match")
+		e := entry(self, patients.toFHIR(x, o), "match")
 		e["search"] = map[string]any{"mode": "match", "score": m.Score,
 			"extension": []any{map[string]any{"url": matchGradeURL, "valueCode": string(m.Grade)}}}
 		entries = append(entries, e)

@@ -11,19 +11,35 @@ import (
 	"github.com/praxis-health/praxis/ports"
 )
 
-// reader is how the objects of a type's section are read, each as the
-// native API answers it (JSON), with the token's grant: the records' port
-// for the generic sections, the files' port for files. The door's
-// handlers and the export read through it and nothing else.
+// reader is how the objects of a type's section are read, each in the
+// native API's JSON, with the token's grant: the records' port for the
+// generic sections, the files' port for files. The door's handlers and the
+// export read through it and nothing else. (The ports answer typed
+// objects; this door still maps from their JSON, read in place: object.go.)
 type reader interface {
 	// get answers one object and its version.
-	get(ctx context.Context, grant domain.Grant, id string) (ports.Versioned, error)
+	get(ctx context.Context, grant domain.Grant, id string) (native, error)
 	// batch answers the objects among ids as a JSON array, those not found left out.
 	batch(ctx context.Context, grant domain.Grant, ids []string) ([]byte, error)
 	// list answers a page of the section's feed.
-	list(ctx context.Context, grant domain.Grant, q domain.ListQuery) (ports.RenderedPage, error)
+	list(ctx context.Context, grant domain.Grant, q domain.ListQuery) (nativePage, error)
 	// validID tells whether id has the form of the section's ids.
 	validID(id string) bool
+}
+
+// native is one object in the native JSON, with its version (the ETag).
+type native struct {
+	body    []byte
+	version int64
+}
+
+// nativePage is a page of a feed: its objects as one JSON array, where it
+// ended, whether more follow, and the total when it was asked for.
+type nativePage struct {
+	data    []byte
+	next    string
+	hasMore bool
+	total   *int64
 }
 
 // readers are the driving ports the views read from.
@@ -72,17 +88,28 @@ type recordReader struct {
 	kind    *domain.Kind
 }
 
-func (r recordReader) get(ctx context.Context, grant domain.Grant, id string) (ports.Versioned, error) {
-	return r.records.Get(ctx, grant, r.kind, id)
+func (r recordReader) get(ctx context.Context, grant domain.Grant, id string) (native, error) {
+	o, err := r.records.Get(ctx, grant, r.kind, id)
+	if err != nil {
+		return native{}, err
+	}
+	return native{body: o.Append(nil, r.kind), version: o.Version}, nil
 }
 
 func (r recordReader) batch(ctx context.Context, grant domain.Grant, ids []string) ([]byte, error) {
 	b, err := r.records.Batch(ctx, grant, r.kind, domain.BatchQuery{IDs: ids})
-	return b.Data, err
+	if err != nil {
+		return nil, err
+	}
+	return ports.AppendObjects(nil, r.kind, b.Items), nil
 }
 
-func (r recordReader) list(ctx context.Context, grant domain.Grant, q domain.ListQuery) (ports.RenderedPage, error) {
-	return r.records.List(ctx, grant, r.kind, q)
+func (r recordReader) list(ctx context.Context, grant domain.Grant, q domain.ListQuery) (nativePage, error) {
+	p, err := r.records.List(ctx, grant, r.kind, q)
+	if err != nil {
+		return nativePage{}, err
+	}
+	return nativePage{data: ports.AppendObjects(nil, r.kind, p.Items), next: p.Next.Encode(), hasMore: p.HasMore, total: p.Total}, nil
 }
 
 func (r recordReader) validID(id string) bool { return nativeID(r.kind, id) }
@@ -102,21 +129,16 @@ func (r fileReader) kept(files []domain.File) []domain.File {
 	return slices.DeleteFunc(files, func(f domain.File) bool { return !r.reads(f) })
 }
 
-func (r fileReader) get(ctx context.Context, grant domain.Grant, id string) (ports.Versioned, error) {
+func (r fileReader) get(ctx context.Context, grant domain.Grant, id string) (native, error) {
 	f, err := r.files.Get(ctx, grant, id)
 	if err == nil && !r.reads(f) {
 		err = domain.ErrNotFound
 	}
 	if err != nil {
-		return ports.Versioned{}, err
+		return native{}, err
 	}
-	return versioned(f)
-}
-
-// versioned is a file as its native view, with its version.
-func versioned(f domain.File) (ports.Versioned, error) {
 	b, err := json.Marshal(f.View())
-	return ports.Versioned{Body: b, Version: f.Version}, err
+	return native{body: b, version: f.Version}, err
 }
 
 func (r fileReader) batch(ctx context.Context, grant domain.Grant, ids []string) ([]byte, error) {
@@ -127,13 +149,13 @@ func (r fileReader) batch(ctx context.Context, grant domain.Grant, ids []string)
 	return viewsOf(r.kept(files))
 }
 
-func (r fileReader) list(ctx context.Context, grant domain.Grant, q domain.ListQuery) (ports.RenderedPage, error) {
+func (r fileReader) list(ctx context.Context, grant domain.Grant, q domain.ListQuery) (nativePage, error) {
 	page, err := r.files.List(ctx, grant, q)
 	if err != nil {
-		return ports.RenderedPage{}, err
+		return nativePage{}, err
 	}
 	data, err := viewsOf(r.kept(page.Files))
-	return ports.RenderedPage{Data: data, NextCursor: page.Next.Encode(), HasMore: page.HasMore}, err
+	return nativePage{data: data, next: page.Next.Encode(), hasMore: page.HasMore}, err
 }
 
 func (fileReader) validID(id string) bool { return domain.ValidObjectID(id) }
@@ -185,39 +207,39 @@ func (c chain) at(cursor *domain.Cursor) (int, *domain.Cursor) {
 	return 0, cursor
 }
 
-func (c chain) list(ctx context.Context, grant domain.Grant, q domain.ListQuery) (ports.RenderedPage, error) {
+func (c chain) list(ctx context.Context, grant domain.Grant, q domain.ListQuery) (nativePage, error) {
 	i, within := c.at(q.After)
 	for i < len(c) && !c[i].readable(grant) {
 		i, within = i+1, nil
 	}
 	if i == len(c) { // nothing more the grant may read
-		return ports.RenderedPage{Data: []byte("[]"), NextCursor: q.After.Encode()}, nil
+		return nativePage{data: []byte("[]"), next: q.After.Encode()}, nil
 	}
 	q.After = within
 	page, err := c[i].read.list(ctx, grant, q)
 	if err != nil {
-		return ports.RenderedPage{}, err
+		return nativePage{}, err
 	}
-	if page.HasMore {
-		next, err := domain.ParseCursor(page.NextCursor)
+	if page.hasMore {
+		next, err := domain.ParseCursor(page.next)
 		if err != nil {
-			return ports.RenderedPage{}, err
+			return nativePage{}, err
 		}
 		next.ID = c[i].mark + next.ID
-		page.NextCursor = next.Encode()
+		page.next = next.Encode()
 		return page, nil
 	}
 	// This feed is read: the next one the grant may read follows, from its start.
 	for j := i + 1; j < len(c); j++ {
 		if c[j].readable(grant) {
-			page.HasMore, page.NextCursor = true, domain.Cursor{ID: c[j].mark}.Encode()
+			page.hasMore, page.next = true, domain.Cursor{ID: c[j].mark}.Encode()
 			break
 		}
 	}
 	return page, nil
 }
 
-func (c chain) get(ctx context.Context, grant domain.Grant, id string) (ports.Versioned, error) {
+func (c chain) get(ctx context.Context, grant domain.Grant, id string) (native, error) {
 	for _, l := range c {
 		if l.read.validID(id) && l.readable(grant) {
 			v, err := l.read.get(ctx, grant, id)
@@ -226,7 +248,7 @@ func (c chain) get(ctx context.Context, grant domain.Grant, id string) (ports.Ve
 			}
 		}
 	}
-	return ports.Versioned{}, domain.ErrNotFound
+	return native{}, domain.ErrNotFound
 }
 
 func (c chain) batch(ctx context.Context, grant domain.Grant, ids []string) ([]byte, error) {

@@ -10,7 +10,6 @@ import (
 	"github.com/valyala/fastjson"
 
 	"github.com/praxis-health/praxis/domain"
-	"github.com/praxis-health/praxis/ports"
 )
 
 // A report's rows are Observations of their own: each row of a lab result
@@ -182,24 +181,24 @@ func (r rowsReader) split(id string) (string, int, bool) {
 
 func (r rowsReader) validID(id string) bool { _, _, ok := r.split(id); return ok }
 
-func (r rowsReader) get(ctx context.Context, grant domain.Grant, id string) (ports.Versioned, error) {
+func (r rowsReader) get(ctx context.Context, grant domain.Grant, id string) (native, error) {
 	report, i, ok := r.split(id)
 	if !ok {
-		return ports.Versioned{}, domain.ErrNotFound
+		return native{}, domain.ErrNotFound
 	}
 	v, err := r.reports.get(ctx, grant, report)
 	if err != nil {
-		return ports.Versioned{}, err
+		return native{}, err
 	}
-	o, err := decodeObject(v.Body)
+	o, err := decodeObject(v.body)
 	if err != nil {
-		return ports.Versioned{}, err
+		return native{}, err
 	}
 	rows := rowsOf(o)
 	if i >= len(rows) {
-		return ports.Versioned{}, domain.ErrNotFound
+		return native{}, domain.ErrNotFound
 	}
-	return ports.Versioned{Body: rows[i].v.MarshalTo(nil), Version: v.Version}, nil
+	return native{body: rows[i].v.MarshalTo(nil), version: v.version}, nil
 }
 
 func (r rowsReader) batch(ctx context.Context, grant domain.Grant, ids []string) ([]byte, error) {
@@ -223,17 +222,17 @@ func (r rowsReader) batch(ctx context.Context, grant domain.Grant, ids []string)
 // most q.Limit rows where it can: when the reports of a page have more,
 // fewer reports are read; a report's rows are never split, so one report
 // with more rows than q.Limit is a page of its own.
-func (r rowsReader) list(ctx context.Context, grant domain.Grant, q domain.ListQuery) (ports.RenderedPage, error) {
+func (r rowsReader) list(ctx context.Context, grant domain.Grant, q domain.ListQuery) (nativePage, error) {
 	limit := q.Limit
 	for {
 		page, err := r.reports.list(ctx, grant, q)
 		if err != nil {
-			return ports.RenderedPage{}, err
+			return nativePage{}, err
 		}
 		n := 0
-		data, err := rowsData(page.Data, func(string) bool { n++; return true })
+		data, err := rowsData(page.data, func(string) bool { n++; return true })
 		if err != nil || n <= limit || q.Limit <= 1 {
-			page.Data = data
+			page.data = data
 			return page, err
 		}
 		q.Limit /= 2

@@ -186,7 +186,7 @@ func (s *Server) freeSlots(c *fiber.Ctx, grant domain.Grant, schedule string, fr
 	if err != nil {
 		return nil, err
 	}
-	a, err := decodeObject(v.Body)
+	a, err := decodeObject(v.body)
 	if err != nil {
 		return nil, err
 	}

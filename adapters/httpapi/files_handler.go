@@ -75,7 +75,7 @@ func (h *FilesSection) batch(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return writeBatch(c, ports.Batch{Data: data, NotFound: missing})
+	return writeBatch(c, data, missing, nil)
 }
 
 // fileViews is files as the section answers them, one JSON array.

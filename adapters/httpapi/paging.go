@@ -9,7 +9,6 @@ import (
 
 	"github.com/praxis-health/praxis/adapters/httpkit"
 	"github.com/praxis-health/praxis/domain"
-	"github.com/praxis-health/praxis/ports"
 )
 
 // listParams are the query parameters every list takes; calendarParams
@@ -278,18 +277,18 @@ func appendCustomers(b, customers []byte) []byte {
 
 // writeBatch answers ?ids= in a list's shape, which is no page of the feed:
 // {"data":[…],"next_cursor":"","has_more":false,"not_found":[…]}, and "customers".
-func writeBatch(c *fiber.Ctx, batch ports.Batch) error {
-	b := make([]byte, 0, len(batch.Data)+len(batch.Customers)+96+40*len(batch.NotFound))
-	b = append(append(b, `{"data":`...), batch.Data...)
+func writeBatch(c *fiber.Ctx, data []byte, notFound []string, customers []byte) error {
+	b := make([]byte, 0, len(data)+len(customers)+96+40*len(notFound))
+	b = append(append(b, `{"data":`...), data...)
 	b = append(b, `,"next_cursor":"","has_more":false,"not_found":[`...)
-	for i, id := range batch.NotFound {
+	for i, id := range notFound {
 		if i > 0 {
 			b = append(b, ',')
 		}
 		b = strconv.AppendQuote(b, id)
 	}
 	b = append(b, ']')
-	b = appendCustomers(b, batch.Customers)
+	b = appendCustomers(b, customers)
 	b = append(b, '}')
 	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
 	return c.Send(b)

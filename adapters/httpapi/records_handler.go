@@ -51,7 +51,8 @@ func (h *Records) list(k *domain.Kind) fiber.Handler {
 		if err != nil {
 			return err
 		}
-		return writePageTotal(c, page.Data, page.NextCursor, page.HasMore, page.Customers, page.Total)
+		return writePageTotal(c, ports.AppendObjects(nil, k, page.Items), page.Next.Encode(), page.HasMore,
+			customersOf(q.IncludeCustomers, page.Customers), page.Total)
 	}
 }
 
@@ -69,7 +70,16 @@ func (h *Records) batch(c *fiber.Ctx, k *domain.Kind) error {
 	if err != nil {
 		return err
 	}
-	return writeBatch(c, b)
+	return writeBatch(c, ports.AppendObjects(nil, k, b.Items), b.NotFound, customersOf(q.IncludeCustomers, b.Customers))
+}
+
+// customersOf are the customers of a page or a batch as a JSON array, when
+// they were asked for (include=customer); nil otherwise.
+func customersOf(asked bool, customers []ports.StoredObject) []byte {
+	if !asked {
+		return nil
+	}
+	return ports.AppendObjects(nil, domain.CustomersKind(), customers)
 }
 
 func (h *Records) get(k *domain.Kind) fiber.Handler {
@@ -81,7 +91,7 @@ func (h *Records) get(k *domain.Kind) fiber.Handler {
 		if done, err := notModified(c, obj.Version); done || err != nil {
 			return err
 		}
-		return sendVersioned(c, fiber.StatusOK, obj.Body, obj.Version)
+		return sendVersioned(c, fiber.StatusOK, obj.Append(make([]byte, 0, len(obj.Payload)+domain.ObjectOverhead), k), obj.Version)
 	}
 }
 

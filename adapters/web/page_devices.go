@@ -27,16 +27,16 @@ type deviceBoard struct {
 	Unmatched []domain.File
 }
 
-// deviceEntry and orderEntry are a device and a device order as the API answers them.
+// deviceEntry and orderEntry are a device and a device order with their id and version.
 type deviceEntry struct {
-	ID      string `json:"id"`
-	Version int64  `json:"version"`
+	ID      string
+	Version int64
 	domain.Device
 }
 
 type orderEntry struct {
-	ID      string `json:"id"`
-	Version int64  `json:"version"`
+	ID      string
+	Version int64
 	domain.DeviceOrder
 }
 
@@ -50,10 +50,18 @@ const boardOrders = 50
 
 func (s *Site) deviceBoard(ctx context.Context, g domain.Grant) (deviceBoard, error) {
 	var board deviceBoard
-	if err := readAll(ctx, s.api.Records, g, devicesKind, 500, &board.Devices); err != nil {
+	err := readAll(ctx, s.api.Records, g, devicesKind, 500, func(o ports.StoredObject) error {
+		board.Devices = append(board.Devices, deviceEntry{ID: o.ID, Version: o.Version})
+		return json.Unmarshal(o.Payload, &board.Devices[len(board.Devices)-1].Device)
+	})
+	if err != nil {
 		return board, err
 	}
-	if err := readAll(ctx, s.api.Records, g, ordersKind, 10_000, &board.Orders); err != nil {
+	err = readAll(ctx, s.api.Records, g, ordersKind, 10_000, func(o ports.StoredObject) error {
+		board.Orders = append(board.Orders, orderEntry{ID: o.ID, Version: o.Version})
+		return json.Unmarshal(o.Payload, &board.Orders[len(board.Orders)-1].DeviceOrder)
+	})
+	if err != nil {
 		return board, err
 	}
 	slices.Reverse(board.Orders)
@@ -63,30 +71,27 @@ func (s *Site) deviceBoard(ctx context.Context, g domain.Grant) (deviceBoard, er
 	return board, err
 }
 
-// readAll pages through a section's feed into out (at most limit objects).
-// It reads every committed write, also those the feed still holds back for
-// an older open transaction (Dump): the page is read once and never
-// resumed, and a device just registered must be on it.
-func readAll[T any](ctx context.Context, records ports.Records, g domain.Grant, kind *domain.Kind, limit int, out *[]T) error {
+// readAll pages through a section's feed, handing each object to add (at
+// most limit objects). It reads every committed write, also those the feed
+// still holds back for an older open transaction (Dump): the page is read
+// once and never resumed, and a device just registered must be on it.
+func readAll(ctx context.Context, records ports.Records, g domain.Grant, kind *domain.Kind, limit int, add func(ports.StoredObject) error) error {
 	q := domain.ListQuery{Limit: domain.MaxPageSize, Dump: true}
-	for len(*out) < limit {
+	for n := 0; n < limit; {
 		page, err := records.List(ctx, g, kind, q)
 		if err != nil {
 			return err
 		}
-		var items []T
-		if err := json.Unmarshal(page.Data, &items); err != nil {
-			return err
+		for _, o := range page.Items {
+			if err := add(o); err != nil {
+				return err
+			}
 		}
-		*out = append(*out, items...)
+		n += len(page.Items)
 		if !page.HasMore {
 			return nil
 		}
-		cur, err := domain.ParseCursor(page.NextCursor)
-		if err != nil {
-			return err
-		}
-		q.After = &cur
+		q.After = &page.Next
 	}
 	return nil
 }

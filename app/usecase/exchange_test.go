@@ -51,7 +51,7 @@ func TestImportBillsFeeServicesAndFreesThemOnCancel(t *testing.T) {
 			t.Fatal(err)
 		}
 		var m map[string]any
-		_ = json.Unmarshal(raw.Body, &m)
+		_ = json.Unmarshal(raw.Payload, &m)
 		return m
 	}
 	if m := state(); m["status"] != "billed" || m["invoice_id"] != invoice {

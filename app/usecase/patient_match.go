@@ -67,7 +67,7 @@ func (r *Records) Match(ctx context.Context, grant domain.Grant, asked []byte, c
 	}
 	out := make([]ports.Match, len(found))
 	for i, f := range found {
-		out[i] = ports.Match{Data: appendRendered(nil, kind, f.obj), Score: f.score, Grade: f.grade}
+		out[i] = ports.Match{Customer: f.obj, Score: f.score, Grade: f.grade}
 		touch(ctx, kind, f.obj)
 	}
 	return out, nil
@@ -105,7 +105,7 @@ func (r *Records) MatchOnce(ctx context.Context, grant domain.Grant, body []byte
 			out = append(out, `{"score":`...)
 			out = strconv.AppendFloat(out, m.Score, 'f', -1, 64)
 			out = append(append(append(out, `,"grade":"`...), m.Grade...), `","customer":`...)
-			out = append(append(out, m.Data...), '}')
+			out = append(m.Customer.Append(out, domain.CustomersKind()), '}')
 		}
 		return ports.Response{SavedResponse: ports.SavedResponse{Status: domain.OutcomeOK.Status(), Body: append(out, "]}"...)}}, nil
 	})

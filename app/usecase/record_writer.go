@@ -108,16 +108,10 @@ func touch(ctx context.Context, kind *domain.Kind, o ports.StoredObject) {
 	}
 }
 
-// render is an object as answered: the payload within its envelope, or a tombstone.
+// render is an object as answered: the payload within its envelope, or a
+// tombstone (a write's answer, kept for its Idempotency-Key).
 func render(kind *domain.Kind, o ports.StoredObject) []byte {
-	return appendRendered(make([]byte, 0, len(o.Payload)+128), kind, o)
-}
-
-func appendRendered(b []byte, kind *domain.Kind, o ports.StoredObject) []byte {
-	if o.DeletedAt != nil {
-		return domain.AppendTombstone(b, o.ID, kind.NumericIDs(), *o.DeletedAt)
-	}
-	return domain.AppendObject(b, o.ID, kind.NumericIDs(), o.Payload, o.Version, o.CreatedAt, o.UpdatedAt)
+	return o.Append(make([]byte, 0, len(o.Payload)+128), kind)
 }
 
 // change is every write to one existing object: in one transaction with

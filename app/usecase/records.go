@@ -23,58 +23,49 @@ func NewRecords(store ports.RecordStore, keys ports.IdempotencyStore, tx ports.T
 }
 
 // List answers one page of the kind's feed.
-func (r *Records) List(ctx context.Context, grant domain.Grant, kind *domain.Kind, q domain.ListQuery) (ports.RenderedPage, error) {
+func (r *Records) List(ctx context.Context, grant domain.Grant, kind *domain.Kind, q domain.ListQuery) (ports.RecordPage, error) {
 	if err := grant.Require(domain.ReadScope(kind.Slug)); err != nil {
-		return ports.RenderedPage{}, err
+		return ports.RecordPage{}, err
 	}
 	if q.Customer != nil && !kind.HasCustomer() {
-		return ports.RenderedPage{}, domain.FieldErrors{{Field: "customer_id", Message: "is not a filter of this section"}}.Err()
+		return ports.RecordPage{}, domain.FieldErrors{{Field: "customer_id", Message: "is not a filter of this section"}}.Err()
 	}
 	if q.Searches() && kind != domain.CustomersKind() {
-		return ports.RenderedPage{}, domain.FieldErrors{{Field: "q", Message: "only the customers' list is searched"}}.Err()
+		return ports.RecordPage{}, domain.FieldErrors{{Field: "q", Message: "only the customers' list is searched"}}.Err()
 	}
 	if err := q.CheckCursor(); err != nil {
-		return ports.RenderedPage{}, err
+		return ports.RecordPage{}, err
 	}
 	if slices.ContainsFunc(q.Search, func(c domain.Condition) bool { return c.Field == domain.SearchPhone }) {
 		rc, err := r.ruleContext(ctx, grant.CompanyID)
 		if err != nil {
-			return ports.RenderedPage{}, err
+			return ports.RecordPage{}, err
 		}
 		if err := domain.ReadPhones(q.Search, "phone", rc.Zone.String()); err != nil {
-			return ports.RenderedPage{}, err
+			return ports.RecordPage{}, err
 		}
 	}
 	if q.Calendar.From != nil || q.Calendar.To != nil { // only calendar kinds take these filters
 		rc, err := r.ruleContext(ctx, grant.CompanyID)
 		if err != nil {
-			return ports.RenderedPage{}, err
+			return ports.RecordPage{}, err
 		}
 		q.Calendar.Instants(rc.Zone)
 	}
 	if err := r.includable(kind, q.IncludeCustomers); err != nil {
-		return ports.RenderedPage{}, err
+		return ports.RecordPage{}, err
 	}
 	page, err := r.store.List(ctx, grant.CompanyID, kind, q)
 	if err != nil {
-		return ports.RenderedPage{}, err
+		return ports.RecordPage{}, err
 	}
-	size := 2
 	for _, o := range page.Items {
-		size += len(o.Payload) + domain.ObjectOverhead
-	}
-	data := append(make([]byte, 0, size), '[')
-	for i, o := range page.Items {
-		if i > 0 {
-			data = append(data, ',')
-		}
-		data = appendRendered(data, kind, o)
 		touch(ctx, kind, o)
 	}
-	out := ports.RenderedPage{Data: append(data, ']'), NextCursor: page.Next.Encode(), HasMore: page.HasMore, Total: page.Total}
+	out := ports.RecordPage{Page: page}
 	if q.IncludeCustomers {
 		if out.Customers, err = r.customersOf(ctx, grant, page.Items); err != nil {
-			return ports.RenderedPage{}, err
+			return ports.RecordPage{}, err
 		}
 	}
 	return out, nil
@@ -93,25 +84,18 @@ func (r *Records) Batch(ctx context.Context, grant domain.Grant, kind *domain.Ki
 	if err != nil {
 		return ports.Batch{}, err
 	}
-	out := ports.Batch{NotFound: []string{}}
-	items := make([]ports.StoredObject, 0, len(found))
-	data := []byte{'['}
+	out := ports.Batch{Items: make([]ports.StoredObject, 0, len(found)), NotFound: []string{}}
 	for _, id := range q.IDs {
 		o, ok := found[id]
 		if !ok || (o.DeletedAt != nil && !q.IncludeDeleted) {
 			out.NotFound = append(out.NotFound, id)
 			continue
 		}
-		if len(items) > 0 {
-			data = append(data, ',')
-		}
-		data = appendRendered(data, kind, o)
 		touch(ctx, kind, o)
-		items = append(items, o)
+		out.Items = append(out.Items, o)
 	}
-	out.Data = append(data, ']')
 	if q.IncludeCustomers {
-		if out.Customers, err = r.customersOf(ctx, grant, items); err != nil {
+		if out.Customers, err = r.customersOf(ctx, grant, out.Items); err != nil {
 			return ports.Batch{}, err
 		}
 	}
@@ -127,9 +111,9 @@ func (r *Records) includable(kind *domain.Kind, include bool) error {
 	return nil
 }
 
-// customersOf renders, once each, the customers the records name: live
-// ones, and those deleted since as tombstones.
-func (r *Records) customersOf(ctx context.Context, grant domain.Grant, items []ports.StoredObject) ([]byte, error) {
+// customersOf are, once each and in the order first named, the customers
+// the records name: live ones, and those deleted since as tombstones.
+func (r *Records) customersOf(ctx context.Context, grant domain.Grant, items []ports.StoredObject) ([]ports.StoredObject, error) {
 	customers := domain.CustomersKind()
 	var ids []string
 	seen := map[domain.CustomerID]bool{}
@@ -143,34 +127,27 @@ func (r *Records) customersOf(ctx context.Context, grant domain.Grant, items []p
 	if err != nil {
 		return nil, err
 	}
-	data := []byte{'['}
-	n := 0
+	out := make([]ports.StoredObject, 0, len(found))
 	for _, id := range ids {
-		o, ok := found[id]
-		if !ok {
-			continue
+		if o, ok := found[id]; ok {
+			touch(ctx, customers, o)
+			out = append(out, o)
 		}
-		if n > 0 {
-			data = append(data, ',')
-		}
-		data = appendRendered(data, customers, o)
-		touch(ctx, customers, o)
-		n++
 	}
-	return append(data, ']'), nil
+	return out, nil
 }
 
 // Get answers one live object of the company; anything else is domain.ErrNotFound.
-func (r *Records) Get(ctx context.Context, grant domain.Grant, kind *domain.Kind, id string) (ports.Versioned, error) {
+func (r *Records) Get(ctx context.Context, grant domain.Grant, kind *domain.Kind, id string) (ports.StoredObject, error) {
 	if err := grant.Require(domain.ReadScope(kind.Slug)); err != nil {
-		return ports.Versioned{}, err
+		return ports.StoredObject{}, err
 	}
 	o, err := r.store.Get(ctx, grant.CompanyID, kind, id, false)
 	if err != nil {
-		return ports.Versioned{}, err
+		return ports.StoredObject{}, err
 	}
 	touch(ctx, kind, o)
-	return ports.Versioned{Body: render(kind, o), Version: o.Version}, nil
+	return o, nil
 }
 
 // Create validates body, checks its references in the company and stores it,
