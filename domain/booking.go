@@ -140,9 +140,22 @@ func Offered(offers []Offer, section string, q BookingQuery) []UUID {
 	return out
 }
 
-// BookingView is what the booking widget may show of an object: the
-// fields the section lists, nothing personal beyond a user's display name.
-func BookingView(section string, id UUID, payload []byte) ([]byte, error) {
+// Offering is what the booking widget may show of an object: its id and
+// the fields its section lists, in that order, each as stored (null where
+// absent), nothing personal beyond a user's display name.
+type Offering struct {
+	ID     UUID
+	Fields []OfferedField
+}
+
+// OfferedField is one field of an Offering: its name and its JSON value.
+type OfferedField struct {
+	Name  string
+	Value json.RawMessage
+}
+
+// BookingView is the Offering of an object of section.
+func BookingView(section string, id UUID, payload []byte) (Offering, error) {
 	var fields []string
 	switch section {
 	case "users":
@@ -154,15 +167,24 @@ func BookingView(section string, id UUID, payload []byte) ([]byte, error) {
 	}
 	var all map[string]json.RawMessage
 	if err := json.Unmarshal(payload, &all); err != nil {
-		return nil, err
+		return Offering{}, err
 	}
-	b := append([]byte(`{"id":`), strconv.Quote(string(id))...)
-	for _, f := range fields {
+	o := Offering{ID: id, Fields: make([]OfferedField, len(fields))}
+	for i, f := range fields {
 		v, ok := all[f]
 		if !ok {
 			v = json.RawMessage("null")
 		}
-		b = append(append(append(append(b, ',', '"'), f...), '"', ':'), v...)
+		o.Fields[i] = OfferedField{Name: f, Value: v}
 	}
-	return append(b, '}'), nil
+	return o, nil
+}
+
+// Append appends o to b as the booking lists answer it: {"id":…, then its fields}.
+func (o Offering) Append(b []byte) []byte {
+	b = strconv.AppendQuote(append(b, `{"id":`...), string(o.ID))
+	for _, f := range o.Fields {
+		b = append(append(append(append(b, ',', '"'), f.Name...), '"', ':'), f.Value...)
+	}
+	return append(b, '}')
 }

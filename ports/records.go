@@ -171,9 +171,10 @@ type Records interface {
 	Batch(ctx context.Context, grant domain.Grant, kind *domain.Kind, q domain.BatchQuery) (Batch, error)
 	// Get answers one live object of the company.
 	Get(ctx context.Context, grant domain.Grant, kind *domain.Kind, id string) (StoredObject, error)
-	// Match answers the patients asked (a customer's payload, possibly
-	// partial) may be, best first, at most count (0: all candidates found).
-	Match(ctx context.Context, grant domain.Grant, asked []byte, count int) ([]Match, error)
+	// Match answers the patients asked (what is known of one: a customer's
+	// fields, domain.PatientFactsOf) may be, best first, at most count (0:
+	// all candidates found).
+	Match(ctx context.Context, grant domain.Grant, asked domain.PatientFacts, count int) ([]Match, error)
 	// MatchOnce is the native match: a body of domain.MatchRequest, the
 	// answer rendered, under the request's Idempotency-Key.
 	MatchOnce(ctx context.Context, grant domain.Grant, body []byte, key *IdempotencyKey) (Response, error)
@@ -191,15 +192,12 @@ type Match struct {
 	Grade    domain.MatchGrade
 }
 
-// RenderedPage is a list answer's parts: the objects as one JSON array, the
-// next cursor, and whether more follow; Customers as in Batch.
-type RenderedPage struct {
-	Data       []byte
-	NextCursor string
-	HasMore    bool
-	Customers  []byte
-	// Total as in Page.
-	Total *int64
+// OfferedPage is a page of what the booking widget may book, in id order:
+// Next is the cursor after its last (the request's own on an empty page).
+type OfferedPage struct {
+	Items   []domain.Offering
+	Next    domain.Cursor
+	HasMore bool
 }
 
 // Calendar reads what appointments block of their users' time: the record
@@ -215,7 +213,7 @@ type Calendar interface {
 // Booking serves a public booking widget (docs/sections.md §1).
 type Booking interface {
 	// Offered lists the bookable users, locations or services (section), narrowed by q.
-	Offered(ctx context.Context, grant domain.Grant, section string, q domain.BookingQuery) (RenderedPage, error)
+	Offered(ctx context.Context, grant domain.Grant, section string, q domain.BookingQuery) (OfferedPage, error)
 	// Slots appends the free slots to dst, {"time_zone":…,"data":[…]}.
 	Slots(ctx context.Context, grant domain.Grant, q domain.SlotRequest, dst []byte) ([]byte, error)
 	// Book books a free slot; domain.ErrSlotUnavailable when it is not, or no longer, free.

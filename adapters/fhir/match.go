@@ -71,7 +71,7 @@ func (s *Server) match(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	matches, err := s.records.Match(c.UserContext(), httpkit.GrantOf(c), asked, count)
+	matches, err := s.records.Match(c.UserContext(), httpkit.GrantOf(c), domain.PatientFactsOf(asked), count)
 	if err != nil {
 		return atPath(resourceByName("Patient"), err)
 	}

@@ -200,12 +200,8 @@ func (s *Server) freeSlots(c *fiber.Ctx, grant domain.Grant, schedule string, fr
 		if err != nil {
 			return nil, err
 		}
-		locs, err := decodeObjects(page.Data)
-		if err != nil {
-			return nil, err
-		}
-		for _, l := range locs {
-			locations = append(locations, domain.UUID(idOf(l)))
+		for _, l := range page.Items {
+			locations = append(locations, l.ID)
 		}
 	}
 	type free struct {

@@ -59,7 +59,14 @@ func (h *BookingSection) offered(section string) fiber.Handler {
 		if err != nil {
 			return err
 		}
-		return writePage(c, page.Data, page.NextCursor, page.HasMore, nil)
+		data := []byte{'['}
+		for i, o := range page.Items {
+			if i > 0 {
+				data = append(data, ',')
+			}
+			data = o.Append(data)
+		}
+		return writePage(c, append(data, ']'), page.Next.Encode(), page.HasMore, nil)
 	}
 }
 

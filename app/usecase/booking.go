@@ -119,14 +119,14 @@ func catalog(ctx context.Context, store ports.RecordStore, company domain.Compan
 }
 
 // Offered lists the bookable users, locations or services, one page in id order.
-func (b *Booking) Offered(ctx context.Context, grant domain.Grant, section string, q domain.BookingQuery) (ports.RenderedPage, error) {
+func (b *Booking) Offered(ctx context.Context, grant domain.Grant, section string, q domain.BookingQuery) (ports.OfferedPage, error) {
 	company, err := b.companies.Get(ctx, grant.CompanyID)
 	if err != nil {
-		return ports.RenderedPage{}, err
+		return ports.OfferedPage{}, err
 	}
 	cat, raw, err := b.catalog(ctx, company)
 	if err != nil {
-		return ports.RenderedPage{}, err
+		return ports.OfferedPage{}, err
 	}
 	ids := domain.Offered(cat.Offers(), section, q)
 	start, _ := slices.BinarySearch(ids, domain.UUID(q.After))
@@ -138,22 +138,14 @@ func (b *Booking) Offered(ctx context.Context, grant domain.Grant, section strin
 	if more {
 		ids = ids[:q.Limit]
 	}
-	data := []byte{'['}
+	out := ports.OfferedPage{Items: make([]domain.Offering, len(ids)), Next: domain.Cursor{ID: q.After}, HasMore: more}
 	for i, id := range ids {
-		view, err := domain.BookingView(section, id, raw[section][id])
-		if err != nil {
-			return ports.RenderedPage{}, err
+		if out.Items[i], err = domain.BookingView(section, id, raw[section][id]); err != nil {
+			return ports.OfferedPage{}, err
 		}
-		if i > 0 {
-			data = append(data, ',')
-		}
-		data = append(data, view...)
+		out.Next.ID = string(id)
 	}
-	next := q.After
-	if len(ids) > 0 {
-		next = string(ids[len(ids)-1])
-	}
-	return ports.RenderedPage{Data: append(data, ']'), NextCursor: domain.Cursor{ID: next}.Encode(), HasMore: more}, nil
+	return out, nil
 }
 
 // Slots appends the free slots of q to dst: {"time_zone":…,"data":[…]}.

@@ -11,16 +11,14 @@ import (
 	"github.com/praxis-health/praxis/ports"
 )
 
-// Match finds the practice's patients that asked (a customer's payload,
-// possibly partial) may be: candidates from indexed searches only
+// Match finds the practice's patients that the facts asked may be: candidates from indexed searches only
 // (domain.PatientFacts.MatchSearches), each graded (domain.GradeMatch),
 // best first, at most count. The audit event names the candidates answered.
-func (r *Records) Match(ctx context.Context, grant domain.Grant, asked []byte, count int) ([]ports.Match, error) {
+func (r *Records) Match(ctx context.Context, grant domain.Grant, facts domain.PatientFacts, count int) ([]ports.Match, error) {
 	kind := domain.CustomersKind()
 	if err := grant.Require(domain.ReadScope(kind.Slug)); err != nil {
 		return nil, err
 	}
-	facts := domain.PatientFactsOf(asked)
 	if facts.Phone != nil {
 		rc, err := r.ruleContext(ctx, grant.CompanyID)
 		if err != nil {
@@ -90,7 +88,7 @@ func (r *Records) MatchOnce(ctx context.Context, grant domain.Grant, body []byte
 		count = *req.Count
 	}
 	return r.idempotently(ctx, grant, key, time.Now(), func(ctx context.Context) (ports.Response, error) {
-		matches, err := r.Match(ctx, grant, req.Customer, count)
+		matches, err := r.Match(ctx, grant, domain.PatientFactsOf(req.Customer), count)
 		if err != nil {
 			return ports.Response{}, err
 		}
