@@ -127,20 +127,7 @@ func outcomes(c *fiber.Ctx) error {
 // answer words err as an OperationOutcome with the status the doors'
 // table gives it (httpkit.Problems): the same status as the native twin.
 func answer(c *fiber.Ctx, err error) error {
-	oe := &outcomeError{}
-	if !errors.As(err, &oe) {
-		oe = &outcomeError{status: fiber.StatusInternalServerError, code: "exception", text: "internal error", reason: "internal-error"}
-		var fe *fiber.Error
-		if p, ok := httpkit.ProblemOf(err); ok {
-			oe = &outcomeError{status: p.Status, code: issueType(p.Status), text: p.Detail, reason: p.Type}
-			if fields, ok := domain.AsFieldErrors(err); ok && len(fields) > 0 {
-				oe.text = fields[0].Field + " " + fields[0].Message
-				oe.expression = fields[0].Field
-			}
-		} else if errors.As(err, &fe) {
-			oe = &outcomeError{status: fe.Code, code: issueType(fe.Code), text: fe.Message}
-		}
-	}
+	oe := outcomeOf(err)
 	var stale *domain.StaleVersion
 	if errors.As(err, &stale) {
 		c.Set(fiber.HeaderETag, `W/"`+strconv.FormatInt(stale.Current, 10)+`"`)
@@ -164,6 +151,29 @@ func answer(c *fiber.Ctx, err error) error {
 	}
 	return send(c.Status(oe.status), map[string]any{"resourceType": "OperationOutcome", "issue": []any{issue}})
 }
+
+// outcomeOf is the issue err is answered with: the door's own refusals as
+// they are, a domain error as the doors' table words it, anything else 500.
+func outcomeOf(err error) *outcomeError {
+	if oe := (&outcomeError{}); errors.As(err, &oe) {
+		return oe
+	}
+	if p, ok := httpkit.ProblemOf(err); ok {
+		oe := &outcomeError{status: p.Status, code: issueType(p.Status), text: p.Detail, reason: p.Type}
+		if fields, ok := domain.AsFieldErrors(err); ok && len(fields) > 0 {
+			oe.text = fields[0].Field + " " + fields[0].Message
+			oe.expression = fields[0].Field
+		}
+		return oe
+	}
+	if fe := (&fiber.Error{}); errors.As(err, &fe) {
+		return &outcomeError{status: fe.Code, code: issueType(fe.Code), text: fe.Message}
+	}
+	return &outcomeError{status: fiber.StatusInternalServerError, code: "exception", text: "internal error", reason: "internal-error"}
+}
+
+// StatusOf is the status the FHIR door answers err with, in an OperationOutcome.
+func StatusOf(err error) int { return outcomeOf(err).status }
 
 // issueType is the OperationOutcome issue type of an HTTP status.
 func issueType(status int) string {

@@ -7,17 +7,19 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/praxis-health/praxis/adapters/fhir"
 	"github.com/praxis-health/praxis/adapters/httpapi"
 	"github.com/praxis-health/praxis/adapters/httpkit"
 	"github.com/praxis-health/praxis/adapters/web"
 	"github.com/praxis-health/praxis/domain"
 )
 
-// TestEveryDomainErrorThroughBothDoors sends each domain error the use
+// TestEveryDomainErrorThroughTheThreeDoors sends each domain error the use
 // cases return, bare and wrapped as they travel, through the API's error
-// table and the pages': the same status from both, the table's, and never
-// a 5xx but for a dependency that failed. Every row of the table is sent.
-func TestEveryDomainErrorThroughBothDoors(t *testing.T) {
+// table, the pages' and FHIR's: the same status from all three, the
+// table's, and never a 5xx but for a dependency that failed. Every row of
+// the table is sent.
+func TestEveryDomainErrorThroughTheThreeDoors(t *testing.T) {
 	sent := map[error]bool{}
 	cases := []struct {
 		err  error
@@ -50,9 +52,9 @@ func TestEveryDomainErrorThroughBothDoors(t *testing.T) {
 	}
 	for _, c := range cases {
 		for _, err := range []error{c.err, fmt.Errorf("load: %w", c.err)} {
-			api, page := httpapi.StatusOf(err), web.StatusOf(err)
-			if api != c.want || page != c.want {
-				t.Errorf("%v: the API answers %d, the pages %d, want %d", err, api, page, c.want)
+			api, page, fhirDoor := httpapi.StatusOf(err), web.StatusOf(err), fhir.StatusOf(err)
+			if api != c.want || page != c.want || fhirDoor != c.want {
+				t.Errorf("%v: the API answers %d, the pages %d, FHIR %d, want %d", err, api, page, fhirDoor, c.want)
 			}
 			dependency := errors.Is(err, domain.ErrUnavailable) || errors.Is(err, domain.ErrStorageFull) || errors.Is(err, context.DeadlineExceeded)
 			if c.want >= 500 && !dependency {
@@ -67,10 +69,11 @@ func TestEveryDomainErrorThroughBothDoors(t *testing.T) {
 	}
 	for _, p := range httpkit.Problems {
 		if !sent[p.Err] {
-			t.Errorf("the table's row for %v is sent through neither door here", p.Err)
+			t.Errorf("the table's row for %v is sent through no door here", p.Err)
 		}
 	}
-	if api, page := httpapi.StatusOf(errors.New("a bug")), web.StatusOf(errors.New("a bug")); api != 500 || page != 500 {
-		t.Errorf("an error no row names: the API %d, the pages %d, want 500", api, page)
+	bug := errors.New("a bug")
+	if api, page, fhirDoor := httpapi.StatusOf(bug), web.StatusOf(bug), fhir.StatusOf(bug); api != 500 || page != 500 || fhirDoor != 500 {
+		t.Errorf("an error no row names: the API %d, the pages %d, FHIR %d, want 500", api, page, fhirDoor)
 	}
 }
