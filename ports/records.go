@@ -214,8 +214,9 @@ type Calendar interface {
 type Booking interface {
 	// Offered lists the bookable users, locations or services (section), narrowed by q.
 	Offered(ctx context.Context, grant domain.Grant, section string, q domain.BookingQuery) (OfferedPage, error)
-	// Slots appends the free slots to dst, {"time_zone":…,"data":[…]}.
-	Slots(ctx context.Context, grant domain.Grant, q domain.SlotRequest, dst []byte) ([]byte, error)
+	// Slots hands answer what the free slots of q depend on (domain.Slots
+	// computes them); it holds pooled buffers only while answer runs.
+	Slots(ctx context.Context, grant domain.Grant, q domain.SlotRequest, answer func(domain.SlotQuery) error) error
 	// Book books a free slot; domain.ErrSlotUnavailable when it is not, or no longer, free.
 	Book(ctx context.Context, grant domain.Grant, body []byte, key *IdempotencyKey) (Response, error)
 }

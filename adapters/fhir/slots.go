@@ -1,7 +1,6 @@
 package fhir
 
 import (
-	"encoding/json"
 	"errors"
 	"slices"
 	"strconv"
@@ -210,26 +209,18 @@ func (s *Server) freeSlots(c *fiber.Ctx, grant domain.Grant, schedule string, fr
 	}
 	var found []free
 	for _, loc := range locations {
-		raw, err := s.booking.Slots(c.UserContext(), grant, domain.SlotRequest{Service: service, Location: loc, User: &user,
-			From: domain.Date(from.Format(time.DateOnly)), To: domain.Date(to.Format(time.DateOnly))}, nil)
+		var slots []domain.Slot
+		err := s.booking.Slots(c.UserContext(), grant, domain.SlotRequest{Service: service, Location: loc, User: &user,
+			From: domain.Date(from.Format(time.DateOnly)), To: domain.Date(to.Format(time.DateOnly))},
+			func(sq domain.SlotQuery) error { slots = domain.Slots(sq); return nil })
 		if errors.Is(err, domain.ErrInvalid) {
 			continue // the assignment offers nothing there (inactive, or not bookable online): no free slot
 		} else if err != nil {
 			return nil, err
 		}
-		var slots struct {
-			Data []struct{ Start, End string } `json:"data"`
-		}
-		if err := json.Unmarshal(raw, &slots); err != nil {
-			return nil, err
-		}
-		for _, f := range slots.Data {
-			start, err := time.Parse(time.RFC3339, f.Start)
-			if err != nil {
-				return nil, err
-			}
-			found = append(found, free{at: start, slot: slotResource{head: head{ResourceType: "Slot", ID: slotID(schedule, start, string(loc))},
-				Schedule: reference{Reference: "Schedule/" + schedule}, Status: "free", Start: f.Start, End: f.End}})
+		for _, f := range slots {
+			found = append(found, free{at: f.Start, slot: slotResource{head: head{ResourceType: "Slot", ID: slotID(schedule, f.Start, string(loc))},
+				Schedule: reference{Reference: "Schedule/" + schedule}, Status: "free", Start: f.Start.Format(time.RFC3339), End: f.End.Format(time.RFC3339)}})
 		}
 	}
 	// In time order; at one start, in id order (the locations').

@@ -93,17 +93,15 @@ func (h *BookingSection) slots(c *fiber.Ctx) error {
 	q.Service, q.Location, q.User = *service, *location, user
 	buf := slotBuffers.Get().(*[]byte)
 	defer slotBuffers.Put(buf)
-	body, err := h.booking.Slots(c.UserContext(), grantOf(c), q, (*buf)[:0])
-	*buf = body
-	if err != nil {
-		return err
-	}
-	// SetBody copies into fasthttp's pooled body buffer, so the answer
-	// (hundreds of KiB for a month) is built in a reused buffer and costs
-	// the garbage collector nothing.
-	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
-	c.Status(fiber.StatusOK).Response().SetBody(body)
-	return nil
+	return h.booking.Slots(c.UserContext(), grantOf(c), q, func(sq domain.SlotQuery) error {
+		*buf = domain.AppendSlotsJSON((*buf)[:0], sq)
+		// SetBody copies into fasthttp's pooled body buffer, so the answer
+		// (hundreds of KiB for a month) is built in a reused buffer and
+		// costs the garbage collector nothing.
+		c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
+		c.Status(fiber.StatusOK).Response().SetBody(*buf)
+		return nil
+	})
 }
 
 // slotBuffers hold the slot answers while they are built.

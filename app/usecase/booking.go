@@ -148,24 +148,27 @@ func (b *Booking) Offered(ctx context.Context, grant domain.Grant, section strin
 	return out, nil
 }
 
-// Slots appends the free slots of q to dst: {"time_zone":…,"data":[…]}.
-func (b *Booking) Slots(ctx context.Context, grant domain.Grant, q domain.SlotRequest, dst []byte) ([]byte, error) {
+// Slots gathers what the free slots of q depend on and hands it to answer,
+// which computes them (domain.Slots) or renders them as it computes them
+// (domain.AppendSlotsJSON); the appointments it holds are reused once
+// answer returns.
+func (b *Booking) Slots(ctx context.Context, grant domain.Grant, q domain.SlotRequest, answer func(domain.SlotQuery) error) error {
 	company, rc, err := b.company(ctx, grant.CompanyID)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	cat, _, err := b.catalog(ctx, company)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	buf := busyBuffers.Get().(*[]domain.BusySpan)
 	defer busyBuffers.Put(buf)
 	sq, err := b.slotQuery(ctx, grant.CompanyID, cat, q, rc, company.BookingNoticeMinutes, (*buf)[:0])
 	*buf = sq.Busy
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return domain.AppendSlotsJSON(dst, sq), nil
+	return answer(sq)
 }
 
 // slotQuery gathers what the slots of q depend on: the offers of the
