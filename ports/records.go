@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/domain/patientmatch"
 )
 
 // StoredObject is one object of a generic section as the store keeps it.
@@ -172,10 +173,10 @@ type Records interface {
 	// Get answers one live object of the company.
 	Get(ctx context.Context, grant domain.Grant, kind *domain.Kind, id string) (StoredObject, error)
 	// Match answers the patients asked (what is known of one: a customer's
-	// fields, domain.PatientFactsOf) may be, best first, at most count (0:
+	// fields, patientmatch.FactsOf) may be, best first, at most count (0:
 	// all candidates found).
-	Match(ctx context.Context, grant domain.Grant, asked domain.PatientFacts, count int) ([]Match, error)
-	// MatchOnce is the native match: a body of domain.MatchRequest, the
+	Match(ctx context.Context, grant domain.Grant, asked patientmatch.Facts, count int) ([]Match, error)
+	// MatchOnce is the native match: a body of patientmatch.Request, the
 	// answer rendered, under the request's Idempotency-Key.
 	MatchOnce(ctx context.Context, grant domain.Grant, body []byte, key *IdempotencyKey) (Response, error)
 	Create(ctx context.Context, grant domain.Grant, kind *domain.Kind, body []byte, key *IdempotencyKey) (Response, error)
@@ -189,7 +190,7 @@ type Records interface {
 type Match struct {
 	Customer StoredObject
 	Score    float64
-	Grade    domain.MatchGrade
+	Grade    patientmatch.Grade
 }
 
 // OfferedPage is a page of what the booking widget may book, in id order:

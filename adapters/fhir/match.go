@@ -8,6 +8,7 @@ import (
 
 	"github.com/praxis-health/praxis/adapters/httpkit"
 	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/domain/patientmatch"
 	"github.com/praxis-health/praxis/ports"
 )
 
@@ -71,12 +72,12 @@ func (s *Server) match(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	matches, err := s.records.Match(c.UserContext(), httpkit.GrantOf(c), domain.PatientFactsOf(asked), count)
+	matches, err := s.records.Match(c.UserContext(), httpkit.GrantOf(c), patientmatch.FactsOf(asked), count)
 	if err != nil {
 		return atPath(resourceByName("Patient"), err)
 	}
 	if onlyCertain {
-		matches = domain.Certain(matches, func(m ports.Match) domain.MatchGrade { return m.Grade })
+		matches = patientmatch.OnlyCertain(matches, func(m ports.Match) patientmatch.Grade { return m.Grade })
 	}
 	patients := resourceByName("Patient")
 	x := view{company: httpkit.GrantOf(c).CompanyID}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/praxis-health/praxis/adapters/sqlstore"
 	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/domain/patientmatch"
 	"github.com/praxis-health/praxis/ports"
 	"github.com/praxis-health/praxis/ports/porttest"
 	"github.com/praxis-health/praxis/test/testenv"
@@ -113,16 +114,16 @@ func BenchmarkPatientSearch(b *testing.B) {
 		return err
 	}
 	match := func() error {
-		facts := domain.PatientFactsOf([]byte(`{"first_name":"Anna","last_name":"Gruber","birth_date":"1970-05-05"}`))
+		facts := patientmatch.FactsOf([]byte(`{"first_name":"Anna","last_name":"Gruber","birth_date":"1970-05-05"}`))
 		searches, err := facts.MatchSearches()
 		for _, conds := range searches {
 			if err != nil {
 				break
 			}
 			var page ports.Page
-			page, err = r.Records.List(context.Background(), big, k, domain.ListQuery{Limit: domain.MaxMatchCandidates, Search: conds})
+			page, err = r.Records.List(context.Background(), big, k, domain.ListQuery{Limit: patientmatch.MaxCandidates, Search: conds})
 			for _, o := range page.Items {
-				domain.GradeMatch(facts, domain.PatientFactsOf(o.Payload))
+				patientmatch.Compare(facts, patientmatch.FactsOf(o.Payload))
 			}
 		}
 		return err

@@ -8,13 +8,14 @@ import (
 	"time"
 
 	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/domain/patientmatch"
 	"github.com/praxis-health/praxis/ports"
 )
 
 // Match finds the practice's patients that the facts asked may be: candidates from indexed searches only
-// (domain.PatientFacts.MatchSearches), each graded (domain.GradeMatch),
+// (patientmatch.Facts.MatchSearches), each graded (patientmatch.Compare),
 // best first, at most count. The audit event names the candidates answered.
-func (r *Records) Match(ctx context.Context, grant domain.Grant, facts domain.PatientFacts, count int) ([]ports.Match, error) {
+func (r *Records) Match(ctx context.Context, grant domain.Grant, facts patientmatch.Facts, count int) ([]ports.Match, error) {
 	kind := domain.CustomersKind()
 	if err := grant.Require(domain.ReadScope(kind.Slug)); err != nil {
 		return nil, err
@@ -36,11 +37,11 @@ func (r *Records) Match(ctx context.Context, grant domain.Grant, facts domain.Pa
 	type scored struct {
 		obj   ports.StoredObject
 		score float64
-		grade domain.MatchGrade
+		grade patientmatch.Grade
 	}
 	var found []scored
 	for _, conds := range searches {
-		page, err := r.store.List(ctx, grant.CompanyID, kind, domain.ListQuery{Limit: domain.MaxMatchCandidates, Search: conds})
+		page, err := r.store.List(ctx, grant.CompanyID, kind, domain.ListQuery{Limit: patientmatch.MaxCandidates, Search: conds})
 		if err != nil {
 			return nil, err
 		}
@@ -49,7 +50,7 @@ func (r *Records) Match(ctx context.Context, grant domain.Grant, facts domain.Pa
 				continue
 			}
 			seen[o.ID] = true
-			if score, grade, ok := domain.GradeMatch(facts, domain.PatientFactsOf(o.Payload)); ok {
+			if score, grade, ok := patientmatch.Compare(facts, patientmatch.FactsOf(o.Payload)); ok {
 				found = append(found, scored{o, score, grade})
 			}
 		}
@@ -72,11 +73,11 @@ func (r *Records) Match(ctx context.Context, grant domain.Grant, facts domain.Pa
 }
 
 // MatchOnce is the native match (POST …/customers/match): the body read
-// (domain.ParseMatchRequest), the candidates answered as
+// (patientmatch.ParseRequest), the candidates answered as
 // {"data":[{"score":…,"grade":…,"customer":{…}}]}, under the request's
 // Idempotency-Key like every POST: a retry replays the first answer.
 func (r *Records) MatchOnce(ctx context.Context, grant domain.Grant, body []byte, key *ports.IdempotencyKey) (ports.Response, error) {
-	req, err := domain.ParseMatchRequest(body)
+	req, err := patientmatch.ParseRequest(body)
 	if err != nil {
 		return ports.Response{}, err
 	}
@@ -88,12 +89,12 @@ func (r *Records) MatchOnce(ctx context.Context, grant domain.Grant, body []byte
 		count = *req.Count
 	}
 	return r.idempotently(ctx, grant, key, time.Now(), func(ctx context.Context) (ports.Response, error) {
-		matches, err := r.Match(ctx, grant, domain.PatientFactsOf(req.Customer), count)
+		matches, err := r.Match(ctx, grant, patientmatch.FactsOf(req.Customer), count)
 		if err != nil {
 			return ports.Response{}, err
 		}
 		if req.OnlyCertain != nil && *req.OnlyCertain {
-			matches = domain.Certain(matches, func(m ports.Match) domain.MatchGrade { return m.Grade })
+			matches = patientmatch.OnlyCertain(matches, func(m ports.Match) patientmatch.Grade { return m.Grade })
 		}
 		out := []byte(`{"data":[`)
 		for i, m := range matches {

@@ -1,10 +1,11 @@
-package domain_test
+package patientmatch_test
 
 import (
 	"slices"
 	"testing"
 
 	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/domain/patientmatch"
 )
 
 // TestMatchGrades: the rules of docs/contract.md §15 "Matching a patient",
@@ -13,37 +14,37 @@ func TestMatchGrades(t *testing.T) {
 	held := `{"first_name":"Anna","last_name":"Müller","birth_date":"1980-04-03","sex":"female","svnr":"1237010180","phone":"+436641234567"}`
 	for _, c := range []struct {
 		name, asked string
-		want        domain.MatchGrade // "" for no candidate
+		want        patientmatch.Grade // "" for no candidate
 	}{
-		{"SVNR, birth date and name", `{"first_name":"Anna","last_name":"Mueller","birth_date":"1980-04-03","svnr":"1237010180"}`, domain.MatchCertain},
-		{"SVNR, birth date, a last name alike", `{"last_name":"Miller","birth_date":"1980-04-03","svnr":"1237010180"}`, domain.MatchCertain},
-		{"SVNR and birth date without a name", `{"birth_date":"1980-04-03","svnr":"1237010180"}`, domain.MatchProbable},
-		{"names and birth date, no SVNR", `{"first_name":"Anna","last_name":"Müller","birth_date":"1980-04-03"}`, domain.MatchProbable},
-		{"a typo in the last name, the same birth date", `{"first_name":"Anna","last_name":"Mülelr","birth_date":"1980-04-03"}`, domain.MatchProbable},
-		{"day and month swapped", `{"first_name":"Anna","last_name":"Müller","birth_date":"1980-03-04"}`, domain.MatchProbable},
-		{"names alone are never certain", `{"first_name":"Anna","last_name":"Müller"}`, domain.MatchPossible},
-		{"a twin: same last name and birth date, another first name", `{"first_name":"Eva","last_name":"Müller","birth_date":"1980-04-03"}`, domain.MatchPossible},
-		{"a married name with the SVNR is not certain", `{"first_name":"Anna","last_name":"Huber","birth_date":"1980-04-03","svnr":"1237010180"}`, domain.MatchProbable},
-		{"a married name without it", `{"first_name":"Anna","last_name":"Huber","birth_date":"1980-04-03"}`, domain.MatchPossible},
-		{"an SVNR with a wrong check digit is no evidence", `{"first_name":"Anna","last_name":"Müller","birth_date":"1980-04-03","svnr":"1237010181"}`, domain.MatchProbable},
+		{"SVNR, birth date and name", `{"first_name":"Anna","last_name":"Mueller","birth_date":"1980-04-03","svnr":"1237010180"}`, patientmatch.Certain},
+		{"SVNR, birth date, a last name alike", `{"last_name":"Miller","birth_date":"1980-04-03","svnr":"1237010180"}`, patientmatch.Certain},
+		{"SVNR and birth date without a name", `{"birth_date":"1980-04-03","svnr":"1237010180"}`, patientmatch.Probable},
+		{"names and birth date, no SVNR", `{"first_name":"Anna","last_name":"Müller","birth_date":"1980-04-03"}`, patientmatch.Probable},
+		{"a typo in the last name, the same birth date", `{"first_name":"Anna","last_name":"Mülelr","birth_date":"1980-04-03"}`, patientmatch.Probable},
+		{"day and month swapped", `{"first_name":"Anna","last_name":"Müller","birth_date":"1980-03-04"}`, patientmatch.Probable},
+		{"names alone are never certain", `{"first_name":"Anna","last_name":"Müller"}`, patientmatch.Possible},
+		{"a twin: same last name and birth date, another first name", `{"first_name":"Eva","last_name":"Müller","birth_date":"1980-04-03"}`, patientmatch.Possible},
+		{"a married name with the SVNR is not certain", `{"first_name":"Anna","last_name":"Huber","birth_date":"1980-04-03","svnr":"1237010180"}`, patientmatch.Probable},
+		{"a married name without it", `{"first_name":"Anna","last_name":"Huber","birth_date":"1980-04-03"}`, patientmatch.Possible},
+		{"an SVNR with a wrong check digit is no evidence", `{"first_name":"Anna","last_name":"Müller","birth_date":"1980-04-03","svnr":"1237010181"}`, patientmatch.Probable},
 		{"another SVNR: someone else", `{"first_name":"Anna","last_name":"Müller","birth_date":"1980-04-03","svnr":"9994210469"}`, ""},
 		{"another person", `{"first_name":"Karl","last_name":"Huber","birth_date":"1950-01-01"}`, ""},
 	} {
-		score, grade, ok := domain.GradeMatch(domain.PatientFactsOf([]byte(c.asked)), domain.PatientFactsOf([]byte(held)))
+		score, grade, ok := patientmatch.Compare(patientmatch.FactsOf([]byte(c.asked)), patientmatch.FactsOf([]byte(held)))
 		if grade != c.want || ok != (c.want != "") {
 			t.Errorf("%s: %s (%.2f), want %q", c.name, grade, score, c.want)
 		}
-		if score < 0 || score > 1 || (grade != domain.MatchCertain && score > 0.9) {
+		if score < 0 || score > 1 || (grade != patientmatch.Certain && score > 0.9) {
 			t.Errorf("%s: score %.2f", c.name, score)
 		}
 	}
 }
 
 func TestMatchSearchesAreIndexedOnly(t *testing.T) {
-	if _, err := domain.PatientFactsOf([]byte(`{"first_name":"Anna","last_name":"Müller"}`)).MatchSearches(); err == nil {
+	if _, err := patientmatch.FactsOf([]byte(`{"first_name":"Anna","last_name":"Müller"}`)).MatchSearches(); err == nil {
 		t.Error("a name alone: searched")
 	}
-	s, err := domain.PatientFactsOf([]byte(`{"first_name":"Anna","last_name":"Müller","birth_date":"1980-04-03","svnr":"1237010180","email":"A@B.at"}`)).MatchSearches()
+	s, err := patientmatch.FactsOf([]byte(`{"first_name":"Anna","last_name":"Müller","birth_date":"1980-04-03","svnr":"1237010180","email":"A@B.at"}`)).MatchSearches()
 	if err != nil || len(s) != 4 { // svnr, birth date + last name, birth date + first name, e-mail
 		t.Errorf("searches %v %v", s, err)
 	}

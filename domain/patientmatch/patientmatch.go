@@ -1,10 +1,11 @@
-package domain
+package patientmatch
 
 import (
 	"encoding/json"
 	"slices"
 	"strings"
 
+	"github.com/praxis-health/praxis/domain"
 	"github.com/praxis-health/praxis/domain/names"
 )
 
@@ -13,13 +14,13 @@ import (
 // held against the practice's patients found by indexed searches only, each
 // candidate scored and graded (docs/contract.md §15, "Matching a patient").
 
-// MatchGrade is FHIR's match-grade: how sure a candidate is the patient.
-type MatchGrade string
+// Grade is FHIR's match-grade: how sure a candidate is the patient.
+type Grade string
 
 const (
-	MatchCertain  MatchGrade = "certain"
-	MatchProbable MatchGrade = "probable"
-	MatchPossible MatchGrade = "possible"
+	Certain  Grade = "certain"
+	Probable Grade = "probable"
+	Possible Grade = "possible"
 )
 
 // Thresholds of the grades below certain, and the most a candidate that is
@@ -30,20 +31,20 @@ const (
 	matchCeiling  = 0.9
 )
 
-// MaxMatchCandidates is how many patients one candidate search reads.
-const MaxMatchCandidates = 50
+// MaxCandidates is how many patients one candidate search reads.
+const MaxCandidates = 50
 
-// PatientFacts is what a match compares, from a customer's payload (the
+// Facts is what a match compares, from a customer's payload (the
 // customers section's JSON; fields absent or null are unknown).
-type PatientFacts struct {
+type Facts struct {
 	Family, Given                       string
 	BirthDate, SVNR, KVNR, Phone, Email *string
 	Sex                                 *string
 }
 
-// PatientFactsOf reads a payload; an SVNR or KVNR whose check digit is
+// FactsOf reads a payload; an SVNR or KVNR whose check digit is
 // wrong is no evidence and left out.
-func PatientFactsOf(payload []byte) PatientFacts {
+func FactsOf(payload []byte) Facts {
 	var p struct {
 		FirstName *string `json:"first_name"`
 		LastName  *string `json:"last_name"`
@@ -55,17 +56,17 @@ func PatientFactsOf(payload []byte) PatientFacts {
 		Sex       *string `json:"sex"`
 	}
 	_ = json.Unmarshal(payload, &p)
-	f := PatientFacts{BirthDate: p.BirthDate, Phone: p.Phone, Sex: p.Sex}
+	f := Facts{BirthDate: p.BirthDate, Phone: p.Phone, Sex: p.Sex}
 	if p.LastName != nil {
 		f.Family = *p.LastName
 	}
 	if p.FirstName != nil {
 		f.Given = *p.FirstName
 	}
-	if p.SVNR != nil && ValidSVNR(*p.SVNR) {
+	if p.SVNR != nil && domain.ValidSVNR(*p.SVNR) {
 		f.SVNR = p.SVNR
 	}
-	if p.KVNR != nil && ValidKVNR(*p.KVNR) {
+	if p.KVNR != nil && domain.ValidKVNR(*p.KVNR) {
 		f.KVNR = p.KVNR
 	}
 	if p.Email != nil {
@@ -82,33 +83,33 @@ func PatientFactsOf(payload []byte) PatientFacts {
 // by each identifier, by birth date with the last name and with the first
 // name, by phone and by e-mail. ErrInvalid (a FieldErrors on resource) when
 // the facts allow none: a name alone is not searched.
-func (f PatientFacts) MatchSearches() ([][]Condition, error) {
-	var out [][]Condition
-	eq := func(field SearchField, v *string) {
+func (f Facts) MatchSearches() ([][]domain.Condition, error) {
+	var out [][]domain.Condition
+	eq := func(field domain.SearchField, v *string) {
 		if v != nil && *v != "" {
-			out = append(out, []Condition{{Field: field, Op: OpEqual, Values: []string{*v}}})
+			out = append(out, []domain.Condition{{Field: field, Op: domain.OpEqual, Values: []string{*v}}})
 		}
 	}
-	eq(SearchSVNR, f.SVNR)
-	eq(SearchKVNR, f.KVNR)
+	eq(domain.SearchSVNR, f.SVNR)
+	eq(domain.SearchKVNR, f.KVNR)
 	if f.BirthDate != nil {
-		if r, ok := ParseDateRange(*f.BirthDate); ok {
-			born := Condition{Field: SearchBirthDate, Op: OpRange, Ranges: []DateRange{r}}
+		if r, ok := domain.ParseDateRange(*f.BirthDate); ok {
+			born := domain.Condition{Field: domain.SearchBirthDate, Op: domain.OpRange, Ranges: []domain.DateRange{r}}
 			for _, n := range []struct {
-				field SearchField
+				field domain.SearchField
 				value string
-			}{{SearchFamily, f.Family}, {SearchGiven, f.Given}} {
+			}{{domain.SearchFamily, f.Family}, {domain.SearchGiven, f.Given}} {
 				// Any word of the name: a typo in another word still finds the patient.
 				if words := strings.Fields(names.Fold(n.value)); len(words) > 0 {
-					out = append(out, []Condition{born, {Field: n.field, Op: OpPrefix, Values: words}})
+					out = append(out, []domain.Condition{born, {Field: n.field, Op: domain.OpPrefix, Values: words}})
 				}
 			}
 		}
 	}
-	eq(SearchPhone, f.Phone)
-	eq(SearchEmail, f.Email)
+	eq(domain.SearchPhone, f.Phone)
+	eq(domain.SearchEmail, f.Email)
 	if len(out) == 0 {
-		return nil, FieldErrors{{Field: "resource", Message: "needs an identifier (SVNR or KVNR), a birth date with a name, a phone number or an e-mail address to find candidates by"}}.Err()
+		return nil, domain.FieldErrors{{Field: "resource", Message: "needs an identifier (SVNR or KVNR), a birth date with a name, a phone number or an e-mail address to find candidates by"}}.Err()
 	}
 	return out, nil
 }
@@ -178,7 +179,7 @@ func transposed(a, b string) bool {
 	return a[:4] == b[:4] && a[5:7] == b[8:10] && a[8:10] == b[5:7]
 }
 
-// GradeMatch scores held (a practice's patient) against asked (what the
+// Compare scores held (a practice's patient) against asked (what the
 // caller knows) in [0, 1] and grades it:
 //   - certain (1.0): the same valid SVNR or KVNR, the same birth date, and a
 //     last name that agrees (the same folded, or alike phonetically) with a
@@ -192,7 +193,7 @@ func transposed(a, b string) bool {
 //     date, even one name with a typo), possible from 0.15, below that no
 //     candidate. A married name (the last name differs) is at most probable:
 //     there is no birth-name field to hold the earlier one.
-func GradeMatch(asked, held PatientFacts) (float64, MatchGrade, bool) {
+func Compare(asked, held Facts) (float64, Grade, bool) {
 	score := 0.0
 	idMatch := false
 	for _, id := range [][2]*string{{asked.SVNR, held.SVNR}, {asked.KVNR, held.KVNR}} {
@@ -235,19 +236,19 @@ func GradeMatch(asked, held PatientFacts) (float64, MatchGrade, bool) {
 	}
 	switch {
 	case idMatch && sameBirth && family >= namesSound && given != namesDiffer:
-		return 1, MatchCertain, true
+		return 1, Certain, true
 	case score >= matchProbable:
-		return min(score, matchCeiling), MatchProbable, true
+		return min(score, matchCeiling), Probable, true
 	case score >= matchPossible:
-		return score, MatchPossible, true
+		return score, Possible, true
 	}
 	return max(score, 0), "", false
 }
 
-// MatchRequest is the native match's body (POST …/customers/match): what is
+// Request is the native match's body (POST …/customers/match): what is
 // known of the patient, in the customers section's field names, how many
 // candidates at most, and whether only a single certain one is wanted.
-type MatchRequest struct {
+type Request struct {
 	Customer    json.RawMessage `json:"customer"`
 	Count       *int            `json:"count"`
 	OnlyCertain *bool           `json:"only_certain_matches"`
@@ -256,16 +257,16 @@ type MatchRequest struct {
 // matchFields are the customer fields a match reads.
 var matchFields = []string{"first_name", "last_name", "birth_date", "sex", "svnr", "kvnr", "phone", "email"}
 
-// ParseMatchRequest reads and checks a native match's body: every problem
+// ParseRequest reads and checks a native match's body: every problem
 // at once, as FieldErrors.
-func ParseMatchRequest(body []byte) (MatchRequest, error) {
-	var r MatchRequest
+func ParseRequest(body []byte) (Request, error) {
+	var r Request
 	dec := json.NewDecoder(strings.NewReader(string(body)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&r); err != nil {
-		return r, FieldErrors{{Field: "body", Message: "must be {\"customer\":{…},\"count\":…,\"only_certain_matches\":…}: " + err.Error()}}.Err()
+		return r, domain.FieldErrors{{Field: "body", Message: "must be {\"customer\":{…},\"count\":…,\"only_certain_matches\":…}: " + err.Error()}}.Err()
 	}
-	var errs FieldErrors
+	var errs domain.FieldErrors
 	var fields map[string]any
 	if json.Unmarshal(r.Customer, &fields) != nil || fields == nil {
 		errs.Add("customer", "must be an object of the customer's fields")
@@ -286,10 +287,10 @@ func ParseMatchRequest(body []byte) (MatchRequest, error) {
 
 // Certain keeps the one certain candidate among ms, or none when there is
 // none or more than one (FHIR's onlyCertainMatches).
-func Certain[M any](ms []M, grade func(M) MatchGrade) []M {
+func OnlyCertain[M any](ms []M, grade func(M) Grade) []M {
 	var out []M
 	for _, m := range ms {
-		if grade(m) == MatchCertain {
+		if grade(m) == Certain {
 			out = append(out, m)
 		}
 	}
