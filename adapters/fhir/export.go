@@ -15,6 +15,7 @@ import (
 
 	"github.com/praxis-health/praxis/adapters/httpkit"
 	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/domain/bulk"
 	"github.com/praxis-health/praxis/ports"
 )
 
@@ -136,7 +137,7 @@ func (s *Server) kickOff(patients bool) fiber.Handler {
 			}
 		}
 		job, err := s.exports.KickOff(c.UserContext(), httpkit.GrantOf(c), ports.ExportRequest(r))
-		if errors.Is(err, domain.ErrTooManyExports) {
+		if errors.Is(err, bulk.ErrTooManyJobs) {
 			c.Set(fiber.HeaderRetryAfter, "60")
 			return &outcomeError{status: fiber.StatusTooManyRequests, code: "throttled", text: err.Error(), reason: "too-many-exports"}
 		}
@@ -202,7 +203,7 @@ func (r *exportRequest) read(name, raw string) error {
 		}
 		r.Since = &t
 	case "_outputFormat":
-		if raw != domain.ExportMediaType && raw != "application/ndjson" && raw != "ndjson" {
+		if raw != bulk.MediaType && raw != "application/ndjson" && raw != "ndjson" {
 			return invalidParam(name, "_outputFormat: this server writes application/fhir+ndjson only")
 		}
 	default:
@@ -220,10 +221,10 @@ func atParam(err error) error {
 }
 
 // exportJob is the job the path names, the grant's client's own.
-func (s *Server) exportJob(c *fiber.Ctx) (domain.ExportJob, error) {
+func (s *Server) exportJob(c *fiber.Ctx) (bulk.Job, error) {
 	id, err := uuid.Parse(c.Params("job"))
 	if err != nil {
-		return domain.ExportJob{}, domain.ErrNotFound
+		return bulk.Job{}, domain.ErrNotFound
 	}
 	return s.exports.Status(c.UserContext(), httpkit.GrantOf(c), id)
 }
@@ -236,8 +237,8 @@ func (s *Server) exportStatus(c *fiber.Ctx) error {
 		return err
 	}
 	switch job.State {
-	case domain.ExportCompleted:
-	case domain.ExportFailed:
+	case bulk.Completed:
+	case bulk.Failed:
 		return &outcomeError{status: fiber.StatusInternalServerError, code: "exception", text: "the export failed: " + job.Error, reason: "export-failed"}
 	default:
 		c.Set("X-Progress", job.Progress)
@@ -280,7 +281,7 @@ func (s *Server) exportFile(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	c.Set(fiber.HeaderContentType, domain.ExportMediaType)
+	c.Set(fiber.HeaderContentType, bulk.MediaType)
 	c.Response().SetBodyStream(r, -1) // fasthttp closes r once it is sent
 	return nil
 }

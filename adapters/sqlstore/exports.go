@@ -10,6 +10,7 @@ import (
 	"github.com/uptrace/bun/dialect"
 
 	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/domain/bulk"
 	"github.com/praxis-health/praxis/ports"
 )
 
@@ -57,7 +58,7 @@ type exportFileRow struct {
 	Seq       int       `bun:"seq"`
 }
 
-func rowOfExport(j domain.ExportJob) exportRow {
+func rowOfExport(j bulk.Job) exportRow {
 	r := exportRow{
 		CompanyID: uuid.UUID(j.Company), ID: j.ID, ClientID: string(j.Client), Scopes: j.Scopes.String(),
 		Patients: j.Patients, Types: strings.Join(j.Types, ","), Since: utcPtr(j.Since), SinceCut: j.SinceCut, Cut: j.Cut,
@@ -71,11 +72,11 @@ func rowOfExport(j domain.ExportJob) exportRow {
 	return r
 }
 
-func (r exportRow) job() domain.ExportJob {
-	j := domain.ExportJob{
+func (r exportRow) job() bulk.Job {
+	j := bulk.Job{
 		ID: r.ID, Company: domain.CompanyID(r.CompanyID), Client: domain.ClientID(r.ClientID),
 		Patients: r.Patients, Since: r.Since, SinceCut: r.SinceCut, Cut: r.Cut, TransactionTime: r.TransactionTime,
-		Request: r.Request, State: domain.ExportState(r.State), Progress: r.Progress, Error: r.Error,
+		Request: r.Request, State: bulk.State(r.State), Progress: r.Progress, Error: r.Error,
 		Attempts: r.Attempts, CreatedAt: r.CreatedAt, CompletedAt: r.CompletedAt, ExpiresAt: r.ExpiresAt,
 	}
 	for s := range strings.FieldsSeq(r.Scopes) {
@@ -110,7 +111,7 @@ func (s *ExportJobs) Horizon(ctx context.Context) (int64, error) {
 	return edge, translate(err)
 }
 
-func (s *ExportJobs) Create(ctx context.Context, job domain.ExportJob) error {
+func (s *ExportJobs) Create(ctx context.Context, job bulk.Job) error {
 	return translate(inTx(ctx, s.db, func(ctx context.Context, tx bun.IDB) error {
 		// The client's exports are counted under a lock on the client, so
 		// that two kick-offs at once cannot both pass the bound.
@@ -123,12 +124,12 @@ func (s *ExportJobs) Create(ctx context.Context, job domain.ExportJob) error {
 			return err
 		}
 		active, err := tenantOf(tx, job.Company).SelectModel((*exportRow)(nil)).Where("client_id = ?", string(job.Client)).
-			Where("state IN (?)", bun.List([]string{string(domain.ExportAccepted), string(domain.ExportRunning)})).Count(ctx)
+			Where("state IN (?)", bun.List([]string{string(bulk.Accepted), string(bulk.Running)})).Count(ctx)
 		if err != nil {
 			return err
 		}
-		if active >= domain.MaxActiveExports {
-			return domain.ErrTooManyExports
+		if active >= bulk.MaxActive {
+			return bulk.ErrTooManyJobs
 		}
 		row := rowOfExport(job)
 		_, err = tx.NewInsert().Model(&row).Exec(ctx)
@@ -136,19 +137,19 @@ func (s *ExportJobs) Create(ctx context.Context, job domain.ExportJob) error {
 	}))
 }
 
-func (s *ExportJobs) Get(ctx context.Context, company domain.CompanyID, id uuid.UUID) (domain.ExportJob, error) {
+func (s *ExportJobs) Get(ctx context.Context, company domain.CompanyID, id uuid.UUID) (bulk.Job, error) {
 	db := conn(ctx, s.db)
 	var row exportRow
 	if err := tenantOf(db, company).SelectModel(&row).Where("id = ?", id).Scan(ctx); err != nil {
-		return domain.ExportJob{}, translate(err)
+		return bulk.Job{}, translate(err)
 	}
 	job := row.job()
 	var files []exportFileRow
 	if err := tenantOf(db, company).SelectModel(&files).Where("export_id = ?", id).OrderExpr("seq").Scan(ctx); err != nil {
-		return domain.ExportJob{}, translate(err)
+		return bulk.Job{}, translate(err)
 	}
 	for _, f := range files {
-		job.Files = append(job.Files, domain.ExportFile{Type: f.Type, Name: f.Name, Count: f.Count})
+		job.Files = append(job.Files, bulk.File{Type: f.Type, Name: f.Name, Count: f.Count})
 	}
 	return job, nil
 }
@@ -164,10 +165,10 @@ func (s *ExportJobs) CutAt(ctx context.Context, company domain.CompanyID, t time
 	return cuts[0], true, nil
 }
 
-func (s *ExportJobs) Claim(ctx context.Context, owner string, now time.Time, lease time.Duration) (*domain.ExportJob, error) {
+func (s *ExportJobs) Claim(ctx context.Context, owner string, now time.Time, lease time.Duration) (*bulk.Job, error) {
 	db := conn(ctx, s.db)
 	next := acrossCompanies(db, "a replica takes the oldest waiting export of any company").NewSelect().TableExpr("fhir_exports").Column("id").
-		Where("state IN (?)", bun.List([]string{string(domain.ExportAccepted), string(domain.ExportRunning)})).
+		Where("state IN (?)", bun.List([]string{string(bulk.Accepted), string(bulk.Running)})).
 		Where("(lease_until IS NULL OR lease_until < ?)", now.UTC()).OrderExpr("created_at").Limit(1)
 	if db.Dialect().Name() == dialect.PG {
 		next = next.For("UPDATE SKIP LOCKED")
@@ -175,7 +176,7 @@ func (s *ExportJobs) Claim(ctx context.Context, owner string, now time.Time, lea
 	var rows []exportRow
 	_, err := acrossCompanies(db, "a replica takes the oldest waiting export of any company").NewUpdate().Model((*exportRow)(nil)).
 		Set("lease_owner = ?", owner).Set("lease_until = ?", now.Add(lease).UTC()).
-		Set("state = ?", string(domain.ExportRunning)).Set("attempts = attempts + 1").
+		Set("state = ?", string(bulk.Running)).Set("attempts = attempts + 1").
 		Where("id IN (?)", next).Returning("*").Exec(ctx, &rows)
 	if err != nil || len(rows) == 0 {
 		return nil, translate(err)
@@ -184,14 +185,14 @@ func (s *ExportJobs) Claim(ctx context.Context, owner string, now time.Time, lea
 	return &job, nil
 }
 
-func (s *ExportJobs) Save(ctx context.Context, job domain.ExportJob, owner string) error {
+func (s *ExportJobs) Save(ctx context.Context, job bulk.Job, owner string) error {
 	return translate(inTx(ctx, s.db, func(ctx context.Context, tx bun.IDB) error {
 		row := rowOfExport(job)
 		err := affectedOne(tenantOf(tx, job.Company).Update("fhir_exports").
 			Set("state = ?", row.State).Set("progress = ?", row.Progress).Set("error = ?", row.Error).
 			Set("lease_until = ?", row.LeaseUntil).Set("completed_at = ?", row.CompletedAt).Set("expires_at = ?", row.ExpiresAt).
 			Where("id = ?", job.ID).Where("lease_owner = ?", owner).
-			Where("state = ?", string(domain.ExportRunning)).Exec(ctx))
+			Where("state = ?", string(bulk.Running)).Exec(ctx))
 		if err != nil {
 			return err
 		}
@@ -215,9 +216,9 @@ func (s *ExportJobs) Save(ctx context.Context, job domain.ExportJob, owner strin
 func (s *ExportJobs) Delete(ctx context.Context, company domain.CompanyID, id uuid.UUID) ([]string, error) {
 	var names []string
 	err := inTx(ctx, s.db, func(ctx context.Context, tx bun.IDB) error {
-		if err := affectedOne(tenantOf(tx, company).Update("fhir_exports").Set("state = ?", string(domain.ExportDeleted)).
+		if err := affectedOne(tenantOf(tx, company).Update("fhir_exports").Set("state = ?", string(bulk.Deleted)).
 			Set("lease_owner = NULL").Set("lease_until = NULL").
-			Where("id = ?", id).Where("state <> ?", string(domain.ExportDeleted)).Exec(ctx)); err != nil {
+			Where("id = ?", id).Where("state <> ?", string(bulk.Deleted)).Exec(ctx)); err != nil {
 			return err
 		}
 		if err := tenantOf(tx, company).Select("fhir_export_files").Column("name").Where("export_id = ?", id).Scan(ctx, &names); err != nil {
@@ -229,20 +230,20 @@ func (s *ExportJobs) Delete(ctx context.Context, company domain.CompanyID, id uu
 	return names, translate(err)
 }
 
-func (s *ExportJobs) Expired(ctx context.Context, now time.Time) ([]domain.ExportJob, error) {
+func (s *ExportJobs) Expired(ctx context.Context, now time.Time) ([]bulk.Job, error) {
 	db := conn(ctx, s.db)
 	if _, err := acrossCompanies(db, "every replica sweeps the expired exports of every company").NewDelete().Model((*exportRow)(nil)).
-		Where("state IN (?)", bun.List([]string{string(domain.ExportDeleted), string(domain.ExportFailed)})).
-		Where("expires_at < ?", now.Add(-domain.ExportJobMemory).UTC()).Exec(ctx); err != nil {
+		Where("state IN (?)", bun.List([]string{string(bulk.Deleted), string(bulk.Failed)})).
+		Where("expires_at < ?", now.Add(-bulk.JobMemory).UTC()).Exec(ctx); err != nil {
 		return nil, translate(err)
 	}
 	var rows []exportRow
 	err := acrossCompanies(db, "every replica sweeps the expired exports of every company").NewSelect().Model(&rows).
-		Where("state = ?", string(domain.ExportCompleted)).Where("expires_at < ?", now.UTC()).OrderExpr("expires_at").Limit(100).Scan(ctx)
+		Where("state = ?", string(bulk.Completed)).Where("expires_at < ?", now.UTC()).OrderExpr("expires_at").Limit(100).Scan(ctx)
 	if err != nil {
 		return nil, translate(err)
 	}
-	jobs := make([]domain.ExportJob, len(rows))
+	jobs := make([]bulk.Job, len(rows))
 	for i, r := range rows {
 		jobs[i] = r.job()
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/praxis-health/praxis/domain"
 	"github.com/praxis-health/praxis/domain/audit"
+	"github.com/praxis-health/praxis/domain/bulk"
 	"github.com/praxis-health/praxis/ports"
 )
 
@@ -30,13 +31,13 @@ type ExportSettings struct {
 	Lease time.Duration
 	// Page is how many objects one read of a feed takes.
 	Page int
-	// LinesPerFile bounds one NDJSON file (domain.ExportLinesPerFile).
+	// LinesPerFile bounds one NDJSON file (bulk.LinesPerFile).
 	LinesPerFile int
 }
 
 // DefaultExportSettings are production's.
 var DefaultExportSettings = ExportSettings{Poll: time.Second, Sweep: time.Minute, Lease: 30 * time.Second,
-	Page: domain.MaxPageSize, LinesPerFile: domain.ExportLinesPerFile}
+	Page: domain.MaxPageSize, LinesPerFile: bulk.LinesPerFile}
 
 // Exports runs the FHIR Bulk Data exports (docs/contract.md §15): a
 // kick-off fixes the cut (the change clock's settled edge) and stores the
@@ -68,33 +69,33 @@ func NewExports(jobs ports.ExportJobs, blobs ports.BlobStore, source ports.Expor
 }
 
 // KickOff checks the types against the grant, fixes the cut and stores the job.
-func (e *Exports) KickOff(ctx context.Context, grant domain.Grant, r ports.ExportRequest) (domain.ExportJob, error) {
+func (e *Exports) KickOff(ctx context.Context, grant domain.Grant, r ports.ExportRequest) (bulk.Job, error) {
 	types, err := e.types(grant, r)
 	if err != nil {
-		return domain.ExportJob{}, err
+		return bulk.Job{}, err
 	}
 	cut, err := e.jobs.Horizon(ctx)
 	if err != nil {
-		return domain.ExportJob{}, err
+		return bulk.Job{}, err
 	}
 	// The manifest names the time to the millisecond; a later _since of
 	// exactly that time finds this job's cut.
 	now := e.now().UTC().Truncate(time.Millisecond)
-	job := domain.ExportJob{
+	job := bulk.Job{
 		ID: uuid.Must(uuid.NewV7()), Company: grant.CompanyID, Client: grant.ClientID, Scopes: grant.Scopes,
 		Patients: r.Patients, Types: types, Cut: cut, TransactionTime: now, Request: r.Request,
-		State: domain.ExportAccepted, Progress: "waiting for a server to start it", CreatedAt: now,
-		ExpiresAt: now.Add(domain.ExportFileExpiry),
+		State: bulk.Accepted, Progress: "waiting for a server to start it", CreatedAt: now,
+		ExpiresAt: now.Add(bulk.FileExpiry),
 	}
 	if r.Since != nil {
 		since := r.Since.UTC()
 		job.Since = &since
 		if job.SinceCut, _, err = e.jobs.CutAt(ctx, grant.CompanyID, since); err != nil {
-			return domain.ExportJob{}, err
+			return bulk.Job{}, err
 		}
 	}
 	if err := e.jobs.Create(ctx, job); err != nil {
-		return domain.ExportJob{}, err
+		return bulk.Job{}, err
 	}
 	audit.Created(ctx, job.ID.String())
 	select {
@@ -142,14 +143,14 @@ func (e *Exports) types(grant domain.Grant, r ports.ExportRequest) ([]string, er
 }
 
 // Status answers a job of the grant's client.
-func (e *Exports) Status(ctx context.Context, grant domain.Grant, id uuid.UUID) (domain.ExportJob, error) {
+func (e *Exports) Status(ctx context.Context, grant domain.Grant, id uuid.UUID) (bulk.Job, error) {
 	job, err := e.jobs.Get(ctx, grant.CompanyID, id)
 	if err != nil {
-		return domain.ExportJob{}, err
+		return bulk.Job{}, err
 	}
-	if job.Client != grant.ClientID || job.State == domain.ExportDeleted ||
-		(job.State == domain.ExportCompleted && !e.now().Before(job.ExpiresAt)) {
-		return domain.ExportJob{}, domain.ErrNotFound
+	if job.Client != grant.ClientID || job.State == bulk.Deleted ||
+		(job.State == bulk.Completed && !e.now().Before(job.ExpiresAt)) {
+		return bulk.Job{}, domain.ErrNotFound
 	}
 	return job, nil
 }
@@ -169,14 +170,14 @@ func (e *Exports) Delete(ctx context.Context, grant domain.Grant, id uuid.UUID) 
 }
 
 // Open streams one file of a completed job.
-func (e *Exports) Open(ctx context.Context, grant domain.Grant, id uuid.UUID, name string) (io.ReadCloser, domain.ExportFile, error) {
+func (e *Exports) Open(ctx context.Context, grant domain.Grant, id uuid.UUID, name string) (io.ReadCloser, bulk.File, error) {
 	job, err := e.Status(ctx, grant, id)
 	if err != nil {
-		return nil, domain.ExportFile{}, err
+		return nil, bulk.File{}, err
 	}
-	i := slices.IndexFunc(job.Files, func(f domain.ExportFile) bool { return f.Name == name })
-	if job.State != domain.ExportCompleted || i < 0 {
-		return nil, domain.ExportFile{}, domain.ErrNotFound
+	i := slices.IndexFunc(job.Files, func(f bulk.File) bool { return f.Name == name })
+	if job.State != bulk.Completed || i < 0 {
+		return nil, bulk.File{}, domain.ErrNotFound
 	}
 	r, err := e.blobs.Open(ctx, job.Company, name, 0, -1)
 	return r, job.Files[i], err
@@ -268,28 +269,28 @@ var errCancelled = errors.New("the export was cancelled or taken over")
 
 // run writes a claimed job's files, from scratch: a run cut off before
 // leaves files that this one removes first.
-func (e *Exports) run(ctx context.Context, claimed domain.ExportJob) {
+func (e *Exports) run(ctx context.Context, claimed bulk.Job) {
 	job, err := e.jobs.Get(ctx, claimed.Company, claimed.ID)
 	if err != nil {
 		e.log.Warn("exports: reading a claimed job failed", "error", err.Error())
 		return
 	}
-	if job.Owner != e.owner || job.State != domain.ExportRunning || job.Attempts != claimed.Attempts {
+	if job.Owner != e.owner || job.State != bulk.Running || job.Attempts != claimed.Attempts {
 		return // taken over while this replica stood still: the files are the other run's
 	}
 	// The files of earlier attempts, whose leases ran out, go; never a
 	// later attempt's (the job may be taken over while this runs).
 	var stale []string
 	for _, f := range job.Files {
-		if a := domain.ExportFileAttempt(job.ID, f.Name); a > 0 && a < job.Attempts {
+		if a := bulk.FileAttempt(job.ID, f.Name); a > 0 && a < job.Attempts {
 			stale = append(stale, f.Name)
 		}
 	}
 	e.remove(ctx, job.Company, stale)
 	job.Files = nil
-	if job.Attempts > domain.ExportAttempts {
-		job.State, job.Error, job.Progress = domain.ExportFailed, "the export failed on every attempt", "failed"
-		job.ExpiresAt = e.now().Add(domain.ExportFileExpiry)
+	if job.Attempts > bulk.Attempts {
+		job.State, job.Error, job.Progress = bulk.Failed, "the export failed on every attempt", "failed"
+		job.ExpiresAt = e.now().Add(bulk.FileExpiry)
 		_ = e.save(ctx, &job) // a save lost is the next claim's: it fails the job again
 		return
 	}
@@ -298,7 +299,7 @@ func (e *Exports) run(ctx context.Context, claimed domain.ExportJob) {
 	switch {
 	case err == nil:
 		now := e.now()
-		job.State, job.Progress, job.CompletedAt, job.ExpiresAt = domain.ExportCompleted, "completed", &now, now.Add(domain.ExportFileExpiry)
+		job.State, job.Progress, job.CompletedAt, job.ExpiresAt = bulk.Completed, "completed", &now, now.Add(bulk.FileExpiry)
 		if err := e.save(ctx, &job); err != nil {
 			e.remove(ctx, job.Company, names(job.Files))
 		}
@@ -328,8 +329,8 @@ func safely(fn func() error) (err error) {
 }
 
 // save writes the job; errCancelled when it is no longer this runner's.
-func (e *Exports) save(ctx context.Context, job *domain.ExportJob) error {
-	if job.State == domain.ExportRunning && job.LeaseUntil.Before(e.now().Add(e.s.Lease/2)) {
+func (e *Exports) save(ctx context.Context, job *bulk.Job) error {
+	if job.State == bulk.Running && job.LeaseUntil.Before(e.now().Add(e.s.Lease/2)) {
 		job.LeaseUntil = e.now().Add(e.s.Lease)
 	}
 	err := e.jobs.Save(ctx, *job, e.owner)
@@ -342,7 +343,7 @@ func (e *Exports) save(ctx context.Context, job *domain.ExportJob) error {
 	return err
 }
 
-func names(files []domain.ExportFile) []string {
+func names(files []bulk.File) []string {
 	out := make([]string, len(files))
 	for i, f := range files {
 		out[i] = f.Name
@@ -353,7 +354,7 @@ func names(files []domain.ExportFile) []string {
 // exportRun is one run of a job: the file being written and its event.
 type exportRun struct {
 	*Exports
-	job      *domain.ExportJob
+	job      *bulk.Job
 	lastSave time.Time
 	total    int64
 }
@@ -379,8 +380,8 @@ func (r *exportRun) write(ctx context.Context) error {
 // file writes one NDJSON file of typ from q's position, up to the bound;
 // more tells whether the type goes on in another file.
 func (r *exportRun) file(ctx context.Context, grant domain.Grant, typ string, q *domain.ListQuery) (more bool, err error) {
-	name := domain.ExportFileName(r.job.ID, r.job.Attempts, len(r.job.Files)+1)
-	w, err := r.blobs.NewWriter(ctx, r.job.Company, name, domain.ExportMediaType)
+	name := bulk.FileName(r.job.ID, r.job.Attempts, len(r.job.Files)+1)
+	w, err := r.blobs.NewWriter(ctx, r.job.Company, name, bulk.MediaType)
 	if err != nil {
 		return false, err
 	}
@@ -435,7 +436,7 @@ func (r *exportRun) file(ctx context.Context, grant domain.Grant, typ string, q 
 		r.remove(ctx, r.job.Company, []string{name})
 		return false, err
 	}
-	r.job.Files = append(r.job.Files, domain.ExportFile{Type: typ, Name: name, Count: int64(lines)})
+	r.job.Files = append(r.job.Files, bulk.File{Type: typ, Name: name, Count: int64(lines)})
 	r.total += int64(lines)
 	r.lastSave = r.now()
 	if err := r.save(ctx, r.job); err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/domain/bulk"
 	"github.com/praxis-health/praxis/ports"
 )
 
@@ -594,7 +595,7 @@ func twoClients(t *testing.T, r Repositories) (a, b domain.Company, clientA, cli
 	return a, b, clientA, clientB
 }
 
-// exportJobs: a client has at most domain.MaxActiveExports unfinished
+// exportJobs: a client has at most bulk.MaxActive unfinished
 // exports; concurrent claims take a job once; a lease held keeps it, one
 // run out hands it on; only the holder saves; files are listed in order
 // and known to the orphan sweep; a completed job's cut answers its
@@ -608,15 +609,15 @@ func exportJobs(t *testing.T, r Repositories) {
 	if err != nil || h1 <= 0 {
 		t.Fatalf("horizon: %d %v", h1, err)
 	}
-	var jobs []domain.ExportJob
-	for i := range domain.MaxActiveExports + 1 {
+	var jobs []bulk.Job
+	for i := range bulk.MaxActive + 1 {
 		at := now.Add(time.Duration(i) * time.Millisecond)
-		j := domain.ExportJob{ID: uuid.Must(uuid.NewV7()), Company: a.ID, Client: clientA.ID, Scopes: domain.Scopes{"customers:read"},
+		j := bulk.Job{ID: uuid.Must(uuid.NewV7()), Company: a.ID, Client: clientA.ID, Scopes: domain.Scopes{"customers:read"},
 			Types: []string{"Patient", "Observation"}, Cut: h1, TransactionTime: at, Request: "https://praxis.example/fhir/R4/$export",
-			State: domain.ExportAccepted, CreatedAt: at, ExpiresAt: at.Add(domain.ExportFileExpiry)}
+			State: bulk.Accepted, CreatedAt: at, ExpiresAt: at.Add(bulk.FileExpiry)}
 		err := r.Exports.Create(ctx, j)
-		if i == domain.MaxActiveExports {
-			if !errors.Is(err, domain.ErrTooManyExports) {
+		if i == bulk.MaxActive {
+			if !errors.Is(err, bulk.ErrTooManyJobs) {
 				t.Fatalf("export %d of one client: %v, want ErrTooManyExports", i+1, err)
 			}
 			break
@@ -631,7 +632,7 @@ func exportJobs(t *testing.T, r Repositories) {
 	}
 	got, err := r.Exports.Get(ctx, a.ID, jobs[0].ID)
 	if err != nil || got.Client != clientA.ID || !slices.Equal(got.Types, jobs[0].Types) || got.Cut != h1 || !got.TransactionTime.Equal(jobs[0].TransactionTime) ||
-		!slices.Equal(got.Scopes, jobs[0].Scopes) || got.State != domain.ExportAccepted {
+		!slices.Equal(got.Scopes, jobs[0].Scopes) || got.State != bulk.Accepted {
 		t.Fatalf("round trip: %+v %v", got, err)
 	}
 
@@ -644,7 +645,7 @@ func exportJobs(t *testing.T, r Repositories) {
 			if err != nil {
 				t.Error(err)
 			} else if j != nil {
-				if j.State != domain.ExportRunning || j.Attempts != 1 {
+				if j.State != bulk.Running || j.Attempts != 1 {
 					t.Errorf("claimed: %+v", j)
 				}
 				claimed <- j.ID
@@ -668,7 +669,7 @@ func exportJobs(t *testing.T, r Repositories) {
 		t.Fatalf("a lease run out: %+v %v, want the oldest job on its second attempt", j, err)
 	}
 	full, _ := r.Exports.Get(ctx, a.ID, j.ID)
-	full.Files = []domain.ExportFile{{Type: "Patient", Name: "export-a-1.ndjson", Count: 10}, {Type: "Observation", Name: "export-a-2.ndjson", Count: 3}}
+	full.Files = []bulk.File{{Type: "Patient", Name: "export-a-1.ndjson", Count: 10}, {Type: "Observation", Name: "export-a-2.ndjson", Count: 3}}
 	full.Progress = "half"
 	if err := r.Exports.Save(ctx, full, "replica-0"); !errors.Is(err, domain.ErrNotFound) {
 		t.Errorf("a save by the runner that lost the lease: %v", err)
@@ -684,7 +685,7 @@ func exportJobs(t *testing.T, r Repositories) {
 		t.Errorf("another company knows the files: %v", known)
 	}
 	done := now.Add(3 * time.Minute)
-	full.State, full.CompletedAt, full.ExpiresAt = domain.ExportCompleted, &done, done.Add(domain.ExportFileExpiry)
+	full.State, full.CompletedAt, full.ExpiresAt = bulk.Completed, &done, done.Add(bulk.FileExpiry)
 	if err := r.Exports.Save(ctx, full, "heir"); err != nil {
 		t.Fatal(err)
 	}
@@ -692,7 +693,7 @@ func exportJobs(t *testing.T, r Repositories) {
 		t.Errorf("a save after completion: %v", err)
 	}
 	got, _ = r.Exports.Get(ctx, a.ID, j.ID)
-	if got.State != domain.ExportCompleted || len(got.Files) != 2 || got.Files[0].Name != "export-a-1.ndjson" || got.Files[1].Count != 3 || got.Progress != "half" {
+	if got.State != bulk.Completed || len(got.Files) != 2 || got.Files[0].Name != "export-a-1.ndjson" || got.Files[1].Count != 3 || got.Progress != "half" {
 		t.Errorf("completed: %+v", got)
 	}
 	if cut, ok, err := r.Exports.CutAt(ctx, a.ID, jobs[0].TransactionTime); err != nil || !ok || cut != h1 {
@@ -704,7 +705,7 @@ func exportJobs(t *testing.T, r Repositories) {
 	if _, ok, _ := r.Exports.CutAt(ctx, b.ID, jobs[0].TransactionTime); ok {
 		t.Error("another company's cut")
 	}
-	expired, err := r.Exports.Expired(ctx, done.Add(domain.ExportFileExpiry+time.Second))
+	expired, err := r.Exports.Expired(ctx, done.Add(bulk.FileExpiry+time.Second))
 	if err != nil || len(expired) != 1 || expired[0].ID != j.ID {
 		t.Errorf("expired: %+v %v", expired, err)
 	}
@@ -727,12 +728,12 @@ func exportJobs(t *testing.T, r Repositories) {
 	}
 	// Deleted, a job no longer counts against its client.
 	next := jobs[0]
-	next.ID, next.State = uuid.Must(uuid.NewV7()), domain.ExportAccepted
+	next.ID, next.State = uuid.Must(uuid.NewV7()), bulk.Accepted
 	if err := r.Exports.Create(ctx, next); err != nil {
 		t.Errorf("an export after one was deleted: %v", err)
 	}
 	// Past its memory, a deleted job is forgotten.
-	if _, err := r.Exports.Expired(ctx, done.Add(domain.ExportFileExpiry+domain.ExportJobMemory+time.Second)); err != nil {
+	if _, err := r.Exports.Expired(ctx, done.Add(bulk.FileExpiry+bulk.JobMemory+time.Second)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := r.Exports.Get(ctx, a.ID, j.ID); !errors.Is(err, domain.ErrNotFound) {
