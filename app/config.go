@@ -17,6 +17,7 @@ import (
 	"github.com/caarlos0/env/v11"
 
 	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/domain/ratelimit"
 )
 
 // Config is praxis's environment (docs/contract.md §1). The defaults are the embedded
@@ -151,8 +152,8 @@ func (c Config) Lockout() domain.LockoutPolicy {
 }
 
 // Limits parses PRAXIS_RATE_LIMITS; LoadConfig has checked it.
-func (c Config) Limits() domain.RateLimits {
-	limits, _ := domain.ParseRateLimits(c.RateLimits)
+func (c Config) Limits() ratelimit.Limits {
+	limits, _ := ratelimit.ParseLimits(c.RateLimits)
 	return limits
 }
 
@@ -205,7 +206,7 @@ func LoadConfig() (Config, error) {
 	if _, err := parseProxies(cfg.TrustedProxies); err != nil {
 		return Config{}, err
 	}
-	if _, err := domain.ParseRateLimits(cfg.RateLimits); err != nil {
+	if _, err := ratelimit.ParseLimits(cfg.RateLimits); err != nil {
 		return Config{}, fmt.Errorf("PRAXIS_RATE_LIMITS: %w", err)
 	}
 	switch {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/domain/ratelimit"
 )
 
 // ClientCredentials are what a client presents at the token, revocation and
@@ -67,7 +68,7 @@ type Authorizer interface {
 	IssueToken(ctx context.Context, req TokenRequest) (IssuedToken, error)
 	// Authenticate returns the grant of a live bearer token and the client's
 	// rate budget after counting this request, or domain.ErrNotFound.
-	Authenticate(ctx context.Context, token string) (domain.Grant, domain.RateState, error)
+	Authenticate(ctx context.Context, token string) (domain.Grant, ratelimit.State, error)
 	// Revoke ends a token of the requesting client; another client's token or
 	// an unknown one is left alone without error (RFC 7009 §2.2).
 	Revoke(ctx context.Context, client ClientCredentials, token string) error

@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/domain/ratelimit"
 	"github.com/praxis-health/praxis/domain/release"
 	"github.com/praxis-health/praxis/domain/staff"
 )
@@ -94,7 +95,7 @@ type Integrations interface {
 	Clients(ctx context.Context, grant domain.Grant) ([]domain.Client, error)
 	// ClientUsage answers the calls per day and last call of each of
 	// clients that is the grant's company's.
-	ClientUsage(ctx context.Context, grant domain.Grant, clients []domain.Client) (map[domain.ClientID]domain.ClientUsage, error)
+	ClientUsage(ctx context.Context, grant domain.Grant, clients []domain.Client) (map[domain.ClientID]ratelimit.Usage, error)
 	// CreateClient registers a client of the grant's company (in.Company is
 	// ignored). One with a key set (in.KeySetURL or in.KeySet) signs in
 	// with signed assertions and gets no secret.

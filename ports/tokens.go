@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/domain/ratelimit"
 )
 
 // TokenStore keeps live access tokens, each under the SHA-256 of the token
@@ -27,10 +28,10 @@ type TokenStore interface {
 	// the token's grant, and one request counted against its client's limit
 	// (by the grant's plan) in the current window, shared by every replica.
 	// domain.ErrNotFound for an unknown, expired or revoked token.
-	Authorize(ctx context.Context, tokenHash []byte, limits domain.RateLimits) (domain.Grant, domain.RateState, error)
+	Authorize(ctx context.Context, tokenHash []byte, limits ratelimit.Limits) (domain.Grant, ratelimit.State, error)
 	// Usage answers the client's calls per day (counted by Authorize, kept
-	// domain.UsageDays days) and its last call, as of now.
-	Usage(ctx context.Context, client domain.ClientID, now time.Time) (domain.ClientUsage, error)
+	// ratelimit.UsageDays days) and its last call, as of now.
+	Usage(ctx context.Context, client domain.ClientID, now time.Time) (ratelimit.Usage, error)
 	// Revoke ends one token; an unknown one is no error.
 	Revoke(ctx context.Context, tokenHash []byte) error
 	// RevokeClient ends every live token of the client at once and refuses

@@ -19,6 +19,7 @@ import (
 	"github.com/praxis-health/praxis/adapters/httpkit"
 	"github.com/praxis-health/praxis/domain"
 	"github.com/praxis-health/praxis/domain/audit"
+	"github.com/praxis-health/praxis/domain/ratelimit"
 	"github.com/praxis-health/praxis/ports"
 )
 
@@ -89,7 +90,7 @@ func (s *Server) guard() fiber.Handler {
 	return httpkit.BearerCheck{Authenticate: s.authenticate, BodyLimit: bodyLimit, Refuse: refuse}.Handler
 }
 
-func (s *Server) authenticate(ctx context.Context, token string) (domain.Grant, domain.RateState, error) {
+func (s *Server) authenticate(ctx context.Context, token string) (domain.Grant, ratelimit.State, error) {
 	return s.auth.Authenticate(ctx, token)
 }
 

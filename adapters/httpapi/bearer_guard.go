@@ -8,6 +8,7 @@ import (
 
 	"github.com/praxis-health/praxis/adapters/httpkit"
 	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/domain/ratelimit"
 )
 
 // grantOf is the grant the bearer check accepted (httpkit.GrantOf).
@@ -19,7 +20,7 @@ func (h *Resources) guard() fiber.Handler {
 	return httpkit.BearerCheck{Authenticate: h.authenticate, BodyLimit: nonStreamingBodyLimit, Refuse: refuseBearer}.Handler
 }
 
-func (h *Resources) authenticate(ctx context.Context, token string) (domain.Grant, domain.RateState, error) {
+func (h *Resources) authenticate(ctx context.Context, token string) (domain.Grant, ratelimit.State, error) {
 	return h.auth.Authenticate(ctx, token)
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/domain/ratelimit"
 )
 
 // Realm is the protection space both token doors (the resource API and
@@ -70,7 +71,7 @@ func Challenge(c *fiber.Ctx, r Refusal) {
 // Authenticate (the Authorizer port's), the client's rate counted and told
 // in the IETF RateLimit fields. Refuse answers a refusal in the door's shape.
 type BearerCheck struct {
-	Authenticate func(ctx context.Context, token string) (domain.Grant, domain.RateState, error)
+	Authenticate func(ctx context.Context, token string) (domain.Grant, ratelimit.State, error)
 	// BodyLimit bounds the body read to look for a token sent in it.
 	BodyLimit int
 	Refuse    func(c *fiber.Ctx, r Refusal) error

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/domain/ratelimit"
 	"github.com/praxis-health/praxis/ports"
 )
 
@@ -130,13 +131,13 @@ func (s *Store) Lookup(_ context.Context, tokenHash []byte) (domain.Grant, error
 
 // Authorize looks the token up and counts one request of its client in the
 // fixed window of its plan, like the Redis script.
-func (s *Store) Authorize(_ context.Context, tokenHash []byte, limits domain.RateLimits) (domain.Grant, domain.RateState, error) {
+func (s *Store) Authorize(_ context.Context, tokenHash []byte, limits ratelimit.Limits) (domain.Grant, ratelimit.State, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
 	g, ok := s.tokens[string(tokenHash)]
 	if !ok || !now.Before(g.ExpiresAt) {
-		return domain.Grant{}, domain.RateState{}, domain.ErrNotFound
+		return domain.Grant{}, ratelimit.State{}, domain.ErrNotFound
 	}
 	limit := limits.Of(g.Plan)
 	ms, windowMS := now.UnixMilli(), limit.Window.Milliseconds()
@@ -151,7 +152,7 @@ func (s *Store) Authorize(_ context.Context, tokenHash []byte, limits domain.Rat
 	}
 	w.n++
 	s.countUsage(g.ClientID, now)
-	return g, domain.RateState{Limit: limit.Limit, Window: limit.Window, Remaining: limit.Limit - w.n,
+	return g, ratelimit.State{Limit: limit.Limit, Window: limit.Window, Remaining: limit.Limit - w.n,
 		Reset: time.Duration(windowMS-ms%windowMS) * time.Millisecond}, nil
 }
 
@@ -166,28 +167,28 @@ func (s *Store) countUsage(client domain.ClientID, now time.Time) {
 		u = &usage{days: map[int64]int64{}}
 		s.usage[client] = u
 	}
-	today := domain.UsageDay(now)
+	today := ratelimit.UsageDay(now)
 	u.days[today]++
 	u.last = now
 	for d := range u.days {
-		if d <= today-domain.UsageDays {
+		if d <= today-ratelimit.UsageDays {
 			delete(u.days, d)
 		}
 	}
 }
 
-func (s *Store) Usage(_ context.Context, client domain.ClientID, now time.Time) (domain.ClientUsage, error) {
+func (s *Store) Usage(_ context.Context, client domain.ClientID, now time.Time) (ratelimit.Usage, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out domain.ClientUsage
+	var out ratelimit.Usage
 	u := s.usage[client]
-	today := domain.UsageDay(now)
-	for i := range int64(domain.UsageDays) {
+	today := ratelimit.UsageDay(now)
+	for i := range int64(ratelimit.UsageDays) {
 		var n int64
 		if u != nil {
 			n = u.days[today-i]
 		}
-		out.Days = append(out.Days, domain.DayCalls{Day: time.Unix((today-i)*86400, 0).UTC().Format(time.DateOnly), Calls: n})
+		out.Days = append(out.Days, ratelimit.DayCalls{Day: time.Unix((today-i)*86400, 0).UTC().Format(time.DateOnly), Calls: n})
 	}
 	if u != nil {
 		last := u.last.UTC()

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/domain/ratelimit"
 	"github.com/praxis-health/praxis/test/testenv"
 )
 
@@ -27,7 +28,7 @@ func TestAuthorizeCountsAlikeByScriptAndPipeline(t *testing.T) {
 	t.Cleanup(func() { _ = rdb.Close() })
 	prefix := testenv.RedisPrefix()
 	one, other := New(rdb, prefix), New(rdb, prefix) // two replicas
-	limits := domain.RateLimits{domain.PlanBasic: {Limit: 2, Window: time.Hour}, domain.PlanPro: {Limit: 10, Window: time.Hour},
+	limits := ratelimit.Limits{domain.PlanBasic: {Limit: 2, Window: time.Hour}, domain.PlanPro: {Limit: 10, Window: time.Hour},
 		domain.PlanEnterprise: {Limit: 20, Window: time.Hour}}
 	// Every count below falls into one window: start clear of its end.
 	if left := time.Hour - time.Duration(time.Now().UnixMilli()%time.Hour.Milliseconds())*time.Millisecond; left < 10*time.Second {

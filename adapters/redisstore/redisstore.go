@@ -37,6 +37,7 @@ import (
 
 	"github.com/praxis-health/praxis/adapters/internal/redact"
 	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/domain/ratelimit"
 	"github.com/praxis-health/praxis/ports"
 )
 
@@ -202,14 +203,14 @@ func (s *Store) Lookup(ctx context.Context, tokenHash []byte) (domain.Grant, err
 // only the time: KEYS are the token, the rate counters' and the usage
 // counters' prefixes; ARGV[1] is now (ms).
 type authorizeScript struct {
-	limits domain.RateLimits
+	limits ratelimit.Limits
 	script *redis.Script
 }
 
 // plans is the order the script's table and RateLimits are read in.
 var plans = [...]domain.Plan{domain.PlanBasic, domain.PlanPro, domain.PlanEnterprise}
 
-func newAuthorizeScript(limits domain.RateLimits) *authorizeScript {
+func newAuthorizeScript(limits ratelimit.Limits) *authorizeScript {
 	var table strings.Builder
 	for i, p := range plans {
 		if i > 0 {
@@ -237,7 +238,7 @@ return {v, n, limit, window, window - (now % window)}`)}
 }
 
 // authorizeFor is the script of limits: the one last built when they are the same.
-func (s *Store) authorizeFor(limits domain.RateLimits) *redis.Script {
+func (s *Store) authorizeFor(limits ratelimit.Limits) *redis.Script {
 	if a := s.authorize.Load(); a != nil && sameLimits(a.limits, limits) {
 		return a.script
 	}
@@ -246,7 +247,7 @@ func (s *Store) authorizeFor(limits domain.RateLimits) *redis.Script {
 	return a.script
 }
 
-func sameLimits(a, b domain.RateLimits) bool {
+func sameLimits(a, b ratelimit.Limits) bool {
 	for _, p := range plans {
 		if a[p] != b[p] {
 			return false
@@ -266,7 +267,7 @@ func sameLimits(a, b domain.RateLimits) bool {
 // expired) is refused and forgotten here, and the pipeline that found it
 // gone has counted one request of its client — at most one per replica
 // and token, as the token was forgotten.
-func (s *Store) Authorize(ctx context.Context, tokenHash []byte, limits domain.RateLimits) (domain.Grant, domain.RateState, error) {
+func (s *Store) Authorize(ctx context.Context, tokenHash []byte, limits ratelimit.Limits) (domain.Grant, ratelimit.State, error) {
 	now := time.Now().UnixMilli()
 	if g, ok := s.seen.get(string(tokenHash)); ok {
 		// A window the pipeline cannot count in is left to the script.
@@ -280,11 +281,11 @@ func (s *Store) Authorize(ctx context.Context, tokenHash []byte, limits domain.R
 // authorizeSeen counts as the script does, with the key names built here:
 // a window's counter and a day's usage are created with their expiry
 // (SET NX PX) before they are incremented.
-func (s *Store) authorizeSeen(ctx context.Context, tokenHash []byte, seen domain.Grant, limits domain.RateLimits, limit domain.RateLimit, now int64) (domain.Grant, domain.RateState, error) {
+func (s *Store) authorizeSeen(ctx context.Context, tokenHash []byte, seen domain.Grant, limits ratelimit.Limits, limit ratelimit.Limit, now int64) (domain.Grant, ratelimit.State, error) {
 	window := limit.Window.Milliseconds()
 	usage := s.prefix + "usage:" + string(seen.ClientID) + ":"
 	rateKey := s.prefix + "rate:" + string(seen.ClientID) + ":" + strconv.FormatInt(now/window, 10)
-	dayKey := usage + strconv.FormatInt(domain.UsageDay(time.UnixMilli(now)), 10)
+	dayKey := usage + strconv.FormatInt(ratelimit.UsageDay(time.UnixMilli(now)), 10)
 	p := s.rdb.Pipeline()
 	get := p.Get(ctx, s.tokenKey(tokenHash))
 	p.SetNX(ctx, rateKey, 0, limit.Window)
@@ -295,14 +296,14 @@ func (s *Store) authorizeSeen(ctx context.Context, tokenHash []byte, seen domain
 	_, err := p.Exec(ctx)
 	if errors.Is(get.Err(), redis.Nil) {
 		s.seen.forget(string(tokenHash))
-		return domain.Grant{}, domain.RateState{}, domain.ErrNotFound
+		return domain.Grant{}, ratelimit.State{}, domain.ErrNotFound
 	}
 	if err != nil && !errors.Is(err, redis.Nil) {
-		return domain.Grant{}, domain.RateState{}, domain.Unavailable(fmt.Errorf("redis: authorize: %w", err))
+		return domain.Grant{}, ratelimit.State{}, domain.Unavailable(fmt.Errorf("redis: authorize: %w", err))
 	}
 	g, err := s.grants.decode(get.Val())
 	if err != nil {
-		return domain.Grant{}, domain.RateState{}, err
+		return domain.Grant{}, ratelimit.State{}, err
 	}
 	if g.ClientID != seen.ClientID || g.Plan != seen.Plan {
 		// Not the grant this hash had (never so while a token's value is
@@ -311,7 +312,7 @@ func (s *Store) authorizeSeen(ctx context.Context, tokenHash []byte, seen domain
 		s.seen.forget(string(tokenHash))
 		return s.authorizeScript(ctx, tokenHash, limits, now)
 	}
-	return g, domain.RateState{Limit: limit.Limit, Window: limit.Window, Remaining: limit.Limit - int(n.Val()),
+	return g, ratelimit.State{Limit: limit.Limit, Window: limit.Window, Remaining: limit.Limit - int(n.Val()),
 		Reset: time.Duration(window-now%window) * time.Millisecond}, nil
 }
 
@@ -322,42 +323,42 @@ const (
 	lastUseMemory = 90 * 24 * time.Hour
 )
 
-func (s *Store) authorizeScript(ctx context.Context, tokenHash []byte, limits domain.RateLimits, now int64) (domain.Grant, domain.RateState, error) {
+func (s *Store) authorizeScript(ctx context.Context, tokenHash []byte, limits ratelimit.Limits, now int64) (domain.Grant, ratelimit.State, error) {
 	res, err := s.authorizeFor(limits).Run(ctx, s.rdb, []string{s.tokenKey(tokenHash), s.prefix + "rate:", s.prefix + "usage:"},
 		now).Slice()
 	if errors.Is(err, redis.Nil) {
-		return domain.Grant{}, domain.RateState{}, domain.ErrNotFound
+		return domain.Grant{}, ratelimit.State{}, domain.ErrNotFound
 	}
 	if err != nil {
-		return domain.Grant{}, domain.RateState{}, domain.Unavailable(fmt.Errorf("redis: authorize: %w", err))
+		return domain.Grant{}, ratelimit.State{}, domain.Unavailable(fmt.Errorf("redis: authorize: %w", err))
 	}
 	if len(res) != 5 {
-		return domain.Grant{}, domain.RateState{}, fmt.Errorf("redis: authorize: %d values", len(res))
+		return domain.Grant{}, ratelimit.State{}, fmt.Errorf("redis: authorize: %d values", len(res))
 	}
 	raw, _ := res[0].(string)
 	g, err := s.grants.decode(raw)
 	if err != nil {
-		return domain.Grant{}, domain.RateState{}, err
+		return domain.Grant{}, ratelimit.State{}, err
 	}
 	s.seen.put(string(tokenHash), domain.Grant{ClientID: g.ClientID, Plan: g.Plan}) // what a pipeline counts by
 	n, limit, window, reset := res[1].(int64), res[2].(int64), res[3].(int64), res[4].(int64)
-	return g, domain.RateState{Limit: int(limit), Window: time.Duration(window) * time.Millisecond, Remaining: int(limit - n),
+	return g, ratelimit.State{Limit: int(limit), Window: time.Duration(window) * time.Millisecond, Remaining: int(limit - n),
 		Reset: time.Duration(reset) * time.Millisecond}, nil
 }
 
 // Usage reads the client's day counters and last call in one round trip.
-func (s *Store) Usage(ctx context.Context, client domain.ClientID, now time.Time) (domain.ClientUsage, error) {
+func (s *Store) Usage(ctx context.Context, client domain.ClientID, now time.Time) (ratelimit.Usage, error) {
 	prefix := s.prefix + "usage:" + string(client) + ":"
-	today := domain.UsageDay(now)
+	today := ratelimit.UsageDay(now)
 	keys := []string{prefix + "last"}
-	for i := range int64(domain.UsageDays) {
+	for i := range int64(ratelimit.UsageDays) {
 		keys = append(keys, prefix+strconv.FormatInt(today-i, 10))
 	}
 	vals, err := s.rdb.MGet(ctx, keys...).Result()
 	if err != nil {
-		return domain.ClientUsage{}, domain.Unavailable(fmt.Errorf("redis: usage: %w", err))
+		return ratelimit.Usage{}, domain.Unavailable(fmt.Errorf("redis: usage: %w", err))
 	}
-	var u domain.ClientUsage
+	var u ratelimit.Usage
 	if v, ok := vals[0].(string); ok {
 		if ms, err := strconv.ParseInt(v, 10, 64); err == nil {
 			last := time.UnixMilli(ms).UTC()
@@ -369,7 +370,7 @@ func (s *Store) Usage(ctx context.Context, client domain.ClientID, now time.Time
 		if str, ok := v.(string); ok {
 			n, _ = strconv.ParseInt(str, 10, 64)
 		}
-		u.Days = append(u.Days, domain.DayCalls{Day: time.Unix((today-int64(i))*86400, 0).UTC().Format(time.DateOnly), Calls: n})
+		u.Days = append(u.Days, ratelimit.DayCalls{Day: time.Unix((today-int64(i))*86400, 0).UTC().Format(time.DateOnly), Calls: n})
 	}
 	return u, nil
 }

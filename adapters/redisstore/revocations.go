@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/domain/ratelimit"
 	"github.com/praxis-health/praxis/ports"
 )
 
@@ -161,13 +162,13 @@ func (d durableTokens) Lookup(ctx context.Context, tokenHash []byte) (domain.Gra
 	return g, nil
 }
 
-func (d durableTokens) Authorize(ctx context.Context, tokenHash []byte, limits domain.RateLimits) (domain.Grant, domain.RateState, error) {
+func (d durableTokens) Authorize(ctx context.Context, tokenHash []byte, limits ratelimit.Limits) (domain.Grant, ratelimit.State, error) {
 	g, rate, err := d.TokenStore.Authorize(ctx, tokenHash, limits)
 	if err != nil {
 		return g, rate, err
 	}
 	if err := d.checked(g, tokenHash); err != nil {
-		return domain.Grant{}, domain.RateState{}, err
+		return domain.Grant{}, ratelimit.State{}, err
 	}
 	return g, rate, nil
 }

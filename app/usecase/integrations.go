@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/domain/ratelimit"
 	"github.com/praxis-health/praxis/domain/release"
 	"github.com/praxis-health/praxis/ports"
 )
@@ -37,8 +38,8 @@ func (in *Integrations) Clients(ctx context.Context, g domain.Grant) ([]domain.C
 
 // ClientUsage answers the calls per day and the last call of each of
 // clients (as Clients answered them) that is the grant's company's.
-func (in *Integrations) ClientUsage(ctx context.Context, g domain.Grant, clients []domain.Client) (map[domain.ClientID]domain.ClientUsage, error) {
-	out := map[domain.ClientID]domain.ClientUsage{}
+func (in *Integrations) ClientUsage(ctx context.Context, g domain.Grant, clients []domain.Client) (map[domain.ClientID]ratelimit.Usage, error) {
+	out := map[domain.ClientID]ratelimit.Usage{}
 	for _, c := range clients {
 		if c.CompanyID != g.CompanyID {
 			continue

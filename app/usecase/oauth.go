@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/domain/ratelimit"
 	"github.com/praxis-health/praxis/domain/smart"
 	"github.com/praxis-health/praxis/ports"
 )
@@ -20,7 +21,7 @@ const maxTokenLength = 256
 type OAuthSettings struct {
 	TokenTTL   time.Duration
 	Lockout    domain.LockoutPolicy
-	RateLimits domain.RateLimits
+	RateLimits ratelimit.Limits
 	// AllowPrivateKeySets lets a client's key set URL be plain http and
 	// inside this network, as PRAXIS_WEBHOOK_ALLOW_PRIVATE lets webhooks.
 	AllowPrivateKeySets bool
@@ -32,7 +33,7 @@ type OAuth struct {
 	clients  ports.ClientRepository
 	tokens   ports.TokenStore
 	lockout  lockout
-	limits   domain.RateLimits
+	limits   ratelimit.Limits
 	known    *clientCache
 	signed   *assertions
 	tokenTTL time.Duration
@@ -45,7 +46,7 @@ var _ ports.Authorizer = (*OAuth)(nil)
 func NewOAuth(clients ports.ClientRepository, tokens ports.TokenStore, attempts ports.AttemptCounter, ids ports.AssertionIDs, keys ports.KeySets, s OAuthSettings) *OAuth {
 	limits := s.RateLimits
 	if limits == nil {
-		limits, _ = domain.ParseRateLimits(domain.DefaultRateLimits)
+		limits, _ = ratelimit.ParseLimits(ratelimit.DefaultLimits)
 	}
 	return &OAuth{clients: clients, tokens: tokens, lockout: lockout{attempts, s.Lockout}, limits: limits, known: newClientCache(),
 		signed: &assertions{ids: ids, keys: keys, allowPrivate: s.AllowPrivateKeySets}, tokenTTL: s.TokenTTL, now: time.Now}
@@ -132,24 +133,24 @@ func (o *OAuth) tokenClient(ctx context.Context, req ports.TokenRequest) (domain
 // request: one token-store round trip. Only when the store is in-process
 // (not shared with the admin command that revokes clients) is the client's
 // state read from the database as well.
-func (o *OAuth) Authenticate(ctx context.Context, token string) (domain.Grant, domain.RateState, error) {
+func (o *OAuth) Authenticate(ctx context.Context, token string) (domain.Grant, ratelimit.State, error) {
 	if token == "" || len(token) > maxTokenLength {
-		return domain.Grant{}, domain.RateState{}, domain.ErrNotFound
+		return domain.Grant{}, ratelimit.State{}, domain.ErrNotFound
 	}
 	grant, rate, err := o.tokens.Authorize(ctx, domain.Secret(token).Hash(), o.limits)
 	if err != nil {
-		return domain.Grant{}, domain.RateState{}, err
+		return domain.Grant{}, ratelimit.State{}, err
 	}
 	if !o.now().Before(grant.ExpiresAt) {
-		return domain.Grant{}, domain.RateState{}, domain.ErrNotFound
+		return domain.Grant{}, ratelimit.State{}, domain.ErrNotFound
 	}
 	if !o.tokens.Shared() {
 		client, err := o.clients.Get(ctx, grant.ClientID)
 		if err != nil && !errors.Is(err, domain.ErrNotFound) {
-			return domain.Grant{}, domain.RateState{}, fmt.Errorf("load client: %w", err)
+			return domain.Grant{}, ratelimit.State{}, fmt.Errorf("load client: %w", err)
 		}
 		if err != nil || !client.Active() {
-			return domain.Grant{}, domain.RateState{}, errors.Join(domain.ErrNotFound, o.tokens.RevokeClient(ctx, grant.ClientID))
+			return domain.Grant{}, ratelimit.State{}, errors.Join(domain.ErrNotFound, o.tokens.RevokeClient(ctx, grant.ClientID))
 		}
 	}
 	return grant, rate, nil

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/domain/ratelimit"
 	"github.com/praxis-health/praxis/ports"
 )
 
@@ -98,21 +99,21 @@ func tokenUsage(t *testing.T, newStores func(t *testing.T) TokenStores) {
 	if err := s.Tokens.Save(ctx, hash, grant); err != nil {
 		t.Fatal(err)
 	}
-	limits := domain.RateLimits{domain.PlanBasic: {Limit: 100, Window: time.Minute}}
+	limits := ratelimit.Limits{domain.PlanBasic: {Limit: 100, Window: time.Minute}}
 	for range 3 {
 		if _, _, err := s.Tokens.Authorize(ctx, hash, limits); err != nil {
 			t.Fatal(err)
 		}
 	}
 	u, err := s.Tokens.Usage(ctx, "pc_usage_a", time.Now())
-	if err != nil || len(u.Days) != domain.UsageDays || u.Today() != 3 || u.Total() != 3 || u.LastUse == nil ||
+	if err != nil || len(u.Days) != ratelimit.UsageDays || u.Today() != 3 || u.Total() != 3 || u.LastUse == nil ||
 		time.Since(*u.LastUse) > time.Minute || u.Days[0].Day != time.Now().UTC().Format(time.DateOnly) {
 		t.Errorf("usage: %+v %v", u, err)
 	}
 	if other, _ := s.Tokens.Usage(ctx, "pc_usage_b", time.Now()); other.Total() != 0 || other.LastUse != nil {
 		t.Errorf("another client's usage: %+v", other)
 	}
-	if later, _ := s.Tokens.Usage(ctx, "pc_usage_a", time.Now().Add(24*time.Hour*domain.UsageDays)); later.Total() != 0 {
+	if later, _ := s.Tokens.Usage(ctx, "pc_usage_a", time.Now().Add(24*time.Hour*ratelimit.UsageDays)); later.Total() != 0 {
 		t.Errorf("a week on the calls still count: %+v", later)
 	}
 }
@@ -141,7 +142,7 @@ func tokenSaveLookup(t *testing.T, newStores func(t *testing.T) TokenStores) {
 func tokenAuthorize(t *testing.T, newStores func(t *testing.T) TokenStores) {
 	ctx := context.Background()
 	s := newStores(t)
-	limits := domain.RateLimits{domain.PlanBasic: {Limit: 2, Window: time.Minute}, domain.PlanPro: {Limit: 3, Window: time.Minute},
+	limits := ratelimit.Limits{domain.PlanBasic: {Limit: 2, Window: time.Minute}, domain.PlanPro: {Limit: 3, Window: time.Minute},
 		domain.PlanEnterprise: {Limit: 9, Window: time.Minute}}
 	company := domain.NewCompanyID()
 	pro, proGrant := newToken(t, "pc_pro", company, time.Hour)

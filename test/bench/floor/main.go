@@ -22,6 +22,7 @@ import (
 	"github.com/praxis-health/praxis/app/usecase"
 	"github.com/praxis-health/praxis/domain"
 	"github.com/praxis-health/praxis/domain/audit"
+	"github.com/praxis-health/praxis/domain/ratelimit"
 )
 
 func main() {
@@ -47,7 +48,7 @@ func run(addr, database, redisURL, prefix string) error {
 	}
 	tokens := redisstore.New(rdb, prefix)
 	companies := sqlstore.NewCompanyRepository(db)
-	limits, _ := domain.ParseRateLimits("basic=100000000/m,pro=100000000/m,enterprise=100000000/m")
+	limits, _ := ratelimit.ParseLimits("basic=100000000/m,pro=100000000/m,enterprise=100000000/m")
 	auditor := usecase.NewAuditor(sqlstore.NewAuditLog(db), sqlstore.NewTransactor(db), companies, sqlstore.NewCustomerRepository(db),
 		sqlstore.NewClientRepository(db), nil)
 	auditor.Start()

@@ -1,48 +1,50 @@
-package domain
+package ratelimit
 
 import (
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/praxis-health/praxis/domain"
 )
 
-// RateLimit is how many resource requests one OAuth client may make in a window.
-type RateLimit struct {
+// Limit is how many resource requests one OAuth client may make in a window.
+type Limit struct {
 	Limit  int
 	Window time.Duration
 }
 
-// RateLimits are the limits by plan (docs/contract.md §4).
-type RateLimits map[Plan]RateLimit
+// Limits are the limits by plan (docs/contract.md §4).
+type Limits map[domain.Plan]Limit
 
 // Of is the plan's limit, basic's for a plan that has none.
-func (l RateLimits) Of(p Plan) RateLimit {
+func (l Limits) Of(p domain.Plan) Limit {
 	if limit, ok := l[p]; ok {
 		return limit
 	}
-	return l[PlanBasic]
+	return l[domain.PlanBasic]
 }
 
-// DefaultRateLimits: basic 600, pro 3000, enterprise 12000 requests a minute.
-const DefaultRateLimits = "basic=600/m,pro=3000/m,enterprise=12000/m"
+// DefaultLimits: basic 600, pro 3000, enterprise 12000 requests a minute.
+const DefaultLimits = "basic=600/m,pro=3000/m,enterprise=12000/m"
 
-// ParseRateLimits reads "basic=600/m,pro=3000/m,enterprise=12000/m"; the
+// ParseLimits reads "basic=600/m,pro=3000/m,enterprise=12000/m"; the
 // window is s, m or h. Every plan needs a limit.
-func ParseRateLimits(s string) (RateLimits, error) {
-	out := RateLimits{}
+func ParseLimits(s string) (Limits, error) {
+	out := Limits{}
 	for _, part := range strings.Split(s, ",") {
 		name, spec, ok := strings.Cut(strings.TrimSpace(part), "=")
 		count, unit, ok2 := strings.Cut(spec, "/")
-		plan, err := ParsePlan(name)
+		plan, err := domain.ParsePlan(name)
 		n, nerr := strconv.Atoi(count)
 		window, werr := map[string]time.Duration{"s": time.Second, "m": time.Minute, "h": time.Hour}[unit]
 		if !ok || !ok2 || err != nil || nerr != nil || n < 1 || !werr {
 			return nil, fmt.Errorf("rate limit %q: want plan=N/s|m|h", part)
 		}
-		out[plan] = RateLimit{Limit: n, Window: window}
+		out[plan] = Limit{Limit: n, Window: window}
 	}
-	for _, p := range []Plan{PlanBasic, PlanPro, PlanEnterprise} {
+	for _, p := range []domain.Plan{domain.PlanBasic, domain.PlanPro, domain.PlanEnterprise} {
 		if _, ok := out[p]; !ok {
 			return nil, fmt.Errorf("rate limits: no limit for the plan %s", p)
 		}
@@ -50,8 +52,8 @@ func ParseRateLimits(s string) (RateLimits, error) {
 	return out, nil
 }
 
-// RateState is a client's budget after counting one request.
-type RateState struct {
+// State is a client's budget after counting one request.
+type State struct {
 	Limit     int
 	Window    time.Duration
 	Remaining int
@@ -60,17 +62,17 @@ type RateState struct {
 }
 
 // Exceeded reports whether the counted request was over the limit.
-func (r RateState) Exceeded() bool { return r.Remaining < 0 }
+func (r State) Exceeded() bool { return r.Remaining < 0 }
 
 // ResetSeconds rounds the reset up to whole seconds, at least 1.
-func (r RateState) ResetSeconds() int { return max(int((r.Reset+time.Second-1)/time.Second), 1) }
+func (r State) ResetSeconds() int { return max(int((r.Reset+time.Second-1)/time.Second), 1) }
 
 // UsageDays is how many days of calls the token store keeps per client.
 const UsageDays = 7
 
-// ClientUsage is what a client did lately: its resource API calls per UTC
+// Usage is what a client did lately: its resource API calls per UTC
 // day, newest first (UsageDays of them, zeros too), and its last call.
-type ClientUsage struct {
+type Usage struct {
 	Days    []DayCalls
 	LastUse *time.Time
 }
@@ -82,7 +84,7 @@ type DayCalls struct {
 }
 
 // Today is the calls of the newest day.
-func (u ClientUsage) Today() int64 {
+func (u Usage) Today() int64 {
 	if len(u.Days) == 0 {
 		return 0
 	}
@@ -90,7 +92,7 @@ func (u ClientUsage) Today() int64 {
 }
 
 // Total is the calls of every day kept.
-func (u ClientUsage) Total() int64 {
+func (u Usage) Total() int64 {
 	var n int64
 	for _, d := range u.Days {
 		n += d.Calls

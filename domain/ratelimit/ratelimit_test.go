@@ -1,17 +1,18 @@
-package domain_test
+package ratelimit_test
 
 import (
 	"testing"
 	"time"
 
 	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/domain/ratelimit"
 )
 
 // TestRateLimitsOf: a plan's own limit, basic's for a plan without one.
 func TestRateLimitsOf(t *testing.T) {
 	t.Parallel()
-	limits := domain.RateLimits{domain.PlanBasic: {Limit: 2, Window: time.Minute}, domain.PlanPro: {Limit: 3, Window: time.Hour}}
-	for plan, want := range map[domain.Plan]domain.RateLimit{
+	limits := ratelimit.Limits{domain.PlanBasic: {Limit: 2, Window: time.Minute}, domain.PlanPro: {Limit: 3, Window: time.Hour}}
+	for plan, want := range map[domain.Plan]ratelimit.Limit{
 		domain.PlanBasic: {Limit: 2, Window: time.Minute}, domain.PlanPro: {Limit: 3, Window: time.Hour},
 		domain.PlanEnterprise: {Limit: 2, Window: time.Minute},
 	} {
