@@ -34,6 +34,11 @@ func (o StoredObject) Append(b []byte, kind *domain.Kind) []byte {
 	return domain.AppendObject(b, o.ID, kind.NumericIDs(), o.Payload, o.Version, o.CreatedAt, o.UpdatedAt)
 }
 
+// JSON is o as Append writes it, in a buffer sized for it.
+func (o StoredObject) JSON(kind *domain.Kind) []byte {
+	return o.Append(make([]byte, 0, len(o.Payload)+domain.ObjectOverhead), kind)
+}
+
 // AppendObjects appends objs to b as one JSON array, each as Append writes
 // it; a nil b gets a buffer that the array fills without growing.
 func AppendObjects(b []byte, kind *domain.Kind, objs []StoredObject) []byte {

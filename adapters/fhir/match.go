@@ -84,7 +84,7 @@ func (s *Server) match(c *fiber.Ctx) error {
 	self := s.base(c) + "/Patient"
 	entries := make([]any, 0, len(matches))
 	for _, m := range matches {
-		o, err := decodeObject(m.Customer.Append(nil, domain.CustomersKind()))
+		o, err := decodeObject(m.Customer.JSON(domain.CustomersKind()))
 		if err != nil {
 			return err
 		}

@@ -93,7 +93,7 @@ func (r recordReader) get(ctx context.Context, grant domain.Grant, id string) (n
 	if err != nil {
 		return native{}, err
 	}
-	return native{body: o.Append(nil, r.kind), version: o.Version}, nil
+	return native{body: o.JSON(r.kind), version: o.Version}, nil
 }
 
 func (r recordReader) batch(ctx context.Context, grant domain.Grant, ids []string) ([]byte, error) {

@@ -91,7 +91,7 @@ func (h *Records) get(k *domain.Kind) fiber.Handler {
 		if done, err := notModified(c, obj.Version); done || err != nil {
 			return err
 		}
-		return sendVersioned(c, fiber.StatusOK, obj.Append(make([]byte, 0, len(obj.Payload)+domain.ObjectOverhead), k), obj.Version)
+		return sendVersioned(c, fiber.StatusOK, obj.JSON(k), obj.Version)
 	}
 }
 

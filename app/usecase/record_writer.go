@@ -108,12 +108,6 @@ func touch(ctx context.Context, kind *domain.Kind, o ports.StoredObject) {
 	}
 }
 
-// render is an object as answered: the payload within its envelope, or a
-// tombstone (a write's answer, kept for its Idempotency-Key).
-func render(kind *domain.Kind, o ports.StoredObject) []byte {
-	return o.Append(make([]byte, 0, len(o.Payload)+128), kind)
-}
-
 // change is every write to one existing object: in one transaction with
 // its Idempotency-Key, the object read for update (404 when it is not the
 // company's), its version held against If-Match (412, nothing written),

@@ -201,7 +201,7 @@ func uniqueClash(kind *domain.Kind, err error) error {
 
 // answer is a write's answer with the object as it now stands.
 func answer(outcome domain.Outcome, location string, kind *domain.Kind, o ports.StoredObject) ports.Response {
-	return ports.Response{SavedResponse: ports.SavedResponse{Status: outcome.Status(), Location: location, Body: render(kind, o)}, Version: o.Version}
+	return ports.Response{SavedResponse: ports.SavedResponse{Status: outcome.Status(), Location: location, Body: o.JSON(kind)}, Version: o.Version}
 }
 
 // Patch applies a JSON merge patch and validates the result whole, if the

@@ -137,7 +137,7 @@ func TestHealthNotificationEndsItsIllnessNotification(t *testing.T) {
 	}
 	illnesses := domain.KindOf("illness-notifications")
 	ended, err := env.Records.Get(context.Background(), f.grant, illnesses, illness["id"].(string))
-	body := ended.Append(nil, illnesses)
+	body := ended.JSON(illnesses)
 	var got map[string]any
 	if err != nil || json.Unmarshal(body, &got) != nil || got["ended_by_id"] != h["id"] || got["updated_at"] == illness["updated_at"] && got["ended_by_id"] == nil {
 		t.Fatalf("the illness notification after the health notification: %s %v", body, err)
