@@ -139,6 +139,13 @@ func once(events []receivedEvent) []receivedEvent {
 	return out
 }
 
+// deliveryWait bounds a wait for a delivery. The dispatcher reads the
+// change feed, which on PostgreSQL serves a change once no transaction is
+// open below it anywhere on the server; under make test other packages'
+// tests share that server (a clean clone's make test once waited past 10 s).
+// A passing wait ends as soon as the delivery came.
+const deliveryWait = time.Minute
+
 // waitFor polls cond until it holds or the deadline passes.
 func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) {
 	t.Helper()
@@ -307,8 +314,8 @@ func TestWebhookEndpoints(t *testing.T) {
 			t.Fatalf("new endpoint: %+v", e)
 		}
 		note := s.create(t, token, "notes", fmt.Sprintf(`{"customer_id":%d,"text":"Kontrolle in 2 Wochen"}`, patient))
-		waitFor(t, 10*time.Second, "the note's event", func() bool { return len(once(rcv.received())) == 1 })
-		waitFor(t, 10*time.Second, "the note's event at the second endpoint", func() bool { return len(once(second.received())) == 1 })
+		waitFor(t, deliveryWait, "the note's event", func() bool { return len(once(rcv.received())) == 1 })
+		waitFor(t, deliveryWait, "the note's event at the second endpoint", func() bool { return len(once(second.received())) == 1 })
 		got := rcv.received()[0]
 		if got.Type != "notes.created" || got.Data.Section != "notes" || got.Data.ID != note || got.Data.CustomerID == nil || *got.Data.CustomerID != patient ||
 			got.Data.Version != 1 {
@@ -332,7 +339,7 @@ func TestWebhookEndpoints(t *testing.T) {
 		if r := s.request(t, http.MethodPatch, "/api/oauth/v2/resource/customers/"+fmt.Sprint(patient), "application/merge-patch+json", `{"title":"Dr."}`, "Authorization: Bearer "+token); r.status != http.StatusOK {
 			t.Fatalf("PATCH customer: %d %s", r.status, r.body)
 		}
-		waitFor(t, 10*time.Second, "the customer's event", func() bool { return len(once(rcv.received())) == 2 })
+		waitFor(t, deliveryWait, "the customer's event", func() bool { return len(once(rcv.received())) == 2 })
 		first := once(rcv.received())
 		rcv.mu.Lock()
 		var last rawDelivery
@@ -361,7 +368,7 @@ func TestWebhookEndpoints(t *testing.T) {
 		if r.status != http.StatusAccepted {
 			t.Fatalf("replay: %d %s", r.status, r.body)
 		}
-		waitFor(t, 10*time.Second, "the replayed events", func() bool { return len(once(rcv.received()[before:])) == 2 })
+		waitFor(t, deliveryWait, "the replayed events", func() bool { return len(once(rcv.received()[before:])) == 2 })
 		if again := once(rcv.received()[before:]); again[0].ID != first[0].ID || again[1].ID != first[1].ID {
 			t.Errorf("replayed: %+v, first %+v", again, first)
 		}
@@ -369,7 +376,7 @@ func TestWebhookEndpoints(t *testing.T) {
 		// 410 disables the endpoint, and the company is told in its audit trail.
 		rcv.mode.Store(receiverGone)
 		s.create(t, token, "notes", fmt.Sprintf(`{"customer_id":%d,"text":"Befund besprochen"}`, patient))
-		waitFor(t, 10*time.Second, "the endpoint disabled after 410", func() bool { return s.getEndpoint(t, token, e.ID).Status == "disabled" })
+		waitFor(t, deliveryWait, "the endpoint disabled after 410", func() bool { return s.getEndpoint(t, token, e.ID).Status == "disabled" })
 		if d := s.getEndpoint(t, token, e.ID); d.Enabled || d.DisabledReason == nil || !strings.Contains(*d.DisabledReason, "410") {
 			t.Errorf("after 410: %+v", d)
 		}
@@ -500,7 +507,7 @@ func TestWebhooksLoseNothing(t *testing.T) {
 		}
 		// Half the changes, a kill, the other half: the receiver is down throughout.
 		s.praxis(t, nil, "admin", "import", "--company", c.ID, loadLines(t, ex, ids, 0, total/2, ""))
-		waitFor(t, 10*time.Second, "a failing endpoint", func() bool { return s.getEndpoint(t, token, e.ID).Failures > 0 })
+		waitFor(t, deliveryWait, "a failing endpoint", func() bool { return s.getEndpoint(t, token, e.ID).Failures > 0 })
 		_ = s.cmd.Process.Kill()
 		s.exited <- <-s.exited
 		s = s.replica(t)
