@@ -7,11 +7,10 @@ package names
 
 import (
 	"strings"
+	"sync"
 	"unicode"
 
 	"golang.org/x/text/cases"
-	"golang.org/x/text/runes"
-	"golang.org/x/text/transform"
 	"golang.org/x/text/unicode/norm"
 )
 
@@ -19,8 +18,19 @@ import (
 // at most 100 characters; a search value is cut to this).
 const MaxLength = 200
 
-// stripMarks takes the combining marks off decomposed letters: é → e, ü → u.
-var stripMarks = runes.Remove(runes.In(unicode.Mn))
+// casers are case folders for Fold: a cases.Caser keeps state while it
+// runs, so each call takes one of its own, and building one a call cost
+// more than the folding.
+var casers = sync.Pool{New: func() any { c := cases.Fold(); return &c }}
+
+// isMark is a combining mark, which Fold takes off decomposed letters:
+// é → e, ü → u.
+func isMark(r rune) rune {
+	if unicode.Is(unicode.Mn, r) {
+		return -1
+	}
+	return r
+}
 
 // digraphs are the DIN 5007-2 spellings of the umlauts, read as the vowel
 // alone: after folding, Müller, Mueller and Muller are one key.
@@ -41,14 +51,20 @@ func Fold(s string) string {
 	if len(s) > MaxLength*4 {
 		s = s[:MaxLength*4]
 	}
-	folded := cases.Fold().String(s)
-	if plain, _, err := transform.String(transform.Chain(norm.NFD, stripMarks, norm.NFC), folded); err == nil {
-		folded = plain
+	folded := s
+	if !isASCII(s) { // ASCII folds by its letters' case alone, below; it has no marks
+		c := casers.Get().(*cases.Caser)
+		folded = c.String(s)
+		casers.Put(c)
+		folded = norm.NFC.String(strings.Map(isMark, norm.NFD.String(folded)))
 	}
 	var b strings.Builder
 	b.Grow(len(folded))
 	space := false
 	for _, r := range folded {
+		if r >= 'A' && r <= 'Z' {
+			r += 'a' - 'A'
+		}
 		if unicode.IsLetter(r) || unicode.IsDigit(r) {
 			if space && b.Len() > 0 {
 				b.WriteByte(' ')
@@ -60,6 +76,16 @@ func Fold(s string) string {
 		space = true
 	}
 	return digraphs.Replace(b.String())
+}
+
+// isASCII is whether s has only ASCII bytes.
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 // Words are the folded parts a name is found by: each word of it
