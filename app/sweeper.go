@@ -96,12 +96,18 @@ func every(lc fx.Lifecycle, interval time.Duration, fn func(ctx context.Context)
 // patientIndexBatch is how many customers one backfill transaction indexes.
 const patientIndexBatch = 500
 
+// patientIndexRecheck is how long a backfill that found none left waits
+// before it looks again.
+const patientIndexRecheck = time.Minute
+
 // startPatientIndexer indexes, in the background after start-up, the
 // customers written before the patient search's index existed (or under
 // older rules): a batch a transaction, so a stopped server resumes where it
 // was, and several replicas share the work (SKIP LOCKED). Until a company's
 // customers are all indexed, a search of it answers 503
 // search-index-building (docs/contract.md §15); the feed is served as ever.
+// Once done it looks again every minute: while a rolling upgrade runs, a
+// server of the previous build still writes customers by older rules.
 func startPatientIndexer(lc fx.Lifecycle, store ports.RecordStore, logger *slog.Logger) {
 	indexer, ok := store.(interface {
 		IndexCustomers(ctx context.Context, batch int64) (int, error)
@@ -109,9 +115,9 @@ func startPatientIndexer(lc fx.Lifecycle, store ports.RecordStore, logger *slog.
 	if !ok {
 		return
 	}
-	var done atomic.Bool
+	var doneAt atomic.Int64 // unix nanoseconds of the last pass that found none left; 0 before
 	every(lc, time.Second, func(ctx context.Context) {
-		if done.Load() {
+		if at := doneAt.Load(); at != 0 && time.Since(time.Unix(0, at)) < patientIndexRecheck {
 			return
 		}
 		total := 0
@@ -130,7 +136,7 @@ func startPatientIndexer(lc fx.Lifecycle, store ports.RecordStore, logger *slog.
 			}
 		}
 		if ctx.Err() == nil {
-			done.Store(true)
+			doneAt.Store(time.Now().UnixNano())
 			if total > 0 {
 				logger.Info("the patient search index's backfill is complete", "indexed", total)
 			}

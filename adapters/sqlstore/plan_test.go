@@ -119,3 +119,59 @@ func TestAlphabeticalListReadsItsIndex(t *testing.T) {
 		}
 	}
 }
+
+// TestANameSearchReadsTheCompanysWords: on PostgreSQL, a search by the
+// words of a name — a prefix of two words (q), a last name's prefix, a
+// phonetic code (Maier finds the Meyers) — reads the GIN index of the customers' own words led by
+// the company (customers_words_idx), beside another company of the same
+// patients; the rows of the company are not read one by one.
+func TestANameSearchReadsTheCompanysWords(t *testing.T) {
+	t.Parallel()
+	db := migrated(t, testenv.PostgresURL(t))
+	repos := repositoriesOn(db)
+	store := sqlstore.NewRecordStore(db)
+	ctx := context.Background()
+	k := domain.CustomersKind()
+	var company domain.CompanyID
+	for n, name := range []string{"Words", "Other"} {
+		c, _ := porttest.NewCompany(t, repos, name, 1000)
+		company = c.ID
+		patients := make([]ports.StoredObject, 6000)
+		for i := range patients {
+			family := "Familie" + strconv.Itoa(i)
+			if i%1000 == 0 {
+				family = "Meyer"
+			}
+			patients[i] = ports.StoredObject{ID: strconv.Itoa(1000 + 10000*n + i),
+				Payload: []byte(`{"first_name":"Vorname` + strconv.Itoa(i%300) + `","last_name":"` + family + `"}`)}
+		}
+		if err := repos.Tx.InTx(ctx, func(ctx context.Context) error { return store.Put(ctx, c.ID, k, patients, nil, time.Now()) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.ExecContext(ctx, "VACUUM ANALYZE customers"); err != nil {
+		t.Fatal(err)
+	}
+	for _, search := range []struct{ param, value string }{{"q", "familie123 vorname12"}, {"last_name", "familie4711"}, {"phonetic", "Maier"}} {
+		var cond domain.Condition
+		for _, p := range domain.PatientSearchParams {
+			if p.Name == search.param {
+				var err error
+				if cond, err = p.Parse(search.value); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		text, err := sqlstore.ListQuery(db, company, k, domain.ListQuery{Limit: 10, Search: []domain.Condition{cond}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var plan []string
+		if err := db.NewRaw("EXPLAIN "+text).Scan(ctx, &plan); err != nil {
+			t.Fatal(err)
+		}
+		if joined := strings.Join(plan, "\n"); !strings.Contains(joined, "customers_words_idx") {
+			t.Errorf("%s=%s plans:\n%s\nwant a read of customers_words_idx", search.param, search.value, joined)
+		}
+	}
+}

@@ -141,7 +141,7 @@ func (s *RecordStore) Insert(ctx context.Context, company domain.CompanyID, kind
 
 func (s *RecordStore) insertCustomer(ctx context.Context, db bun.IDB, company domain.CompanyID, obj ports.StoredObject, change int64) (string, error) {
 	x := domain.PatientIndexOf(obj.Payload)
-	row := indexColumns(x)
+	row := indexColumns(x, db.Dialect().Name() == dialect.PG)
 	for k, v := range map[string]any{
 		"company_id": uuid.UUID(company), "payload": string(obj.Payload), "svnr": x.SVNR,
 		"change": change, "created_at": obj.CreatedAt.UTC(), "updated_at": obj.CreatedAt.UTC(),
@@ -478,6 +478,7 @@ type customerRow struct {
 	Phone         *string    `bun:"phone"`
 	Email         *string    `bun:"email"`
 	SearchVersion int        `bun:"search_version"`
+	SearchWords   string     `bun:"search_words"` // PostgreSQL's tsvector; SQLite keeps customer_words
 	Version       int64      `bun:"version"`
 	Change        int64      `bun:"change"`
 	CreatedAt     time.Time  `bun:"created_at"`
@@ -520,9 +521,13 @@ func (s *RecordStore) Put(ctx context.Context, company domain.CompanyID, kind *d
 			rows[i] = customerRow{ID: id, CompanyID: uuid.UUID(company), Payload: string(o.Payload), SVNR: x.SVNR,
 				Version: 1, Change: change, CreatedAt: at, UpdatedAt: at,
 				SearchFamily: x.Family, SearchGiven: x.Given, BirthDate: x.BirthDate, KVNR: x.KVNR, Phone: x.Phone, Email: x.Email,
-				SearchVersion: domain.PatientIndexVersion}
+				SearchVersion: indexVersion, SearchWords: lexemes(x.Words)}
 		}
-		if _, err := db.NewInsert().Model(&rows).Exec(ctx); err != nil {
+		insert := db.NewInsert().Model(&rows)
+		if db.Dialect().Name() != dialect.PG {
+			insert = insert.ExcludeColumn("search_words")
+		}
+		if _, err := insert.Exec(ctx); err != nil {
 			return translate(err)
 		}
 		if err := writeWords(ctx, db, company, words, true); err != nil {
