@@ -14,6 +14,8 @@ import (
 	"github.com/praxis-health/praxis/adapters/blobstore"
 	"github.com/praxis-health/praxis/adapters/fhir"
 	"github.com/praxis-health/praxis/adapters/httpapi"
+	"github.com/praxis-health/praxis/adapters/httphost"
+	"github.com/praxis-health/praxis/adapters/httpkit"
 	"github.com/praxis-health/praxis/adapters/memstore"
 	"github.com/praxis-health/praxis/adapters/redisstore"
 	"github.com/praxis-health/praxis/adapters/sniff"
@@ -190,7 +192,7 @@ var HTTP = fx.Module("http",
 		asSection(httpapi.NewAuditEvents),
 		asSection(httpapi.NewWebhookEndpoints),
 		asSection(httpapi.NewDeviceOrders),
-		asRoute(func(cfg Config, tel httpapi.Telemetry, auth ports.Authorizer, records ports.Records, files ports.Files, booking ports.Booking,
+		asRoute(func(cfg Config, tel httpkit.Telemetry, auth ports.Authorizer, records ports.Records, files ports.Files, booking ports.Booking,
 			profiles ports.CompanyProfiles, exports ports.Exports, auditor ports.Auditor) *fhir.Server {
 			return fhir.New(auth, records, files, booking, profiles, exports, auditor, fhir.Options{PublicURL: cfg.PublicURL, TokenPath: httpapi.TokenPath,
 				TrustedProxies: cfg.Proxies(), AuditFailures: httpapi.AuditFailures(tel)})
@@ -200,8 +202,9 @@ var HTTP = fx.Module("http",
 		usecase.NewIntegrations,
 		func(s *usecase.Settings) ports.Settings { return s },
 		asRoute(newSite),
-		fx.Annotate(func(cfg Config, tel httpapi.Telemetry, life *httpapi.Lifecycle, routes ...httpapi.Route) *fiber.App {
-			return httpapi.NewWithDeadline(tel, life, cfg.RequestTimeout, routes...)
+		fx.Annotate(func(cfg Config, tel httpkit.Telemetry, life *httpapi.Lifecycle, routes ...httpkit.Route) *fiber.App {
+			return httphost.New(httphost.Options{Telemetry: tel, Timeout: cfg.RequestTimeout, ErrorHandler: httpapi.ErrorHandler,
+				Before: []fiber.Handler{life.Handle}}, routes...)
 		}, fx.ParamTags(``, ``, ``, `group:"routes"`)),
 	),
 	fx.Invoke(serveHTTP, startSweeper, startAuditSweeper, startPatientIndexer),
@@ -236,11 +239,11 @@ func asHealthCheck(f any) any {
 }
 
 func asSection(f any) any {
-	return fx.Annotate(f, fx.As(new(httpapi.Route)), fx.ResultTags(`group:"sections"`))
+	return fx.Annotate(f, fx.As(new(httpkit.Route)), fx.ResultTags(`group:"sections"`))
 }
 
 func asRoute(f any, anns ...fx.Annotation) any {
-	return fx.Annotate(f, append(anns, fx.As(new(httpapi.Route)), fx.ResultTags(`group:"routes"`))...)
+	return fx.Annotate(f, append(anns, fx.As(new(httpkit.Route)), fx.ResultTags(`group:"routes"`))...)
 }
 
 func openDatabase(lc fx.Lifecycle, cfg Config, tel *telemetry.Telemetry) (*bun.DB, error) {

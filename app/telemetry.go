@@ -9,7 +9,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.uber.org/fx"
 
-	"github.com/praxis-health/praxis/adapters/httpapi"
+	"github.com/praxis-health/praxis/adapters/httpkit"
 	"github.com/praxis-health/praxis/adapters/telemetry"
 )
 
@@ -30,7 +30,7 @@ type telemetryIn struct {
 type telemetryOut struct {
 	fx.Out
 	Telemetry *telemetry.Telemetry
-	HTTP      httpapi.Telemetry
+	HTTP      httpkit.Telemetry
 	Logger    *slog.Logger
 }
 
@@ -46,7 +46,7 @@ var Telemetry = fx.Module("telemetry",
 // NoTelemetry is for the admin commands: nothing recorded, warnings to stderr.
 var NoTelemetry = fx.Module("telemetry", fx.Provide(func() telemetryOut {
 	logger := telemetry.NewLogger(os.Stderr, slog.LevelWarn)
-	return telemetryOut{Telemetry: telemetry.Noop(), HTTP: httpapi.Telemetry{Logger: logger}, Logger: logger}
+	return telemetryOut{Telemetry: telemetry.Noop(), HTTP: httpkit.Telemetry{Logger: logger}, Logger: logger}
 }))
 
 func newTelemetry(lc fx.Lifecycle, in telemetryIn) (telemetryOut, error) {
@@ -62,7 +62,7 @@ func newTelemetry(lc fx.Lifecycle, in telemetryIn) (telemetryOut, error) {
 	logger := telemetry.NewLogger(out, in.Config.LogLevel)
 	return telemetryOut{
 		Telemetry: tel,
-		HTTP:      httpapi.Telemetry{Tracer: tel.Tracer, Meter: tel.Meter, Propagator: tel.Propagator, Logger: logger},
+		HTTP:      httpkit.Telemetry{Tracer: tel.Tracer, Meter: tel.Meter, Propagator: tel.Propagator, Logger: logger},
 		Logger:    logger,
 	}, nil
 }

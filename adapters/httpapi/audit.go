@@ -17,15 +17,15 @@ import (
 // newAuditDoor is the audit door (httpkit.AuditDoor) of the resource API
 // and the upload doors: refusals read from their problem documents, errors
 // answered by the ErrorHandler.
-func newAuditDoor(auditor ports.Auditor, trusted []netip.Prefix, tel Telemetry) httpkit.AuditDoor {
+func newAuditDoor(auditor ports.Auditor, trusted []netip.Prefix, tel httpkit.Telemetry) httpkit.AuditDoor {
 	return httpkit.AuditDoor{Recorder: auditor, Trusted: trusted, Failed: AuditFailures(tel), Reason: reasonOf,
 		Answer: func(c *fiber.Ctx, err error) error { return c.App().Config().ErrorHandler(c, err) }}
 }
 
 // AuditFailures counts answers refused because their audit event could
 // not be written, at every door (praxis.audit.write_failures).
-func AuditFailures(tel Telemetry) metric.Int64Counter {
-	return must(tel.withDefaults().Meter.Meter(instrumentation).Int64Counter(
+func AuditFailures(tel httpkit.Telemetry) metric.Int64Counter {
+	return httpkit.Must(tel.WithDefaults().Meter.Meter(instrumentation).Int64Counter(
 		"praxis.audit.write_failures", metric.WithDescription("Answers turned into 503 because their audit event could not be written")))
 }
 

@@ -64,7 +64,7 @@ func (p panickingSection) Register(r fiber.Router) {
 func TestAPanickingRequestIsAnEvent(t *testing.T) {
 	t.Parallel()
 	rec := &recordingAuditor{}
-	app := New(Telemetry{}, nil, panickingSection{door: newAuditDoor(rec, nil, Telemetry{})})
+	app := Hosted(httpkit.Telemetry{}, nil, panickingSection{door: newAuditDoor(rec, nil, httpkit.Telemetry{})})
 	resp, err := app.Test(httptest.NewRequest("GET", "/notes/abc", nil))
 	if err != nil || resp.StatusCode != 500 {
 		t.Fatalf("%v %v", resp, err)

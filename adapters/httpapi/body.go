@@ -16,8 +16,8 @@ import (
 )
 
 // readSmallBody reads a body that is handled whole (token requests, resource
-// writes), up to nonStreamingBodyLimit (httpkit.ReadBody).
-func readSmallBody(c *fiber.Ctx) ([]byte, error) { return httpkit.ReadBody(c, nonStreamingBodyLimit) }
+// writes), up to httpkit.SmallBodyLimit (httpkit.ReadBody).
+func readSmallBody(c *fiber.Ctx) ([]byte, error) { return httpkit.ReadBody(c, httpkit.SmallBodyLimit) }
 
 // errParams is a body that cannot be read as parameters.
 type errParams struct{ reason string }

@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/praxis-health/praxis/adapters/httpkit"
 	"github.com/praxis-health/praxis/api"
 	"github.com/praxis-health/praxis/domain/release"
 	"github.com/praxis-health/praxis/ports"
@@ -53,18 +54,18 @@ type removedOperation struct {
 }
 
 // NewLifecycle reads the served document and this build's release notes.
-func NewLifecycle(doc *OpenAPI, calls ports.DeprecatedCalls, tel Telemetry) (*Lifecycle, error) {
+func NewLifecycle(doc *OpenAPI, calls ports.DeprecatedCalls, tel httpkit.Telemetry) (*Lifecycle, error) {
 	return newLifecycle(doc.document, api.Releases(), calls, tel)
 }
 
-func newLifecycle(document []byte, releases []release.Release, calls ports.DeprecatedCalls, tel Telemetry) (*Lifecycle, error) {
-	tel = tel.withDefaults()
+func newLifecycle(document []byte, releases []release.Release, calls ports.DeprecatedCalls, tel httpkit.Telemetry) (*Lifecycle, error) {
+	tel = tel.WithDefaults()
 	routes, err := deprecationsOf(document)
 	if err != nil {
 		return nil, err
 	}
 	l := &Lifecycle{release: releases[0].Date, routes: routes, calls: calls, log: tel.Logger,
-		counted: must(tel.Meter.Meter(instrumentation).Int64Counter("praxis.api.deprecated_calls",
+		counted: httpkit.Must(tel.Meter.Meter(instrumentation).Int64Counter("praxis.api.deprecated_calls",
 			metric.WithDescription("Answers that carried a Deprecation header, by operation")))}
 	for _, r := range releases {
 		for _, c := range r.Changes {
@@ -80,7 +81,9 @@ func newLifecycle(document []byte, releases []release.Release, calls ports.Depre
 	return l, nil
 }
 
-func (l *Lifecycle) handle(c *fiber.Ctx) error {
+// Handle dates every answer with the release and answers a removed
+// operation 410; the host runs it before every door.
+func (l *Lifecycle) Handle(c *fiber.Ctx) error {
 	c.Set(releaseHeader, l.release)
 	for _, r := range l.removed {
 		if r.method == c.Method() && r.path.MatchString(c.Path()) {

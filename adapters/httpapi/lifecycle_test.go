@@ -88,11 +88,11 @@ func TestLifecycleHeaders(t *testing.T) {
 	calls := &countedCalls{calls: map[string]int{}}
 	releases := []release.Release{{Date: "2026-11-24", Summary: "s", Changes: []release.Change{
 		{Kind: release.KindRemoved, Text: "gone", Operations: []string{"DELETE /gone/{id}"}, Sunset: "2026-11-20"}}}}
-	life, err := newLifecycle([]byte(lifecycleDoc), releases, calls, Telemetry{})
+	life, err := newLifecycle([]byte(lifecycleDoc), releases, calls, httpkit.Telemetry{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	app := New(Telemetry{}, life, lifecycleRoutes{})
+	app := Hosted(httpkit.Telemetry{}, life, lifecycleRoutes{})
 	for _, tc := range []struct {
 		method, target, body string
 		status               int
@@ -159,7 +159,7 @@ func TestLifecycleHeaders(t *testing.T) {
 func TestLifecycleRefusesBadDates(t *testing.T) {
 	t.Parallel()
 	doc := strings.Replace(lifecycleDoc, `"x-sunset": "2027-01-05"`, `"x-sunset": "soon"`, 1)
-	if _, err := newLifecycle([]byte(doc), []release.Release{{Date: "2026-11-24"}}, nil, Telemetry{}); err == nil || !strings.Contains(err.Error(), "GET /old") {
+	if _, err := newLifecycle([]byte(doc), []release.Release{{Date: "2026-11-24"}}, nil, httpkit.Telemetry{}); err == nil || !strings.Contains(err.Error(), "GET /old") {
 		t.Errorf("a sunset that is no date: %v", err)
 	}
 }

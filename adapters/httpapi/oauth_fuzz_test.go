@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/praxis-health/praxis/adapters/httpapi"
+	"github.com/praxis-health/praxis/adapters/httpkit"
 	"github.com/praxis-health/praxis/app/usecase"
 	"github.com/praxis-health/praxis/test/testenv"
 )
@@ -33,7 +34,7 @@ func FuzzTokenEndpoint(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	app := httpapi.New(httpapi.Telemetry{}, nil, httpapi.NewOAuth(env.OAuth, httpapi.OAuthOptions{}, httpapi.Telemetry{}))
+	app := httpapi.Hosted(httpkit.Telemetry{}, nil, httpapi.NewOAuth(env.OAuth, httpapi.OAuthOptions{}, httpkit.Telemetry{}))
 	basic := "Basic " + base64.StdEncoding.EncodeToString([]byte(string(client.ID)+":"+string(secret)))
 	form := "application/x-www-form-urlencoded"
 	for _, seed := range []struct{ path, query, contentType, authorization, body string }{

@@ -47,11 +47,11 @@ type OAuth struct {
 }
 
 // NewOAuth serves auth.
-func NewOAuth(auth ports.Authorizer, opts OAuthOptions, tel Telemetry) *OAuth {
-	meter := tel.withDefaults().Meter.Meter(instrumentation)
+func NewOAuth(auth ports.Authorizer, opts OAuthOptions, tel httpkit.Telemetry) *OAuth {
+	meter := tel.WithDefaults().Meter.Meter(instrumentation)
 	return &OAuth{auth: auth, opts: opts,
-		issued:  must(meter.Int64Counter("praxis.oauth.tokens.issued", metric.WithDescription("Access tokens issued"))),
-		refused: must(meter.Int64Counter("praxis.oauth.tokens.refused", metric.WithDescription("Token requests refused, by RFC 6749 error code"))),
+		issued:  httpkit.Must(meter.Int64Counter("praxis.oauth.tokens.issued", metric.WithDescription("Access tokens issued"))),
+		refused: httpkit.Must(meter.Int64Counter("praxis.oauth.tokens.refused", metric.WithDescription("Token requests refused, by RFC 6749 error code"))),
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/praxis-health/praxis/adapters/httpapi"
+	"github.com/praxis-health/praxis/adapters/httpkit"
 	"github.com/praxis-health/praxis/domain"
 )
 
@@ -20,9 +21,9 @@ func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	app := httpapi.New(httpapi.Telemetry{}, nil, httpapi.NewUploads(nil, nil, nil, httpapi.UploadOptions{}, httpapi.Telemetry{}), httpapi.NewHealth(nil), served, httpapi.NewMetrics(http.NotFoundHandler()),
-		httpapi.NewOAuth(nil, httpapi.OAuthOptions{}, httpapi.Telemetry{}), httpapi.NewDocs(),
-		httpapi.NewResources(nil, nil, httpapi.OAuthOptions{}, httpapi.Telemetry{}, []httpapi.Route{httpapi.NewCompanySection(nil), httpapi.NewRecords(nil), httpapi.NewFilesSection(nil, httpapi.UploadOptions{}), httpapi.NewAuditEvents(nil)}))
+	app := httpapi.Hosted(httpkit.Telemetry{}, nil, httpapi.NewUploads(nil, nil, nil, httpapi.UploadOptions{}, httpkit.Telemetry{}), httpapi.NewHealth(nil), served, httpapi.NewMetrics(http.NotFoundHandler()),
+		httpapi.NewOAuth(nil, httpapi.OAuthOptions{}, httpkit.Telemetry{}), httpapi.NewDocs(),
+		httpapi.NewResources(nil, nil, httpapi.OAuthOptions{}, httpkit.Telemetry{}, []httpkit.Route{httpapi.NewCompanySection(nil), httpapi.NewRecords(nil), httpapi.NewFilesSection(nil, httpapi.UploadOptions{}), httpapi.NewAuditEvents(nil)}))
 	resp, err := app.Test(httptest.NewRequest("GET", "/api/oauth/v2/openapi.json", nil))
 	if err != nil {
 		t.Fatal(err)

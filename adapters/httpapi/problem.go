@@ -73,7 +73,7 @@ func ErrorHandler(c *fiber.Ctx, err error) error {
 // query strings, which carry secrets and patient data.
 func logFailure(c *fiber.Ctx, status int, err error) {
 	if status >= 500 {
-		slog.ErrorContext(c.UserContext(), "request failed", "method", c.Method(), "route", routeOf(c), "error", err.Error())
+		slog.ErrorContext(c.UserContext(), "request failed", "method", c.Method(), "route", httpkit.RouteOf(c), "error", err.Error())
 	}
 }
 
@@ -151,16 +151,3 @@ func writeProblem(c *fiber.Ctx, p problemDoc) error {
 func isUploadPath(path string) bool {
 	return strings.HasSuffix(path, "/upload") && (strings.HasPrefix(path, "/api/gdt/") || strings.HasPrefix(path, "/api/sonogdt/"))
 }
-
-// routeOf names the matched route template, never the raw path: a request
-// that only the root middleware matched (or nothing: fiber then reports the
-// raw path) is "unmatched". Below a group's guard it is the group's prefix.
-func routeOf(c *fiber.Ctx) string {
-	if r := c.Route(); r != nil && r.Path != "" && r.Path != "/" && len(r.Handlers) > 0 {
-		return r.Path
-	}
-	return unmatched
-}
-
-// unmatched is the route of a request no route took.
-const unmatched = "unmatched"

@@ -15,6 +15,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/praxis-health/praxis/adapters/httpapi"
+	"github.com/praxis-health/praxis/adapters/httpkit"
 )
 
 // panicking is a route planted to panic, as a bug in any handler would.
@@ -35,9 +36,9 @@ func (panicking) Register(r fiber.Router) {
 func TestPanicIsA500WithTheTraceID(t *testing.T) {
 	t.Parallel()
 	var logged bytes.Buffer
-	tel := httpapi.Telemetry{Tracer: sdktrace.NewTracerProvider(), Propagator: propagation.TraceContext{},
+	tel := httpkit.Telemetry{Tracer: sdktrace.NewTracerProvider(), Propagator: propagation.TraceContext{},
 		Logger: slog.New(slog.NewJSONHandler(&logged, nil))}
-	app := httpapi.New(tel, nil, panicking{})
+	app := httpapi.Hosted(tel, nil, panicking{})
 	for _, path := range []string{"/boom", "/boom-value"} {
 		resp, err := app.Test(httptest.NewRequest("GET", path, nil))
 		if err != nil {

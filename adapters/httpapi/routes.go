@@ -15,12 +15,12 @@ const resourcePrefix = "/api/oauth/v2/resource"
 type Resources struct {
 	auth     ports.Authorizer
 	door     httpkit.AuditDoor
-	sections []Route
+	sections []httpkit.Route
 }
 
 // NewResources guards sections with auth; every request with a valid
 // token is an audit event of its company.
-func NewResources(auth ports.Authorizer, auditor ports.Auditor, opts OAuthOptions, tel Telemetry, sections []Route) *Resources {
+func NewResources(auth ports.Authorizer, auditor ports.Auditor, opts OAuthOptions, tel httpkit.Telemetry, sections []httpkit.Route) *Resources {
 	return &Resources{auth: auth, door: newAuditDoor(auditor, opts.TrustedProxies, tel), sections: sections}
 }
 

@@ -13,6 +13,7 @@ import (
 	"gocloud.dev/blob"
 
 	"github.com/praxis-health/praxis/adapters/httpapi"
+	"github.com/praxis-health/praxis/adapters/httpkit"
 	"github.com/praxis-health/praxis/adapters/sqlstore"
 	"github.com/praxis-health/praxis/app/usecase"
 	"github.com/praxis-health/praxis/domain"
@@ -34,7 +35,7 @@ func FuzzUploadHandler(f *testing.F) {
 		f.Fatal(err)
 	}
 	uploads := env.Uploads
-	app := httpapi.New(httpapi.Telemetry{}, nil, httpapi.NewUploads(uploads, nil, nil, httpapi.UploadOptions{IdleTimeout: time.Second}, httpapi.Telemetry{}))
+	app := httpapi.Hosted(httpkit.Telemetry{}, nil, httpapi.NewUploads(uploads, nil, nil, httpapi.UploadOptions{IdleTimeout: time.Second}, httpkit.Telemetry{}))
 
 	var body bytes.Buffer
 	w := multipart.NewWriter(&body)

@@ -51,14 +51,14 @@ type Uploads struct {
 }
 
 // NewUploads serves the uploader.
-func NewUploads(uploader ports.Uploader, auth ports.Authorizer, auditor ports.Auditor, opts UploadOptions, tel Telemetry) *Uploads {
-	meter := tel.withDefaults().Meter.Meter(instrumentation)
+func NewUploads(uploader ports.Uploader, auth ports.Authorizer, auditor ports.Auditor, opts UploadOptions, tel httpkit.Telemetry) *Uploads {
+	meter := tel.WithDefaults().Meter.Meter(instrumentation)
 	return &Uploads{uploader: uploader, auth: auth, door: newAuditDoor(auditor, opts.TrustedProxies, tel), opts: opts,
-		bytes: must(meter.Int64Counter("praxis.upload.bytes", metric.WithUnit("By"),
+		bytes: httpkit.Must(meter.Int64Counter("praxis.upload.bytes", metric.WithUnit("By"),
 			metric.WithDescription("Bytes of files stored by the upload endpoints"))),
-		files: must(meter.Int64Counter("praxis.upload.files",
+		files: httpkit.Must(meter.Int64Counter("praxis.upload.files",
 			metric.WithDescription("Files stored by the upload endpoints"))),
-		refused: must(meter.Int64Counter("praxis.upload.refused",
+		refused: httpkit.Must(meter.Int64Counter("praxis.upload.refused",
 			metric.WithDescription("Upload requests refused, by reason"))),
 	}
 }

@@ -1,4 +1,4 @@
-package httpapi
+package httphost
 
 import (
 	"context"
@@ -17,62 +17,25 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
-	metricnoop "go.opentelemetry.io/otel/metric/noop"
-	"go.opentelemetry.io/otel/propagation"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
-	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/praxis-health/praxis/adapters/httpkit"
 	"github.com/praxis-health/praxis/adapters/internal/jsonlog"
 	"github.com/praxis-health/praxis/adapters/internal/otelattr"
 )
 
-const instrumentation = "github.com/praxis-health/praxis/adapters/httpapi"
-
-// Telemetry instruments the HTTP interface; the zero value records nothing
-// and logs nothing.
-type Telemetry struct {
-	Tracer     trace.TracerProvider
-	Meter      metric.MeterProvider
-	Propagator propagation.TextMapPropagator
-	Logger     *slog.Logger
-}
-
-func (t Telemetry) withDefaults() Telemetry {
-	if t.Tracer == nil {
-		t.Tracer = tracenoop.NewTracerProvider()
-	}
-	if t.Meter == nil {
-		t.Meter = metricnoop.NewMeterProvider()
-	}
-	if t.Propagator == nil {
-		t.Propagator = propagation.NewCompositeTextMapPropagator()
-	}
-	if t.Logger == nil {
-		t.Logger = slog.New(slog.DiscardHandler)
-	}
-	return t
-}
-
-// must panics on an instrument the SDK refuses: only a programming error
-// (an invalid name) makes it do so.
-func must[T any](v T, err error) T {
-	if err != nil {
-		panic(err)
-	}
-	return v
-}
+const instrumentation = "github.com/praxis-health/praxis/adapters/httphost"
 
 // observe is the first middleware: one server span per request named by its
 // route template, the request duration histogram, and one access log line,
 // in the stable OpenTelemetry HTTP conventions. Only method, route, status,
 // sizes and duration are recorded: never the raw path or query, headers or
 // bodies, which carry secrets and patient data (see scrubbedPath).
-func observe(t Telemetry) fiber.Handler {
-	t = t.withDefaults()
+func observe(t httpkit.Telemetry) fiber.Handler {
+	t = t.WithDefaults()
 	tracer := t.Tracer.Tracer(instrumentation)
-	duration := must(t.Meter.Meter(instrumentation).Float64Histogram("http.server.request.duration",
+	duration := httpkit.Must(t.Meter.Meter(instrumentation).Float64Histogram("http.server.request.duration",
 		metric.WithUnit("s"), metric.WithDescription("Duration of HTTP requests, by route and status"),
 		metric.WithExplicitBucketBoundaries(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)))
 	series := otelattr.NewSets(maxSeries, func(k seriesKey) []attribute.KeyValue {
@@ -97,7 +60,7 @@ func observe(t Telemetry) fiber.Handler {
 		// dropped, up to a bound, so that the client still sending it gets
 		// the answer instead of a reset; past the bound the connection closes.
 		httpkit.DrainOrClose(c, httpkit.Body(c))
-		status, route := c.Response().StatusCode(), routeOf(c)
+		status, route := c.Response().StatusCode(), httpkit.RouteOf(c)
 		if span.IsRecording() { // unsampled, what it would be given is built for nothing
 			span.SetName(method + " " + route)
 			span.SetAttributes(semconv.HTTPRoute(route), semconv.URLPath(scrubbedPath(route)), semconv.HTTPResponseStatusCode(status),
@@ -134,7 +97,7 @@ const maxSeries = 4096
 // (/settings/join/:company/:token); the audit trail, not the trace, says
 // which patient a request touched. An unmatched path is not recorded at all.
 func scrubbedPath(route string) string {
-	if route == unmatched {
+	if route == httpkit.Unmatched {
 		return "/" + redacted
 	}
 	segments := strings.Split(route, "/")
@@ -195,7 +158,7 @@ func serve(c *fiber.Ctx, log *slog.Logger) (err error) {
 		if re, ok := r.(runtime.Error); ok {
 			what = re.Error()
 		}
-		log.LogAttrs(c.UserContext(), slog.LevelError, "panic", slog.String("route", routeOf(c)),
+		log.LogAttrs(c.UserContext(), slog.LevelError, "panic", slog.String("route", httpkit.RouteOf(c)),
 			slog.String("panic", what), slog.String("stack", string(debug.Stack())))
 		err = errPanic
 	}()
