@@ -175,8 +175,9 @@ func PatientIndexOf(payload []byte) PatientIndex {
 		Email     *string `json:"email"`
 	}
 	_ = json.Unmarshal(payload, &p)
-	x := PatientIndex{Family: names.Fold(p.LastName), Given: names.Fold(p.FirstName), BirthDate: p.BirthDate,
-		SVNR: p.SVNR, KVNR: p.KVNR, Phone: p.Phone}
+	family, familyWords, familyCodes := names.Name(p.LastName)
+	given, givenWords, givenCodes := names.Name(p.FirstName)
+	x := PatientIndex{Family: family, Given: given, BirthDate: p.BirthDate, SVNR: p.SVNR, KVNR: p.KVNR, Phone: p.Phone}
 	if p.Email != nil {
 		e := strings.ToLower(*p.Email)
 		x.Email = &e
@@ -190,10 +191,10 @@ func PatientIndexOf(payload []byte) PatientIndex {
 			}
 		}
 	}
-	add(SearchFamily, names.Words(p.LastName))
-	add(SearchGiven, names.Words(p.FirstName))
-	add(SearchPhonetic, names.PhoneticWords(p.LastName))
-	add(SearchPhonetic, names.PhoneticWords(p.FirstName))
+	add(SearchFamily, familyWords)
+	add(SearchGiven, givenWords)
+	add(SearchPhonetic, familyCodes)
+	add(SearchPhonetic, givenCodes)
 	return x
 }
 

@@ -2,6 +2,7 @@ package names_test
 
 import (
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"unicode"
@@ -43,7 +44,8 @@ func referenceFold(s string) string {
 
 // TestFoldIsTheReference: Fold answers as the reference does for names of
 // the lists, for every script and mark the pieces below hold, and for
-// 20,000 strings drawn from them (invalid UTF-8 among them).
+// 20,000 strings drawn from them (invalid UTF-8 among them); Name, which
+// folds once, answers Fold, Words and PhoneticWords.
 func TestFoldIsTheReference(t *testing.T) {
 	pieces := []string{"Müller", "MÜLLER", "Mueller", "Straße", "STRAẞE", "Goethe", "José", "O'Brien", "Anna-Maria",
 		"Ærø", "Łukasz", "İstanbul", "ΣΊΣΥΦΟΣ", "Ольга", "한국", "ﬀ", "Å", "e\u0301", "\u0301", "ǅ", "Ⅻ", "٣",
@@ -52,6 +54,9 @@ func TestFoldIsTheReference(t *testing.T) {
 	check := func(s string) {
 		if got, want := names.Fold(s), referenceFold(s); got != want {
 			t.Errorf("Fold(%q) = %q, the reference %q", s, got, want)
+		}
+		if folded, parts, codes := names.Name(s); folded != names.Fold(s) || !slices.Equal(parts, names.Words(s)) || !slices.Equal(codes, names.PhoneticWords(s)) {
+			t.Errorf("Name(%q) = %q %q %q, not Fold, Words and PhoneticWords", s, folded, parts, codes)
 		}
 	}
 	for _, p := range pieces {

@@ -92,7 +92,17 @@ func isASCII(s string) bool {
 // ("Müller-Lüdenscheidt": muller, ludenscheidt), and where apostrophes
 // join letters, the joined word too ("O'Brien": o, brien, obrien). No word
 // is listed twice.
-func Words(s string) []string {
+func Words(s string) []string { return words(s, Fold(s)) }
+
+// Name is what a search keeps of a name: its Fold, its Words and its
+// PhoneticWords, folding it once for all three.
+func Name(s string) (folded string, parts, codes []string) {
+	folded = Fold(s)
+	return folded, words(s, folded), phoneticWords(folded)
+}
+
+// words are Words of s, whose Fold is folded.
+func words(s, folded string) []string {
 	var out []string
 	add := func(w string) {
 		for _, have := range out {
@@ -102,7 +112,7 @@ func Words(s string) []string {
 		}
 		out = append(out, w)
 	}
-	for _, w := range strings.Fields(Fold(s)) {
+	for _, w := range strings.Fields(folded) {
 		add(w)
 	}
 	if strings.ContainsAny(s, "'’`´") {
@@ -191,9 +201,12 @@ func Phonetic(s string) string {
 
 // PhoneticWords are the codes of a name's words, each once (the words
 // without letters have none).
-func PhoneticWords(s string) []string {
+func PhoneticWords(s string) []string { return phoneticWords(Fold(s)) }
+
+// phoneticWords are PhoneticWords of the name whose Fold is folded.
+func phoneticWords(folded string) []string {
 	var out []string
-	for _, w := range strings.Fields(Fold(s)) {
+	for _, w := range strings.Fields(folded) {
 		code := Phonetic(w)
 		if code == "" {
 			continue
