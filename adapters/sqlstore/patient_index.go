@@ -140,9 +140,8 @@ func indexCustomer(ctx context.Context, db bun.IDB, company domain.CompanyID, id
 	return writeWords(ctx, db, company, []indexed{{id, x}}, false)
 }
 
-// maxWordUpper ends a prefix's range of words: no folded word has a
-// character past it (the words compare bytewise: COLLATE "C", and SQLite's
-// BINARY).
+// maxWordUpper ends a prefix's range of customer_words (SQLite): no folded
+// word has a character past it (the words compare bytewise, BINARY).
 const maxWordUpper = "\U0010FFFF"
 
 // searchWhere narrows a select of the customers table to the customers that
