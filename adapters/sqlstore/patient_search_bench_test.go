@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"testing"
@@ -208,4 +209,73 @@ func benchDB(b *testing.B) *bun.DB {
 		b.Fatal(err)
 	}
 	return db
+}
+
+// BenchmarkPatientSearchSQLite: what the embedded mode's searches cost, in
+// practices of 10,000 and 50,000 patients: a last-name prefix (a range of
+// customer_words' key) and a contains-search, which SQLite has no index for
+// (it reads the folded names of every patient of the practice: its cost
+// grows with the practice). docs/contract.md §15 states the figures.
+func BenchmarkPatientSearchSQLite(b *testing.B) {
+	db, err := sqlstore.Open("sqlite:" + filepath.Join(b.TempDir(), "praxis.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = db.Close() })
+	if err := sqlstore.Migrate(context.Background(), db); err != nil {
+		b.Fatal(err)
+	}
+	r := porttest.RecordRepositories{Repositories: repositoriesOn(db), Records: sqlstore.NewRecordStore(db)}
+	sizes := []int{10_000, 50_000}
+	companies := make([]domain.CompanyID, len(sizes))
+	for i, n := range sizes {
+		c, _ := porttest.NewCompany(b, r.Repositories, "Praxis", 1<<20)
+		companies[i] = c.ID
+		seedPatients(b, r, c.ID, 1_000_000*(i+1), n, 200)
+	}
+	k := domain.CustomersKind()
+	list := func(company domain.CompanyID, cond domain.Condition, want int) func() error {
+		return func() error {
+			page, err := r.Records.List(context.Background(), company, k, domain.ListQuery{Limit: 10, Search: []domain.Condition{cond}})
+			if err == nil && len(page.Items) != want {
+				err = fmt.Errorf("a first page of %d, want %d", len(page.Items), want)
+			}
+			return err
+		}
+	}
+	// A contains-search that finds ten early stops early; one that finds
+	// nobody reads every patient of the practice.
+	prefix, _ := domain.NameCondition("family", domain.SearchFamily, domain.OpPrefix, "Ueberreiter")
+	contains, _ := domain.NameCondition("family", domain.SearchFamily, domain.OpContains, "berrei")
+	nobody, _ := domain.NameCondition("family", domain.SearchFamily, domain.OpContains, "xqzx")
+	timings := map[string][]time.Duration{}
+	calls := map[string]func() error{}
+	for i, n := range sizes {
+		calls[fmt.Sprintf("prefix-%d", n)] = list(companies[i], prefix, 10)
+		calls[fmt.Sprintf("contains-%d", n)] = list(companies[i], contains, 10)
+		calls[fmt.Sprintf("nobody-%d", n)] = list(companies[i], nobody, 0)
+	}
+	b.ResetTimer()
+	for range b.N {
+		for range 100 {
+			for name, call := range calls {
+				start := time.Now()
+				if err := call(); err != nil {
+					b.Fatalf("%s: %v", name, err)
+				}
+				timings[name] = append(timings[name], time.Since(start))
+			}
+		}
+	}
+	b.StopTimer()
+	q := func(name string, p float64) time.Duration {
+		t := slices.Sorted(slices.Values(timings[name]))
+		return t[int(p*float64(len(t)-1))]
+	}
+	for _, n := range sizes {
+		b.Logf("SQLite, %d patients: last-name prefix p50 %v p99 %v; family:contains p50 %v p99 %v, finding nobody (every patient read) p50 %v p99 %v", n,
+			q(fmt.Sprintf("prefix-%d", n), 0.5), q(fmt.Sprintf("prefix-%d", n), 0.99),
+			q(fmt.Sprintf("contains-%d", n), 0.5), q(fmt.Sprintf("contains-%d", n), 0.99),
+			q(fmt.Sprintf("nobody-%d", n), 0.5), q(fmt.Sprintf("nobody-%d", n), 0.99))
+	}
 }
