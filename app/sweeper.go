@@ -2,11 +2,11 @@ package app
 
 import (
 	"context"
-	"github.com/praxis-health/praxis/ports"
 	"log/slog"
 	"strings"
-	"sync/atomic"
 	"time"
+
+	"github.com/praxis-health/praxis/ports"
 
 	"go.uber.org/fx"
 
@@ -106,40 +106,55 @@ const patientIndexRecheck = time.Minute
 // was, and several replicas share the work (SKIP LOCKED). Until a company's
 // customers are all indexed, a search of it answers 503
 // search-index-building (docs/contract.md §15); the feed is served as ever.
-// Once done it looks again every minute: while a rolling upgrade runs, a
-// server of the previous build still writes customers by older rules.
 func startPatientIndexer(lc fx.Lifecycle, store ports.RecordStore, logger *slog.Logger) {
-	indexer, ok := store.(interface {
-		IndexCustomers(ctx context.Context, batch int64) (int, error)
-	})
+	indexer, ok := store.(customerIndexer)
 	if !ok {
 		return
 	}
-	var doneAt atomic.Int64 // unix nanoseconds of the last pass that found none left; 0 before
-	every(lc, time.Second, func(ctx context.Context) {
-		if at := doneAt.Load(); at != 0 && time.Since(time.Unix(0, at)) < patientIndexRecheck {
+	p := &patientIndexer{store: indexer, logger: logger}
+	every(lc, time.Second, func(ctx context.Context) { p.pass(ctx, time.Now()) })
+}
+
+// customerIndexer is the store's backfill of the patient search's index.
+type customerIndexer interface {
+	IndexCustomers(ctx context.Context, batch int64) (int, error)
+}
+
+// patientIndexer runs the backfill's passes, one at a time.
+type patientIndexer struct {
+	store  customerIndexer
+	logger *slog.Logger
+	doneAt time.Time // when a pass last found none left; zero before
+}
+
+// pass indexes batches until none is left, unless a pass found none left
+// within patientIndexRecheck of now: once done it looks again every minute,
+// since while a rolling upgrade runs a server of the previous build still
+// writes customers by older rules. A failed batch is tried again at the
+// next pass.
+func (p *patientIndexer) pass(ctx context.Context, now time.Time) {
+	if !p.doneAt.IsZero() && now.Sub(p.doneAt) < patientIndexRecheck {
+		return
+	}
+	total := 0
+	for ctx.Err() == nil {
+		n, err := p.store.IndexCustomers(ctx, patientIndexBatch)
+		if err != nil {
+			p.logger.Warn("the patient search index's backfill failed; it is tried again", "error", err.Error(), "indexed", total)
 			return
 		}
-		total := 0
-		for ctx.Err() == nil {
-			n, err := indexer.IndexCustomers(ctx, patientIndexBatch)
-			if err != nil {
-				logger.Warn("the patient search index's backfill failed; it is tried again", "error", err.Error(), "indexed", total)
-				return
-			}
-			total += n
-			if n == 0 {
-				break
-			}
-			if total%(20*patientIndexBatch) == 0 {
-				logger.Info("the patient search index's backfill goes on", "indexed", total)
-			}
+		total += n
+		if n == 0 {
+			break
 		}
-		if ctx.Err() == nil {
-			doneAt.Store(time.Now().UnixNano())
-			if total > 0 {
-				logger.Info("the patient search index's backfill is complete", "indexed", total)
-			}
+		if total%(20*patientIndexBatch) == 0 {
+			p.logger.Info("the patient search index's backfill goes on", "indexed", total)
 		}
-	})
+	}
+	if ctx.Err() == nil {
+		p.doneAt = now
+		if total > 0 {
+			p.logger.Info("the patient search index's backfill is complete", "indexed", total)
+		}
+	}
 }
