@@ -160,26 +160,8 @@ func BenchmarkPatientSearch(b *testing.B) {
 		}
 		return err
 	}
-	const rounds = 400
-	timings := map[string][]time.Duration{}
-	b.ResetTimer()
-	for range b.N {
-		for range rounds { // interleaved: each kind of call sees the same machine
-			for name, call := range map[string]func() error{"search": search(big), "small": search(small), "id": byID, "match": match,
-				"sorted": sorted, "sorted-search": sortedSearch, "contains": contains} {
-				start := time.Now()
-				if err := call(); err != nil {
-					b.Fatalf("%s: %v", name, err)
-				}
-				timings[name] = append(timings[name], time.Since(start))
-			}
-		}
-	}
-	b.StopTimer()
-	q := func(name string, p float64) time.Duration {
-		t := slices.Sorted(slices.Values(timings[name]))
-		return t[int(p*float64(len(t)-1))]
-	}
+	q := timeInterleaved(b, 400, map[string]func() error{"search": search(big), "small": search(small), "id": byID, "match": match,
+		"sorted": sorted, "sorted-search": sortedSearch, "contains": contains})
 	for _, name := range []string{"search", "small", "id", "match", "sorted", "sorted-search", "contains"} {
 		b.ReportMetric(float64(q(name, 0.5).Microseconds()), name+"-p50-µs")
 		b.ReportMetric(float64(q(name, 0.99).Microseconds()), name+"-p99-µs")
@@ -248,16 +230,29 @@ func BenchmarkPatientSearchSQLite(b *testing.B) {
 	prefix, _ := domain.NameCondition("family", domain.SearchFamily, domain.OpPrefix, "Ueberreiter")
 	contains, _ := domain.NameCondition("family", domain.SearchFamily, domain.OpContains, "berrei")
 	nobody, _ := domain.NameCondition("family", domain.SearchFamily, domain.OpContains, "xqzx")
-	timings := map[string][]time.Duration{}
 	calls := map[string]func() error{}
 	for i, n := range sizes {
 		calls[fmt.Sprintf("prefix-%d", n)] = list(companies[i], prefix, 10)
 		calls[fmt.Sprintf("contains-%d", n)] = list(companies[i], contains, 10)
 		calls[fmt.Sprintf("nobody-%d", n)] = list(companies[i], nobody, 0)
 	}
+	q := timeInterleaved(b, 100, calls)
+	for _, n := range sizes {
+		b.Logf("SQLite, %d patients: last-name prefix p50 %v p99 %v; family:contains p50 %v p99 %v, finding nobody (every patient read) p50 %v p99 %v", n,
+			q(fmt.Sprintf("prefix-%d", n), 0.5), q(fmt.Sprintf("prefix-%d", n), 0.99),
+			q(fmt.Sprintf("contains-%d", n), 0.5), q(fmt.Sprintf("contains-%d", n), 0.99),
+			q(fmt.Sprintf("nobody-%d", n), 0.5), q(fmt.Sprintf("nobody-%d", n), 0.99))
+	}
+}
+
+// timeInterleaved times each call rounds times per b.N, the calls
+// interleaved so that each sees the same machine, and answers the
+// quantile p of a call's times.
+func timeInterleaved(b *testing.B, rounds int, calls map[string]func() error) func(name string, p float64) time.Duration {
+	timings := map[string][]time.Duration{}
 	b.ResetTimer()
 	for range b.N {
-		for range 100 {
+		for range rounds {
 			for name, call := range calls {
 				start := time.Now()
 				if err := call(); err != nil {
@@ -268,14 +263,8 @@ func BenchmarkPatientSearchSQLite(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	q := func(name string, p float64) time.Duration {
+	return func(name string, p float64) time.Duration {
 		t := slices.Sorted(slices.Values(timings[name]))
 		return t[int(p*float64(len(t)-1))]
-	}
-	for _, n := range sizes {
-		b.Logf("SQLite, %d patients: last-name prefix p50 %v p99 %v; family:contains p50 %v p99 %v, finding nobody (every patient read) p50 %v p99 %v", n,
-			q(fmt.Sprintf("prefix-%d", n), 0.5), q(fmt.Sprintf("prefix-%d", n), 0.99),
-			q(fmt.Sprintf("contains-%d", n), 0.5), q(fmt.Sprintf("contains-%d", n), 0.99),
-			q(fmt.Sprintf("nobody-%d", n), 0.5), q(fmt.Sprintf("nobody-%d", n), 0.99))
 	}
 }
