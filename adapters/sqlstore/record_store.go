@@ -510,21 +510,26 @@ func (s *RecordStore) Put(ctx context.Context, company domain.CompanyID, kind *d
 		return nil
 	}
 	if tableOf(kind).kind == "" { // the customers table
+		pg := db.Dialect().Name() == dialect.PG
 		rows := make([]customerRow, len(fresh))
-		words := make([]indexed, len(fresh))
+		var words []indexed // SQLite's, for customer_words; PostgreSQL's go in the rows
 		var top int64
 		for i, o := range fresh {
 			id, _ := strconv.ParseInt(o.ID, 10, 64)
 			top = max(top, id)
 			x := domain.PatientIndexOf(o.Payload)
-			words[i] = indexed{id, x}
 			rows[i] = customerRow{ID: id, CompanyID: uuid.UUID(company), Payload: string(o.Payload), SVNR: x.SVNR,
 				Version: 1, Change: change, CreatedAt: at, UpdatedAt: at,
 				SearchFamily: x.Family, SearchGiven: x.Given, BirthDate: x.BirthDate, KVNR: x.KVNR, Phone: x.Phone, Email: x.Email,
-				SearchVersion: indexVersion, SearchWords: lexemes(x.Words)}
+				SearchVersion: indexVersion}
+			if pg {
+				rows[i].SearchWords = lexemes(x.Words)
+			} else {
+				words = append(words, indexed{id, x})
+			}
 		}
 		insert := db.NewInsert().Model(&rows)
-		if db.Dialect().Name() != dialect.PG {
+		if !pg {
 			insert = insert.ExcludeColumn("search_words")
 		}
 		if _, err := insert.Exec(ctx); err != nil {
@@ -533,7 +538,7 @@ func (s *RecordStore) Put(ctx context.Context, company domain.CompanyID, kind *d
 		if err := writeWords(ctx, db, company, words, true); err != nil {
 			return err
 		}
-		if db.Dialect().Name() == dialect.PG {
+		if pg {
 			if err := keepSequencePast(ctx, db, top); err != nil {
 				return err
 			}
