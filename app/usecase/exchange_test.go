@@ -157,3 +157,60 @@ func TestImportAppliesCustomersFirstAndDeletionsLast(t *testing.T) {
 		t.Errorf("the note the file deletes: %v, want not found", err)
 	}
 }
+
+// TestImportWritesEveryBatchsIndexAndUndoesAFailedOne: an import writes its
+// patients a batch at a time, each batch's search index with it: every
+// batch's patients are found by name afterwards; when a later batch fails
+// (an id another company holds), the earlier ones are undone.
+func TestImportWritesEveryBatchsIndexAndUndoesAFailedOne(t *testing.T) {
+	t.Parallel()
+	env := testenv.NewEmbedded(t)
+	f := newPracticeFixture(t, env)
+	other := newPracticeFixture(t, env)
+	patients := func(family string, first, n int) []string {
+		lines := make([]string, n)
+		for i := range lines {
+			lines[i] = fmt.Sprintf(`{"section":"customers","id":%d,"data":{"first_name":"Ida","last_name":%q,"birth_date":"1960-02-01"}}`, first+i, family)
+		}
+		return lines
+	}
+	found := func(family string) int64 {
+		t.Helper()
+		cond, err := domain.NameCondition("family", domain.SearchFamily, domain.OpPrefix, family)
+		if err != nil {
+			t.Fatal(err)
+		}
+		page, err := env.Records.List(context.Background(), f.grant, domain.KindOf("customers"),
+			domain.ListQuery{Limit: 1, Search: []domain.Condition{cond}, Total: domain.TotalAccurate})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return *page.Total
+	}
+	// Three batches and a part of one (importBatch is 500): half Müller, half Berger.
+	lines := append(patients("Müller", 81000, 900), patients("Berger", 81900, 901)...)
+	if r, err := importLines(t, env, f.grant.CompanyID, lines...); err != nil || r.Created["customers"] != 1801 {
+		t.Fatalf("import: %+v %v", r, err)
+	}
+	if n := found("mueller"); n != 900 {
+		t.Errorf("Mueller found %d times, want 900", n)
+	}
+	if n := found("Berg"); n != 902 { // the fixture's Anna Berger too
+		t.Errorf("Berg found %d times, want 902", n)
+	}
+	// The fourth batch names a customer number of another company.
+	taken, err := env.Admin.CreateCustomer(context.Background(), usecase.NewCustomerInput{Company: other.grant.CompanyID, FirstName: "Eva", LastName: "Taken"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines = patients("Huber", 83000, 1700)
+	lines = append(lines, fmt.Sprintf(`{"section":"customers","id":%d,"data":{"first_name":"Eva","last_name":"Huber","birth_date":"1960-02-01"}}`, taken.ID))
+	lines = append(lines, patients("Huber", 84700, 600)...)
+	var lineErrs *usecase.ImportErrors
+	if _, err := importLines(t, env, f.grant.CompanyID, lines...); !errors.As(err, &lineErrs) || !strings.Contains(err.Error(), "lines 1501–2000 names an id taken outside this company") {
+		t.Fatalf("an id of another company in the fourth batch: %v, want its lines refused", err)
+	}
+	if n := found("Huber"); n != 0 {
+		t.Errorf("after the failed import %d Hubers are found, want none", n)
+	}
+}
