@@ -86,6 +86,11 @@ type ListQuery struct {
 	// Fields keeps objects whose payload field (one of the kind's Filters)
 	// has the value.
 	Fields map[string]string
+	// Where keeps the objects that meet every condition on the section's
+	// own columns (the files' list only: SearchStored, SearchCategory,
+	// SearchContentType, SearchExamination): a filter of the feed, whose
+	// order, cursor and hold-back stay.
+	Where []Condition
 	// Search keeps the customers that meet every condition (the customers'
 	// list only: domain/patient_search.go); the feed's order and cursor stay.
 	Search []Condition

@@ -33,10 +33,17 @@ const (
 	SearchPhone     SearchField = "phone" // E.164
 	SearchEmail     SearchField = "email" // compared in lower case
 	SearchSex       SearchField = "sex"
-	SearchID        SearchField = "id" // the customer's number
+	SearchID        SearchField = "id" // the customer's number (on files, the file's id)
 	// SearchIdentifier: the SVNR, the KVNR or the customer's number (an
 	// identifier given without its system).
 	SearchIdentifier SearchField = "identifier"
+
+	// The files' own columns (ListQuery.Where: a DocumentReference search,
+	// a DiagnosticReport's GDT results).
+	SearchStored      SearchField = "stored"       // when the file was stored (Instants)
+	SearchCategory    SearchField = "category"     // report, image, lab, letter, other
+	SearchContentType SearchField = "content_type" // the sniffed media type
+	SearchExamination SearchField = "examination"  // OpPresent: a device's GDT result
 )
 
 // SearchOp is how a condition compares.
@@ -53,18 +60,34 @@ const (
 	OpExact
 	// OpRange: a date within the condition's range (Ranges).
 	OpRange
+	// OpInstants: an instant within any of the condition's Instants.
+	OpInstants
+	// OpPresent: the field is held (no values).
+	OpPresent
 )
 
-// Condition is one filter of a patient search: Field compared by Op with
+// Condition is one filter of a patient search (or of ListQuery.Where on
+// the files' columns): Field compared by Op with
 // any of Values (already in the form the store compares: folded words,
 // phonetic codes, a canonical identifier), or, for OpRange, in any of Ranges.
 // A value of OpPrefix or of SearchPhonetic is words separated by spaces,
 // all of which must hold.
 type Condition struct {
-	Field  SearchField
-	Op     SearchOp
-	Values []string
-	Ranges []DateRange
+	Field    SearchField
+	Op       SearchOp
+	Values   []string
+	Ranges   []DateRange
+	Instants []InstantRange
+}
+
+// InstantRange is a date search value against an instant (FHIR R4
+// §3.1.1.4.2): the prefix and the range [From, To) the value spells at its
+// precision (a day, a second). The instant compared is a point: eq holds
+// when it lies in the range, gt when at or after To, ge at or after From,
+// lt before From, le before To, ne outside.
+type InstantRange struct {
+	Prefix   string
+	From, To time.Time
 }
 
 // DateRange is a date search value at day precision (FHIR R4 §3.1.1.4.2):

@@ -621,6 +621,79 @@ func TestFHIRLabReportsAndDeviceOrders(t *testing.T) {
 	}
 }
 
+// TestFHIRDocumentSearchReachesTheQuery: DocumentReference's parameters
+// are conditions of the files' query, not a filter of feed pages: a match
+// behind more non-matching files than a search used to read comes on the
+// first page, every page is full, and the last has no next link.
+func TestFHIRDocumentSearchReachesTheQuery(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, b backend) {
+		s := startServer(t, b)
+		p, other := newPractice(t, s), newPractice(t, s)
+		upload := func(p practice, category string, n int) []string {
+			parts := []part{fieldPart("customer_id", fmt.Sprint(p.customer)), fieldPart("category", category)}
+			for i := range n {
+				parts = append(parts, filePart(fmt.Sprintf("%s-%d.pdf", category, i), pdfOfSize(1000+i)))
+			}
+			created := p.postFiles(t, parts...)
+			if created.status != http.StatusCreated {
+				t.Fatalf("POST files: %d %s", created.status, created.body)
+			}
+			var ids []string
+			for _, f := range created.decode(t)["data"].([]any) {
+				ids = append(ids, f.(map[string]any)["id"].(string))
+			}
+			return ids
+		}
+		images := upload(p, "image", 12)
+		letter := upload(p, "letter", 1)
+		upload(other, "letter", 1)
+		// The sync feed holds a change back while an older transaction (of
+		// any test on the server) may still commit before it.
+		eventually(t, time.Minute, "the 13 files on the feed", func() bool {
+			return len(readBundle(t, p.fhir(t, "DocumentReference?_count=100")).ids["match"]) == 13
+		})
+		paged := func(query string) (ids []string, pages int) {
+			t.Helper()
+			for next := "DocumentReference?" + query; next != ""; pages++ {
+				if pages == 20 {
+					t.Fatalf("%s: more than 20 pages", query)
+				}
+				page := readBundle(t, p.fhir(t, next))
+				if len(page.ids["match"]) == 0 {
+					t.Errorf("%s: page %d is empty (next %q)", query, pages+1, page.next)
+				}
+				ids = append(ids, page.ids["match"]...)
+				next = strings.TrimPrefix(page.next, s.url+fhirBase)
+			}
+			return ids, pages
+		}
+		for _, c := range []struct {
+			query string
+			want  []string
+			pages int
+		}{
+			{"category=letter&_count=1", letter, 1},
+			{"category=http://example.org|letter&_count=1", letter, 1}, // the system is not compared
+			{"contenttype=application/pdf&category=letter,report&_count=1", letter, 1},
+			{"_id=" + letter[0] + "," + images[0] + "&category=letter", letter, 1},
+			{"category=image&date=ge2000-01-01&_count=5", images, 3},
+			{"date=eq" + time.Now().UTC().Format("2006-01-02") + "&category=letter&_count=1", letter, 1},
+		} {
+			got, pages := paged(c.query) // one upload's files are one change, in the order of their ids
+			if slices.Sort(got); !slices.Equal(got, slices.Sorted(slices.Values(c.want))) || pages != c.pages {
+				t.Errorf("DocumentReference?%s: %v in %d pages, want %v in %d", c.query, got, pages, c.want, c.pages)
+			}
+		}
+		for _, query := range []string{"date=lt2000-01-01", "category=other", "category=letter&contenttype=image/png"} {
+			if page := readBundle(t, p.fhir(t, "DocumentReference?"+query)); len(page.ids["match"]) != 0 || page.next != "" {
+				t.Errorf("DocumentReference?%s: %v, next %q; want none and no next link", query, page.ids["match"], page.next)
+			}
+		}
+		outcome(t, "a malformed date", p.fhir(t, "DocumentReference?date=gt2026-13"), http.StatusBadRequest, "invalid")
+	})
+}
+
 // TestFHIRFilesAsDocuments: a stored file is a DocumentReference of its
 // patient whose attachment names its Binary; the Binary answers the bytes
 // as stored, with their sniffed type, as an attachment; Binary is read by

@@ -164,6 +164,11 @@ func (s *Server) search(c *fiber.Ctx) error {
 		req.search = append(req.search, domain.Condition{Field: domain.SearchID, Op: domain.OpEqual, Values: req.ids})
 		req.ids = nil
 	}
+	if rt.filtered() && len(req.ids) > 0 { // likewise, on the section's id column
+		valid := slices.DeleteFunc(slices.Clone(req.ids), func(id string) bool { return !s.views.of(rt).validID(id) })
+		req.where = append(req.where, domain.Condition{Field: domain.SearchID, Op: domain.OpEqual, Values: valid})
+		req.ids = nil
+	}
 	grant := httpkit.GrantOf(c)
 	self := s.base(c) + "/" + rt.name
 	x := view{company: grant.CompanyID}
@@ -249,7 +254,7 @@ func (s *Server) byID(c *fiber.Ctx, rt *resourceType, req request) ([]object, er
 // the last object read, "" at the end of the feed.
 func (s *Server) scan(c *fiber.Ctx, rt *resourceType, req request) (matches []object, next string, total *int64, err error) {
 	rd := s.views.of(rt)
-	q := domain.ListQuery{After: req.cursor, UpdatedSince: req.since, Customer: req.customer, Search: req.search, Total: req.total, Sort: req.sort}
+	q := domain.ListQuery{After: req.cursor, UpdatedSince: req.since, Customer: req.customer, Where: req.where, Search: req.search, Total: req.total, Sort: req.sort}
 	for range maxReads {
 		q.Limit = req.count - len(matches)
 		if req.count0 { // the total alone: no object read, no patient named in the audit event

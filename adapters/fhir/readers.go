@@ -150,6 +150,9 @@ func (r fileReader) batch(ctx context.Context, grant domain.Grant, ids []string)
 }
 
 func (r fileReader) list(ctx context.Context, grant domain.Grant, q domain.ListQuery) (nativePage, error) {
+	if r.results { // the GDT results alone, chosen by the query: every page full
+		q.Where = append(slices.Clip(q.Where), domain.Condition{Field: domain.SearchExamination, Op: domain.OpPresent})
+	}
 	page, err := r.files.List(ctx, grant, q)
 	if err != nil {
 		return nativePage{}, err

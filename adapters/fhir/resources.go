@@ -111,9 +111,9 @@ var resources = []*resourceType{
 			{name: "status", kind: "token", doc: "final, preliminary, corrected", match: tokenOf(func(o object) string { return reportStatus(o) })},
 		}},
 	{name: "DocumentReference", section: "files", patient: "customer_id", toFHIR: documentReference, params: []searchParam{
-		{name: "date", kind: "date", doc: "when the file was stored", match: dateField("created_at")},
-		{name: "category", kind: "token", doc: "report, image, lab, letter, other", match: tokenOf(func(o object) string { return str(o, "category") })},
-		{name: "contenttype", kind: "token", doc: "the file's media type, as sniffed from its bytes", match: tokenOf(func(o object) string { return str(o, "content_type") })},
+		{name: "date", kind: "date", doc: "when the file was stored", query: instantQuery(domain.SearchStored)},
+		{name: "category", kind: "token", doc: "report, image, lab, letter, other", query: tokenQuery(domain.SearchCategory)},
+		{name: "contenttype", kind: "token", doc: "the file's media type, as sniffed from its bytes", query: tokenQuery(domain.SearchContentType)},
 	}},
 	{name: "Binary", section: "files", binary: true},
 	{name: "Schedule", section: "service-assignments", toFHIR: schedule, params: []searchParam{
@@ -130,6 +130,10 @@ var resources = []*resourceType{
 // searchable: the type's search reaches the query (Patient's: _total and
 // _summary=count are served there).
 func (rt *resourceType) searchable() bool { return rt.section == "customers" }
+
+// filtered: the type's parameters reach the query as conditions on its
+// section's columns (ListQuery.Where: DocumentReference's, on the files').
+func (rt *resourceType) filtered() bool { return rt.section == "files" }
 
 // resourceByName is the served resource of a type name, or nil.
 func resourceByName(name string) *resourceType {

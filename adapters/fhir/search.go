@@ -192,6 +192,9 @@ type request struct {
 	includes []string
 	// none is a request nothing can match (two different patients).
 	none bool
+	// where are the parameters that reach the query as conditions on the
+	// section's columns (DocumentReference's).
+	where []domain.Condition
 	// search are the parameters that reach the query (Patient's), total
 	// what _total asked, and count only the total (_summary=count).
 	search []domain.Condition
@@ -314,7 +317,11 @@ func (req *request) read(rt *resourceType, params []searchParam, name, raw strin
 		if err != nil {
 			return err
 		}
-		req.search = append(req.search, cond)
+		if rt.filtered() {
+			req.where = append(req.where, cond)
+		} else {
+			req.search = append(req.search, cond)
+		}
 		return nil
 	}
 	i := slices.IndexFunc(params, func(p searchParam) bool { return p.name == name })

@@ -159,6 +159,12 @@ func (r *FileRepository) List(ctx context.Context, company domain.CompanyID, lq 
 		q = q.Where("files.order_match = ?", match)
 		lq.Fields = nil
 	}
+	for _, c := range lq.Where {
+		var err error
+		if q, err = fileCondition(q, c); err != nil {
+			return ports.FilePage{}, err
+		}
+	}
 	q, err := feedQuery(q, "files", lq, func(id string) (any, bool) { return id, domain.ValidObjectID(id) }, nil)
 	if err != nil {
 		return ports.FilePage{}, err
@@ -177,6 +183,43 @@ func (r *FileRepository) List(ctx context.Context, company domain.CompanyID, lq 
 		page.Files = append(page.Files, f)
 	}
 	return page, nil
+}
+
+// fileColumns are the files' columns a condition of ListQuery.Where reads.
+var fileColumns = map[domain.SearchField]string{
+	domain.SearchStored: "files.created_at", domain.SearchCategory: "files.category",
+	domain.SearchContentType: "files.content_type", domain.SearchExamination: "files.gdt",
+	domain.SearchID: "files.id", // values: valid file ids
+}
+
+// fileCondition narrows q to the files that meet c: its values (or
+// ranges) are alternatives; no value matches nothing.
+func fileCondition(q *bun.SelectQuery, c domain.Condition) (*bun.SelectQuery, error) {
+	col, ok := fileColumns[c.Field]
+	if !ok {
+		return q, fmt.Errorf("files have no condition on %q", c.Field)
+	}
+	switch c.Op {
+	case domain.OpPresent:
+		return q.Where(col + " IS NOT NULL"), nil
+	case domain.OpInstants:
+		if len(c.Instants) == 0 {
+			return q.Where("1 = 0"), nil
+		}
+		return q.WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
+			for _, r := range c.Instants {
+				text, args := rangeTest(col, r.Prefix, r.From.UTC(), r.To.UTC())
+				q = q.WhereOr(text, args...)
+			}
+			return q
+		}), nil
+	case domain.OpEqual:
+		if len(c.Values) == 0 {
+			return q.Where("1 = 0"), nil
+		}
+		return q.Where(col+" IN (?)", bun.List(c.Values)), nil
+	}
+	return q, fmt.Errorf("files have no condition %d on %q", c.Op, c.Field)
 }
 
 func (r *FileRepository) AssignOrder(ctx context.Context, company domain.CompanyID, id domain.FileID, order string, at time.Time) (domain.File, error) {

@@ -292,19 +292,26 @@ func nameColumns(f domain.SearchField, exact bool, pg bool) []string {
 // dateRange is a date column's test against a range of dates [From, To)
 // by FHIR's date prefixes at day precision.
 func dateRange(col string, r domain.DateRange) (string, []any) {
-	switch r.Prefix {
+	return rangeTest(col, r.Prefix, r.From, r.To)
+}
+
+// rangeTest is a column's test against a search value's range [from, to)
+// by FHIR's date prefixes, the column's value a point (a day, an instant:
+// domain.InstantRange).
+func rangeTest(col, prefix string, from, to any) (string, []any) {
+	switch prefix {
 	case "ne":
-		return "(" + col + " < ? OR " + col + " >= ?)", []any{r.From, r.To}
+		return "(" + col + " < ? OR " + col + " >= ?)", []any{from, to}
 	case "gt":
-		return col + " >= ?", []any{r.To}
+		return col + " >= ?", []any{to}
 	case "ge":
-		return col + " >= ?", []any{r.From}
+		return col + " >= ?", []any{from}
 	case "lt":
-		return col + " < ?", []any{r.From}
+		return col + " < ?", []any{from}
 	case "le":
-		return col + " < ?", []any{r.To}
+		return col + " < ?", []any{to}
 	}
-	return "(" + col + " >= ? AND " + col + " < ?)", []any{r.From, r.To}
+	return "(" + col + " >= ? AND " + col + " < ?)", []any{from, to}
 }
 
 // likeEscape escapes LIKE's wildcards in a folded value.

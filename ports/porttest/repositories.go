@@ -16,6 +16,7 @@ import (
 
 	"github.com/praxis-health/praxis/domain"
 	"github.com/praxis-health/praxis/domain/bulk"
+	"github.com/praxis-health/praxis/domain/gdt"
 	"github.com/praxis-health/praxis/ports"
 )
 
@@ -50,6 +51,7 @@ func RunRepositorySuite(t *testing.T, newRepos func(t *testing.T) Repositories) 
 		{"storage reservation is atomic and bounded by the quota", storageReservation},
 		{"files: a failed transaction keeps nothing", filesFailedTransaction},
 		{"files: round trip and another company", filesRoundTrip},
+		{"files: conditions on their columns, paged, another company", filesConditions},
 		{"companies are listed for maintenance", companiesListed},
 		{"deprecated calls: per client and day, concurrent counts add up, another company sees none", deprecatedCallsCounted},
 		{"assertion ids: once per client until they expire, concurrent uses one winner, another company refused", assertionIDsOnce},
@@ -526,6 +528,110 @@ func NewCustomer(t *testing.T, r Repositories, company domain.CompanyID, id doma
 		t.Fatal(err)
 	}
 	return stored
+}
+
+// filesConditions: files: ListQuery.Where narrows the feed to the files
+// whose columns meet every condition (alternatives within one), keeping
+// the feed's order and paging; another company's files are never answered.
+func filesConditions(t *testing.T, r Repositories) {
+	ctx := context.Background()
+	a, _ := NewCompany(t, r, "A", 1000)
+	b, _ := NewCompany(t, r, "B", 1000)
+	ca := NewCustomer(t, r, a.ID, 0)
+	cb := NewCustomer(t, r, b.ID, 0)
+	file := func(company domain.CompanyID, customer domain.CustomerID, category, media, stored string, result bool) domain.File {
+		f := newFile(company, customer, 1)
+		at, err := time.Parse(time.RFC3339, stored)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Category, f.ContentType, f.CreatedAt, f.UpdatedAt = category, media, at, at
+		if result {
+			f.GDT = &gdt.Info{RecordType: "6310"}
+		}
+		return f
+	}
+	lab := file(a.ID, ca.ID, "lab", "application/pdf", "2026-03-10T10:00:00Z", false)
+	image := file(a.ID, ca.ID, "image", "image/png", "2026-03-11T09:30:00Z", true)
+	letter := file(a.ID, ca.ID, "letter", "application/pdf", "2026-03-12T00:00:00Z", false)
+	theirs := file(b.ID, cb.ID, "lab", "application/pdf", "2026-03-10T10:00:00Z", true)
+	for _, f := range []domain.File{lab, image, letter, theirs} { // one change each: the feed's order is this order
+		if err := r.Tx.InTx(ctx, func(ctx context.Context) error { return r.Files.Create(ctx, f) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if page, _ := r.Files.List(ctx, a.ID, domain.ListQuery{Limit: 10}); len(page.Files) == 3 {
+			break
+		}
+	}
+	day := func(prefix, s string) domain.InstantRange {
+		from, to, ok := domain.DateSpan(s)
+		if !ok {
+			t.Fatal(s)
+		}
+		return domain.InstantRange{Prefix: prefix, From: from, To: to}
+	}
+	equal := func(f domain.SearchField, values ...string) domain.Condition {
+		return domain.Condition{Field: f, Op: domain.OpEqual, Values: values}
+	}
+	stored := func(ranges ...domain.InstantRange) domain.Condition {
+		return domain.Condition{Field: domain.SearchStored, Op: domain.OpInstants, Instants: ranges}
+	}
+	at := time.Date(2026, 3, 10, 10, 0, 0, 0, time.FixedZone("CET", 3600)).Add(time.Hour) // 10:00 UTC, in another zone
+	for _, c := range []struct {
+		name    string
+		company domain.CompanyID
+		where   []domain.Condition
+		want    []domain.File
+	}{
+		{"a category", a.ID, []domain.Condition{equal(domain.SearchCategory, "lab")}, []domain.File{lab}},
+		{"either of two categories", a.ID, []domain.Condition{equal(domain.SearchCategory, "lab", "image")}, []domain.File{lab, image}},
+		{"a media type and a category", a.ID, []domain.Condition{equal(domain.SearchContentType, "application/pdf"), equal(domain.SearchCategory, "letter", "image")}, []domain.File{letter}},
+		{"no value", a.ID, []domain.Condition{equal(domain.SearchCategory)}, nil},
+		{"stored on a day", a.ID, []domain.Condition{stored(day("eq", "2026-03-11"))}, []domain.File{image}},
+		{"stored not on a day", a.ID, []domain.Condition{stored(day("ne", "2026-03-11"))}, []domain.File{lab, letter}},
+		{"stored after a day", a.ID, []domain.Condition{stored(day("gt", "2026-03-11"))}, []domain.File{letter}},
+		{"stored from a day", a.ID, []domain.Condition{stored(day("ge", "2026-03-11"))}, []domain.File{image, letter}},
+		{"stored before a day", a.ID, []domain.Condition{stored(day("lt", "2026-03-11"))}, []domain.File{lab}},
+		{"stored up to a day", a.ID, []domain.Condition{stored(day("le", "2026-03-11"))}, []domain.File{lab, image}},
+		{"stored in a month", a.ID, []domain.Condition{stored(day("eq", "2026-03"))}, []domain.File{lab, image, letter}},
+		{"stored on either of two days", a.ID, []domain.Condition{stored(day("eq", "2026-03-10"), day("eq", "2026-03-12"))}, []domain.File{lab, letter}},
+		{"stored at a second", a.ID, []domain.Condition{stored(domain.InstantRange{Prefix: "eq", From: at, To: at.Add(time.Second)})}, []domain.File{lab}},
+		{"stored in a month, not on a day", a.ID, []domain.Condition{stored(day("eq", "2026-03")), stored(day("ne", "2026-03-11"))}, []domain.File{lab, letter}},
+		{"a device's result", a.ID, []domain.Condition{{Field: domain.SearchExamination, Op: domain.OpPresent}}, []domain.File{image}},
+		{"by id, another company's left out", a.ID, []domain.Condition{equal(domain.SearchID, letter.ID.String(), theirs.ID.String())}, []domain.File{letter}},
+		{"another company: its own", b.ID, []domain.Condition{equal(domain.SearchCategory, "lab")}, []domain.File{theirs}},
+		{"another company: its own results", b.ID, []domain.Condition{{Field: domain.SearchExamination, Op: domain.OpPresent}}, []domain.File{theirs}},
+	} {
+		page, err := r.Files.List(ctx, c.company, domain.ListQuery{Limit: 10, Where: c.where})
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		if got, want := fileIDs(page.Files), fileIDs(c.want); !slices.Equal(got, want) || page.HasMore {
+			t.Errorf("%s: %v (more %v), want %v", c.name, got, page.HasMore, want)
+		}
+	}
+	// Paged a file at a time, every page holds a match and the last says so.
+	where := []domain.Condition{equal(domain.SearchCategory, "lab", "letter")}
+	first, err := r.Files.List(ctx, a.ID, domain.ListQuery{Limit: 1, Where: where})
+	if err != nil || !slices.Equal(fileIDs(first.Files), fileIDs([]domain.File{lab})) || !first.HasMore {
+		t.Fatalf("first page: %+v %v", first, err)
+	}
+	second, err := r.Files.List(ctx, a.ID, domain.ListQuery{Limit: 1, Where: where, After: &first.Next})
+	if err != nil || !slices.Equal(fileIDs(second.Files), fileIDs([]domain.File{letter})) || second.HasMore {
+		t.Errorf("second page: %+v %v", second, err)
+	}
+}
+
+// fileIDs are the files' ids, in order.
+func fileIDs(files []domain.File) []string {
+	out := make([]string, len(files))
+	for i, f := range files {
+		out[i] = f.ID.String()
+	}
+	return out
 }
 
 func newFile(company domain.CompanyID, customer domain.CustomerID, size int64) domain.File {
