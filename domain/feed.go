@@ -87,9 +87,11 @@ type ListQuery struct {
 	// has the value.
 	Fields map[string]string
 	// Where keeps the objects that meet every condition on the section's
-	// own columns (the files' list only: SearchStored, SearchCategory,
-	// SearchContentType, SearchExamination): a filter of the feed, whose
-	// order, cursor and hold-back stay.
+	// own columns — the files' list: SearchStored, SearchCategory,
+	// SearchContentType, SearchExamination, and for GDT results SearchCode
+	// and SearchObserved; a section that declares HookObserved:
+	// SearchCode and SearchObserved, held by one of its observed rows — a
+	// filter of the feed, whose order, cursor and hold-back stay.
 	Where []Condition
 	// Search keeps the customers that meet every condition (the customers'
 	// list only: domain/patient_search.go); the feed's order and cursor stay.

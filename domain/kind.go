@@ -97,6 +97,9 @@ const (
 	// HookCatalogVersion moves the company's booking catalogue version
 	// (Company.CatalogVersion) with every write of the catalogue's sections.
 	HookCatalogVersion StoreHook = "catalog-version"
+	// HookObserved keeps an object's observed rows (ObservedOf) beside it:
+	// written with every write, gone with the delete.
+	HookObserved StoreHook = "observed"
 )
 
 // HasHook reports whether the kind's writes run hook.

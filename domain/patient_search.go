@@ -44,6 +44,11 @@ const (
 	SearchCategory    SearchField = "category"     // report, image, lab, letter, other
 	SearchContentType SearchField = "content_type" // the sniffed media type
 	SearchExamination SearchField = "examination"  // OpPresent: a device's GDT result
+
+	// What Observations and reports are searched by (ListQuery.Where on
+	// sections that declare HookObserved, and on GDT results).
+	SearchCode     SearchField = "code"     // a row's LOINC code
+	SearchObserved SearchField = "observed" // when it was measured (Instants, as ranges)
 )
 
 // SearchOp is how a condition compares.

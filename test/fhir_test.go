@@ -694,6 +694,53 @@ func TestFHIRDocumentSearchReachesTheQuery(t *testing.T) {
 	})
 }
 
+// TestFHIRObservationSearchReachesTheQuery: Observation's code and date and
+// DiagnosticReport's date are conditions of the query on the rows the store
+// keeps beside each measurement and lab result (and on a GDT result's
+// time of examination): a lab row behind more measurements than a search
+// used to read comes on the first page, and a search that the GDT results
+// cannot answer ends without a next link however many other files there are.
+func TestFHIRObservationSearchReachesTheQuery(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, b backend) {
+		s := startServer(t, b)
+		p := newPractice(t, s)
+		for range 12 {
+			if r := p.post(t, "measurements", p.example(domain.KindOf("measurements"), "")); r.status != http.StatusCreated {
+				t.Fatalf("POST measurements: %d %s", r.status, r.body)
+			}
+		}
+		lab := p.post(t, "lab-results", p.example(domain.KindOf("lab-results"), "")) // HbA1c (4548-4) collected 2026-03-10
+		if lab.status != http.StatusCreated {
+			t.Fatalf("POST lab-results: %d %s", lab.status, lab.body)
+		}
+		labID := lab.decode(t)["id"].(string)
+		parts := []part{fieldPart("customer_id", fmt.Sprint(p.customer)), fieldPart("category", "report")}
+		for i := range 12 {
+			parts = append(parts, filePart(fmt.Sprintf("brief-%d.pdf", i), pdfOfSize(1000+i)))
+		}
+		if r := p.postFiles(t, parts...); r.status != http.StatusCreated {
+			t.Fatalf("POST files: %d %s", r.status, r.body)
+		}
+		eventually(t, time.Minute, "the measurements and the lab rows on the feed", func() bool {
+			return len(readBundle(t, p.fhir(t, "Observation?_count=100")).ids["match"]) == 14
+		})
+		for _, c := range []struct{ query, want string }{
+			{"Observation?code=4548-4&_count=1", labID + ".r1"},
+			{"Observation?code=http://loinc.org|4548-4&date=2026-03-10&_count=1", labID + ".r1"},
+			{"Observation?code=4548-4,9999-9&date=ge2026-03-10T07:00:00Z&_count=1", labID + ".r1"},
+			{"Observation?code=4548-4&date=2026-03-11", ""},
+			{"DiagnosticReport?date=2026-03-10&_count=1", labID},
+			{"DiagnosticReport?date=2026-03-11&_count=1", ""},
+		} {
+			page := readBundle(t, p.fhir(t, c.query))
+			if got := strings.Join(page.ids["match"], ","); got != c.want || page.next != "" {
+				t.Errorf("%s: %q, next %q; want %q and no next link", c.query, got, page.next, c.want)
+			}
+		}
+	})
+}
+
 // TestFHIRFilesAsDocuments: a stored file is a DocumentReference of its
 // patient whose attachment names its Binary; the Binary answers the bytes
 // as stored, with their sniffed type, as an attachment; Binary is read by

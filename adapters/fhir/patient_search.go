@@ -167,3 +167,7 @@ func tokenQuery(field domain.SearchField) paramQuery {
 		return out, nil
 	}
 }
+
+// observedQuery: Observation's and DiagnosticReport's date, compared with
+// the observed rows' ranges in the query (their rows are matched again).
+var observedQuery = instantQuery(domain.SearchObserved)

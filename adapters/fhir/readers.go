@@ -232,9 +232,20 @@ func (c chain) list(ctx context.Context, grant domain.Grant, q domain.ListQuery)
 		page.next = next.Encode()
 		return page, nil
 	}
-	// This feed is read: the next one the grant may read follows, from its start.
+	// This feed is read: the next one the grant may read that holds
+	// anything the query keeps follows, from its start. Each is asked for
+	// one object first, so that no next link leads past the last match.
 	for j := i + 1; j < len(c); j++ {
-		if c[j].readable(grant) {
+		if !c[j].readable(grant) {
+			continue
+		}
+		peek := q
+		peek.After, peek.Limit, peek.Total = nil, 1, domain.TotalNone
+		first, err := c[j].read.list(ctx, grant, peek)
+		if err != nil {
+			return nativePage{}, err
+		}
+		if len(first.data) > 2 || first.hasMore { // not "[]"
 			page.hasMore, page.next = true, domain.Cursor{ID: c[j].mark}.Encode()
 			break
 		}

@@ -3,6 +3,7 @@ package fhir
 import (
 	"encoding/json"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -99,14 +100,14 @@ var resources = []*resourceType{
 		{name: "code", kind: "token", doc: "the ICD-10 code", match: tokenOf(func(o object) string { return str(o, "icd10_code") })},
 	}},
 	{name: "Observation", section: "measurements", then: []feed{labResultRows, gdtResultTests}, patient: "customer_id", toFHIR: observation, params: []searchParam{
-		{name: "date", kind: "date", doc: "when measured", match: dateField("measured_at")},
-		{name: "code", kind: "token", doc: "the LOINC code (" + systemLOINC + "|…)", match: tokenOf(func(o object) string { return str(o, "loinc_code") })},
+		{name: "date", kind: "date", doc: "when measured", match: dateField("measured_at"), query: observedQuery},
+		{name: "code", kind: "token", doc: "the LOINC code (" + systemLOINC + "|…)", match: tokenOf(func(o object) string { return str(o, "loinc_code") }), query: tokenQuery(domain.SearchCode)},
 	}},
 	{name: "DiagnosticReport", section: "lab-results", then: []feed{gdtResultFiles}, patient: "customer_id", toFHIR: diagnosticReport,
 		// A report's rows are Observations named as its results (rows.go).
 		includes: map[string]string{"DiagnosticReport:result": ""},
 		params: []searchParam{
-			{name: "date", kind: "date", doc: "when the sample was collected, or the device examined", match: reportDate("collected_at")},
+			{name: "date", kind: "date", doc: "when the sample was collected, or the device examined", match: reportDate("collected_at"), query: observedQuery},
 			{name: "issued", kind: "date", doc: "when the lab reported, or the device's result was stored", match: reportDate("reported_at")},
 			{name: "status", kind: "token", doc: "final, preliminary, corrected", match: tokenOf(func(o object) string { return reportStatus(o) })},
 		}},
@@ -131,9 +132,13 @@ var resources = []*resourceType{
 // _summary=count are served there).
 func (rt *resourceType) searchable() bool { return rt.section == "customers" }
 
-// filtered: the type's parameters reach the query as conditions on its
-// section's columns (ListQuery.Where: DocumentReference's, on the files').
-func (rt *resourceType) filtered() bool { return rt.section == "files" }
+// filtered: the type's parameters with a query reach it as conditions on
+// its feeds' columns (ListQuery.Where: DocumentReference's on the files';
+// Observation's and DiagnosticReport's on their observed rows and GDT
+// results).
+func (rt *resourceType) filtered() bool {
+	return !rt.searchable() && slices.ContainsFunc(rt.params, func(p searchParam) bool { return p.query != nil })
+}
 
 // resourceByName is the served resource of a type name, or nil.
 func resourceByName(name string) *resourceType {

@@ -19,8 +19,11 @@ import (
 type searchParam struct {
 	name, kind, doc string
 	match           func(o object, v value) bool
-	// query, where set, puts the parameter into the store's query instead
-	// (patient_search.go); modifiers are the modifiers it takes.
+	// query, where set, puts the parameter into the store's query
+	// (patient_search.go); modifiers are the modifiers it takes. A
+	// parameter with both narrows the feed by its query and matches each
+	// object read (a report's rows: the query keeps the reports that hold
+	// a matching row, match the rows).
 	query     paramQuery
 	modifiers []string
 	// definition is the canonical SearchParameter it implements, when there is one.
@@ -90,26 +93,7 @@ func parseValue(name, kind, raw string) (value, error) {
 }
 
 // dateRange is the range a FHIR date or dateTime spells at its precision.
-func dateRange(s string) (from, to time.Time, ok bool) {
-	if from, to, ok := domain.DateSpan(s); ok {
-		return from, to, true
-	}
-	for _, f := range []struct {
-		layout string
-		next   func(time.Time) time.Time
-	}{
-		{time.RFC3339Nano, func(t time.Time) time.Time { return t.Add(time.Second) }},
-		{"2006-01-02T15:04Z07:00", func(t time.Time) time.Time { return t.Add(time.Minute) }},
-	} {
-		if t, err := time.Parse(f.layout, s); err == nil {
-			if f.layout == time.RFC3339Nano && t.Nanosecond() != 0 {
-				return t, t.Add(time.Millisecond), true
-			}
-			return t, f.next(t), true
-		}
-	}
-	return time.Time{}, time.Time{}, false
-}
+func dateRange(s string) (from, to time.Time, ok bool) { return domain.ValueSpan(s) }
 
 // inRange compares a target range with a date value (FHIR R4 §3.1.1.4.2).
 func (v value) inRange(from, to time.Time) bool {
@@ -317,14 +301,16 @@ func (req *request) read(rt *resourceType, params []searchParam, name, raw strin
 		if err != nil {
 			return err
 		}
-		if rt.filtered() {
-			req.where = append(req.where, cond)
-		} else {
+		if !rt.filtered() {
 			req.search = append(req.search, cond)
+			return nil
 		}
-		return nil
+		req.where = append(req.where, cond)
+		if p.match == nil {
+			return nil
+		}
 	}
-	i := slices.IndexFunc(params, func(p searchParam) bool { return p.name == name })
+	i := slices.IndexFunc(params, func(p searchParam) bool { return p.name == name && p.match != nil })
 	if i < 0 {
 		if slices.ContainsFunc(params, func(p searchParam) bool { return p.name == base }) {
 			return invalidParam(name, name+": modifiers are not supported")

@@ -38,7 +38,7 @@ import (
 
 // preparedPage reports whether a page of lq is run as a prepared statement.
 func preparedPage(ctx context.Context, db *bun.DB, lq domain.ListQuery) bool {
-	if !hot(db) || lq.Customer != nil || len(lq.Fields) > 0 || lq.From > 0 || lq.Below > 0 || lq.Dump || lq.Calendar.Any() ||
+	if !hot(db) || lq.Customer != nil || len(lq.Fields) > 0 || len(lq.Where) > 0 || lq.From > 0 || lq.Below > 0 || lq.Dump || lq.Calendar.Any() ||
 		lq.Searches() {
 		return false
 	}

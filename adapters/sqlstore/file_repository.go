@@ -17,26 +17,30 @@ import (
 type fileRow struct {
 	bun.BaseModel `bun:"table:files,alias:files"`
 
-	ID          uuid.UUID  `bun:"id,pk"`
-	CompanyID   uuid.UUID  `bun:"company_id"`
-	CustomerID  int64      `bun:"customer_id"`
-	Name        string     `bun:"name"`
-	ContentType string     `bun:"content_type"`
-	Size        int64      `bun:"size"`
-	SHA256      []byte     `bun:"sha256"`
-	StorageKey  string     `bun:"storage_key"`
-	Source      string     `bun:"source"`
-	Category    string     `bun:"category"`
-	Description *string    `bun:"description"`
-	Version     int64      `bun:"version"`
-	Change      int64      `bun:"change"`
-	GDT         *string    `bun:"gdt"`
-	Related     string     `bun:"related_file_ids"`
-	OrderID     *string    `bun:"device_order_id"`
-	OrderMatch  *string    `bun:"order_match"`
-	CreatedAt   time.Time  `bun:"created_at"`
-	UpdatedAt   time.Time  `bun:"updated_at"`
-	DeletedAt   *time.Time `bun:"deleted_at"`
+	ID          uuid.UUID `bun:"id,pk"`
+	CompanyID   uuid.UUID `bun:"company_id"`
+	CustomerID  int64     `bun:"customer_id"`
+	Name        string    `bun:"name"`
+	ContentType string    `bun:"content_type"`
+	Size        int64     `bun:"size"`
+	SHA256      []byte    `bun:"sha256"`
+	StorageKey  string    `bun:"storage_key"`
+	Source      string    `bun:"source"`
+	Category    string    `bun:"category"`
+	Description *string   `bun:"description"`
+	Version     int64     `bun:"version"`
+	Change      int64     `bun:"change"`
+	GDT         *string   `bun:"gdt"`
+	Related     string    `bun:"related_file_ids"`
+	OrderID     *string   `bun:"device_order_id"`
+	OrderMatch  *string   `bun:"order_match"`
+	// ExaminedFrom and ExaminedUntil are when a GDT result's device
+	// examined, [from, until) in Unix milliseconds (domain.ExaminedSpan).
+	ExaminedFrom  *int64     `bun:"examined_from"`
+	ExaminedUntil *int64     `bun:"examined_until"`
+	CreatedAt     time.Time  `bun:"created_at"`
+	UpdatedAt     time.Time  `bun:"updated_at"`
+	DeletedAt     *time.Time `bun:"deleted_at"`
 }
 
 func (r fileRow) toDomain() (domain.File, error) {
@@ -102,8 +106,12 @@ func (r *FileRepository) Create(ctx context.Context, files ...domain.File) error
 			}
 			info = ptr(string(raw))
 		}
+		var from, until *int64
+		if f, u, ok := domain.ExaminedSpan(f.GDT); ok {
+			from, until = ptr(f.UnixMilli()), ptr(u.UnixMilli())
+		}
 		rows[i] = fileRow{
-			GDT: info, Related: string(related),
+			GDT: info, Related: string(related), ExaminedFrom: from, ExaminedUntil: until,
 			ID: uuid.UUID(f.ID), CompanyID: uuid.UUID(f.CompanyID), CustomerID: int64(f.CustomerID),
 			Name: f.Name, ContentType: f.ContentType, Size: f.Size, SHA256: f.SHA256, StorageKey: f.StorageKey,
 			Source: f.Source.String(), Category: category, Description: f.Description, Version: 1, Change: change,
@@ -192,9 +200,27 @@ var fileColumns = map[domain.SearchField]string{
 	domain.SearchID: "files.id", // values: valid file ids
 }
 
+// fileObserved answers a condition of the Observations' and reports'
+// search on a GDT result: its tests carry no LOINC code (a code matches
+// none); it was observed when the device examined.
+func fileObserved(q *bun.SelectQuery, c domain.Condition) (*bun.SelectQuery, bool) {
+	switch c.Field {
+	case domain.SearchCode:
+		return q.Where("1 = 0"), true
+	case domain.SearchObserved:
+		return q.WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
+			return observedRanges(q, "files.examined_from", "files.examined_until", c.Instants)
+		}), true
+	}
+	return q, false
+}
+
 // fileCondition narrows q to the files that meet c: its values (or
 // ranges) are alternatives; no value matches nothing.
 func fileCondition(q *bun.SelectQuery, c domain.Condition) (*bun.SelectQuery, error) {
+	if q, ok := fileObserved(q, c); ok {
+		return q, nil
+	}
 	col, ok := fileColumns[c.Field]
 	if !ok {
 		return q, fmt.Errorf("files have no condition on %q", c.Field)

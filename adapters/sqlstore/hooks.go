@@ -8,6 +8,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/ports"
 )
 
 // Hook carries out one domain.StoreHook: the record store calls it after
@@ -22,6 +23,13 @@ type Hook interface {
 var hooks = map[domain.StoreHook]Hook{
 	domain.HookCalendarSpan:   calendarSpan{},
 	domain.HookCatalogVersion: catalogVersion{},
+	domain.HookObserved:       observedRows{},
+}
+
+// batchHook is a Hook that takes a batch of new objects at once (the
+// import's Put inserts them) instead of one Written call per object.
+type batchHook interface {
+	InsertedAll(ctx context.Context, db bun.IDB, company domain.CompanyID, kind *domain.Kind, objs []ports.StoredObject) error
 }
 
 // WithHook is a store that also carries out hook: a test declares a kind

@@ -308,6 +308,12 @@ func (t table) listQuery(tn tenant, lq domain.ListQuery, args *feedArgs) (*bun.S
 	if len(lq.Search) > 0 {
 		base = searchWhere(base, tn.company(), lq.Search)
 	}
+	if len(lq.Where) > 0 { // the use case lets only observed kinds' lists take them
+		var err error
+		if base, err = observedWhere(base, tn, lq.Where); err != nil {
+			return nil, err
+		}
+	}
 	return feedQuery(base, t.name, lq, t.idArg, args)
 }
 
@@ -560,14 +566,20 @@ func (s *RecordStore) Put(ctx context.Context, company domain.CompanyID, kind *d
 	return s.writtenAll(ctx, db, company, kind, fresh)
 }
 
-// writtenAll runs the kind's hooks for each object of a batch.
+// writtenAll runs the kind's hooks for a batch of objects just inserted: a
+// hook that takes a batch once, any other once per object.
 func (s *RecordStore) writtenAll(ctx context.Context, db bun.IDB, company domain.CompanyID, kind *domain.Kind, objs []ports.StoredObject) error {
-	for _, o := range objs {
-		if err := s.written(ctx, db, company, kind, o.ID, o.Payload); err != nil {
-			return err
+	return s.eachHook(kind, func(h Hook) error {
+		if b, ok := h.(batchHook); ok {
+			return b.InsertedAll(ctx, db, company, kind, objs)
 		}
-	}
-	return nil
+		for _, o := range objs {
+			if err := h.Written(ctx, db, company, kind, o.ID, o.Payload); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // replace writes a new payload over an object of the company, live or deleted, and makes it live.

@@ -33,8 +33,8 @@ func (r *Records) List(ctx context.Context, grant domain.Grant, kind *domain.Kin
 	if q.Searches() && kind != domain.CustomersKind() {
 		return ports.RecordPage{}, domain.FieldErrors{{Field: "q", Message: "only the customers' list is searched"}}.Err()
 	}
-	if len(q.Where) > 0 {
-		return ports.RecordPage{}, domain.FieldErrors{{Field: "q", Message: "only the files' list takes conditions on its columns"}}.Err()
+	if len(q.Where) > 0 && !kind.HasHook(domain.HookObserved) {
+		return ports.RecordPage{}, domain.FieldErrors{{Field: "q", Message: "only the files' list and observed sections take these conditions"}}.Err()
 	}
 	if err := q.CheckCursor(); err != nil {
 		return ports.RecordPage{}, err

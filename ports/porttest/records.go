@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -132,6 +135,7 @@ func RunRecordStoreSuite(t *testing.T, newRepos func(t *testing.T) RecordReposit
 		{"device orders: numbered per company, found by number, device, patient and status; another company's none", deviceOrdersFound, false},
 		{"customers: found by folded, phonetic, prefix, contains and exact names, dates, identifiers; counted; another company's never", patientsFound, false},
 		{"customers: a search sorted by names, birth date and last change pages as a keyset over the keys and the number; another company's never", patientsSorted, false},
+		{"observed sections: found by a row's code and date, kept in step by every write and delete; another company's never", observedFound, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if !c.serial {
@@ -626,4 +630,118 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// observedFound: a section that declares HookObserved (measurements, lab
+// results) is listed by its observed rows' codes and dates (ListQuery.Where):
+// a condition holds on one row, conditions together on the same row,
+// alternatives within one; inserts, a batch's Put, updates and deletes keep
+// the rows in step; another company's objects are never answered.
+func observedFound(t *testing.T, newRepos func(t *testing.T) RecordRepositories) {
+	f := newRecordFixture(t, newRepos)
+	other, _ := NewCompany(t, f.r.Repositories, "Other", 10)
+	theirCustomer := NewCustomer(t, f.r.Repositories, other.ID, 0).ID
+	ctx := context.Background()
+	measurements, labs := domain.KindOf("measurements"), domain.KindOf("lab-results")
+	write := func(fn func(ctx context.Context) error) {
+		t.Helper()
+		if err := f.r.Tx.InTx(ctx, fn); err != nil {
+			t.Fatal(err)
+		}
+	}
+	measurement := func(company domain.CompanyID, customer domain.CustomerID, at, loinc string) string {
+		t.Helper()
+		id := domain.NewObjectID()
+		code := ""
+		if loinc != "" {
+			code = `,"loinc_code":"` + loinc + `"`
+		}
+		write(func(ctx context.Context) error {
+			_, err := f.r.Records.Insert(ctx, company, measurements, ports.StoredObject{ID: id, Customer: &customer, CreatedAt: time.Now(),
+				Payload: []byte(fmt.Sprintf(`{"customer_id":%d,"measured_at":%q,"type":"pulse"%s}`, customer, at, code))})
+			return err
+		})
+		return id
+	}
+	pulse := measurement(f.company, f.customer, "2026-03-10T10:00:00+01:00", "8867-4")
+	weight := measurement(f.company, f.customer, "2026-03-11T08:00:00Z", "29463-7")
+	other3 := measurement(f.company, f.customer, "2026-03-12T00:00:00Z", "")
+	theirs := measurement(other.ID, theirCustomer, "2026-03-10T10:00:00+01:00", "8867-4")
+	lab := func(collected string, loincs ...string) []byte {
+		rows := make([]string, len(loincs))
+		for i, l := range loincs {
+			rows[i] = fmt.Sprintf(`{"name":"row %d","loinc_code":%q}`, i+1, l)
+		}
+		at := "null"
+		if collected != "" {
+			at = strconv.Quote(collected)
+		}
+		return []byte(fmt.Sprintf(`{"customer_id":%d,"collected_at":%s,"reported_at":"2026-03-13T12:00:00Z","results":[%s]}`, f.customer, at, strings.Join(rows, ",")))
+	}
+	blood, undated := domain.NewObjectID(), domain.NewObjectID()
+	write(func(ctx context.Context) error { // a batch, as the import writes one
+		return f.r.Records.Put(ctx, f.company, labs, []ports.StoredObject{
+			{ID: blood, Customer: &f.customer, Payload: lab("2026-03-10T07:30:00Z", "718-7", "6690-2")},
+			{ID: undated, Customer: &f.customer, Payload: lab("", "718-7")},
+		}, nil, time.Now())
+	})
+	followUntil(t, f.r.Records, f.company, measurements, domain.ListQuery{Limit: 10}, 3)
+	followUntil(t, f.r.Records, f.company, labs, domain.ListQuery{Limit: 10}, 2)
+	code := func(codes ...string) domain.Condition {
+		return domain.Condition{Field: domain.SearchCode, Op: domain.OpEqual, Values: codes}
+	}
+	day := func(prefix, s string) domain.Condition {
+		from, to, _ := domain.DateSpan(s)
+		return domain.Condition{Field: domain.SearchObserved, Op: domain.OpInstants, Instants: []domain.InstantRange{{Prefix: prefix, From: from, To: to}}}
+	}
+	check := func(what string, company domain.CompanyID, k *domain.Kind, want []string, where ...domain.Condition) {
+		t.Helper()
+		page, err := f.r.Records.List(ctx, company, k, domain.ListQuery{Limit: 10, Where: where})
+		if err != nil {
+			t.Errorf("%s: %v", what, err)
+			return
+		}
+		if got := ids(page.Items); !slices.Equal(slices.Sorted(slices.Values(got)), slices.Sorted(slices.Values(want))) {
+			t.Errorf("%s: %v, want %v", what, got, want)
+		}
+	}
+	check("a code", f.company, measurements, []string{pulse}, code("8867-4"))
+	check("either of two codes", f.company, measurements, []string{pulse, weight}, code("8867-4", "29463-7"))
+	check("no code", f.company, measurements, nil, code())
+	check("on a day", f.company, measurements, []string{weight}, day("eq", "2026-03-11"))
+	check("on a day, the offset's", f.company, measurements, []string{pulse}, day("eq", "2026-03-10"))
+	check("from a day", f.company, measurements, []string{weight, other3}, day("ge", "2026-03-11"))
+	check("after a day", f.company, measurements, []string{other3}, day("gt", "2026-03-11"))
+	check("before a day", f.company, measurements, []string{pulse}, day("lt", "2026-03-11"))
+	check("up to a day", f.company, measurements, []string{pulse, weight}, day("le", "2026-03-11"))
+	check("not on a day", f.company, measurements, []string{pulse, other3}, day("ne", "2026-03-11"))
+	check("a code on another day", f.company, measurements, nil, code("8867-4"), day("eq", "2026-03-11"))
+	check("another company's", other.ID, measurements, []string{theirs}, code("8867-4"))
+	check("a row's code", f.company, labs, []string{blood, undated}, code("718-7"))
+	check("another row's code", f.company, labs, []string{blood}, code("6690-2"))
+	check("collected on a day (none known: never)", f.company, labs, []string{blood}, day("eq", "2026-03-10"))
+	check("a row's code, collected on a day", f.company, labs, []string{blood}, code("718-7"), day("eq", "2026-03-10"))
+	check("a lab result's rows, not another company's", other.ID, labs, nil, code("718-7"))
+	// An update, a deletion and an import's replacement keep the rows in step.
+	write(func(ctx context.Context) error {
+		_, err := f.r.Records.Update(ctx, f.company, labs, blood, lab("2026-03-10T07:30:00Z", "718-7"), time.Now())
+		return err
+	})
+	write(func(ctx context.Context) error {
+		return f.r.Records.Delete(ctx, f.company, measurements, pulse, time.Now())
+	})
+	followUntil(t, f.r.Records, f.company, labs, domain.ListQuery{Limit: 10}, 2) // the update on the feed
+	check("a row still held", f.company, labs, []string{blood, undated}, code("718-7"))
+	check("a row no longer held", f.company, labs, nil, code("6690-2"))
+	check("a deleted measurement", f.company, measurements, nil, code("8867-4"))
+	existing, err := f.r.Records.Existing(ctx, f.company, measurements, []string{pulse})
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(func(ctx context.Context) error {
+		return f.r.Records.Put(ctx, f.company, measurements, []ports.StoredObject{{ID: pulse, Customer: &f.customer,
+			Payload: []byte(fmt.Sprintf(`{"customer_id":%d,"measured_at":"2026-03-14T09:00:00Z","type":"pulse","loinc_code":"8867-4"}`, f.customer))}}, existing, time.Now())
+	})
+	followUntil(t, f.r.Records, f.company, measurements, domain.ListQuery{Limit: 10}, 3)
+	check("live again, measured on another day", f.company, measurements, []string{pulse}, code("8867-4"), day("eq", "2026-03-14"))
 }

@@ -34,14 +34,14 @@ import (
 func main() {
 	target := benchserver.TargetFlags()
 	lines := flag.Int("lines", 1_000_000, "import lines")
-	section := flag.String("section", "notes", "what the import's lines are: notes of one patient, or customers (patients with names, birth dates and phone numbers: the search index written with them)")
+	section := flag.String("section", "notes", "what the import's lines are: notes of one patient, customers (patients with names, birth dates and phone numbers: the search index written with them), or measurements of one patient (their observed rows written with them)")
 	minLines := flag.Float64("min-lines-per-second", 10_000, "target: import lines/s")
 	maxRSS := flag.Float64("max-import-rss-mb", 200, "target: the importer's peak RSS")
 	minRatio := flag.Float64("min-download-ratio", 0.5, "target: download MB/s over reading the blob from disk")
 	maxGrowth := flag.Float64("max-rss-growth-mb", 64, "target: server RSS growth under 16 parallel 15 MiB downloads")
 	flag.Parse()
-	if *section != "notes" && *section != "customers" {
-		fmt.Fprintln(os.Stderr, "bench: -section notes or customers")
+	if *section != "notes" && *section != "customers" && *section != "measurements" {
+		fmt.Fprintln(os.Stderr, "bench: -section notes, customers or measurements")
 		os.Exit(2)
 	}
 	if err := run(*target.Binary, *target.Postgres, *target.Redis, *section, *lines, *minLines, *maxRSS, *minRatio, *maxGrowth); err != nil {
@@ -245,10 +245,14 @@ func writeImport(path, section string, customer int64, lines int) error {
 	w := bufio.NewWriterSize(f, 1<<20)
 	for i := range lines {
 		var err error
-		if section == "customers" { // numbered after the bench's own patient; names, birth dates and phone numbers for the index
+		switch section {
+		case "customers": // numbered after the bench's own patient; names, birth dates and phone numbers for the index
 			_, err = fmt.Fprintf(w, `{"section":"customers","id":%d,"data":{"first_name":%q,"last_name":%q,"birth_date":"19%02d-%02d-%02d","phone":"+43664%07d"}}`+"\n",
 				customer+1+int64(i), importGivens[i%len(importGivens)], importFamilies[i%len(importFamilies)], 30+i%70, 1+i%12, 1+i%28, i)
-		} else {
+		case "measurements": // pulses of the bench's patient, a minute apart: the observed rows written with them
+			_, err = fmt.Fprintf(w, `{"section":"measurements","id":%q,"data":{"customer_id":%d,"measured_at":%q,"type":"pulse","value":"%d","unit":"/min"}}`+"\n",
+				domain.NewObjectID(), customer, time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(i)*time.Minute).Format(time.RFC3339), 50+i%60)
+		default:
 			_, err = fmt.Fprintf(w, `{"section":"notes","id":%q,"data":{"customer_id":%d,"noted_on":"2026-03-10","title":"Phone call","text":"Patient called about the blood pressure readings (%d)."}}`+"\n",
 				domain.NewObjectID(), customer, i)
 		}

@@ -1,0 +1,113 @@
+package sqlstore
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/ports"
+)
+
+// observedRows keeps an object's observed rows in record_observed
+// (domain.HookObserved): written with it, gone with its delete. A batch of
+// new objects (the import's Put) is written by one INSERT.
+type observedRows struct{}
+
+// observedRow is a row of record_observed.
+type observedRow struct {
+	bun.BaseModel `bun:"table:record_observed"`
+
+	CompanyID     uuid.UUID `bun:"company_id"`
+	RecordID      uuid.UUID `bun:"record_id"`
+	Row           int       `bun:"row_no"`
+	Code          string    `bun:"code"`
+	ObservedFrom  *int64    `bun:"observed_from"`
+	ObservedUntil *int64    `bun:"observed_until"`
+}
+
+func (h observedRows) Written(ctx context.Context, db bun.IDB, company domain.CompanyID, kind *domain.Kind, id string, payload []byte) error {
+	if err := h.Deleted(ctx, db, company, kind, id); err != nil {
+		return err
+	}
+	return h.InsertedAll(ctx, db, company, kind, []ports.StoredObject{{ID: id, Payload: payload}})
+}
+
+// InsertedAll writes the observed rows of a batch of new objects.
+func (observedRows) InsertedAll(ctx context.Context, db bun.IDB, company domain.CompanyID, kind *domain.Kind, objs []ports.StoredObject) error {
+	rows := make([]observedRow, 0, len(objs))
+	for _, o := range objs {
+		id := uuid.MustParse(o.ID)
+		for _, r := range domain.ObservedOf(kind, o.Payload) {
+			row := observedRow{CompanyID: uuid.UUID(company), RecordID: id, Row: r.Row, Code: r.Code}
+			if !r.From.IsZero() {
+				row.ObservedFrom, row.ObservedUntil = ptr(r.From.UnixMilli()), ptr(r.Until.UnixMilli())
+			}
+			rows = append(rows, row)
+		}
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	_, err := db.NewInsert().Model(&rows).Exec(ctx)
+	return translate(err)
+}
+
+func (observedRows) Deleted(ctx context.Context, db bun.IDB, company domain.CompanyID, _ *domain.Kind, id string) error {
+	_, err := tenantOf(db, company).Delete("record_observed").Where("record_id = ?", uuid.MustParse(id)).Exec(ctx)
+	return translate(err)
+}
+
+// observedWhere narrows a feed query of an observed kind to the objects
+// with an observed row that meets every condition (the same row).
+func observedWhere(q *bun.SelectQuery, tn tenant, where []domain.Condition) (*bun.SelectQuery, error) {
+	sub := tn.Select("record_observed").Column("record_id")
+	for _, c := range where {
+		switch {
+		case c.Field == domain.SearchCode && c.Op == domain.OpEqual:
+			if len(c.Values) == 0 {
+				return q.Where("1 = 0"), nil
+			}
+			sub = sub.Where("code IN (?)", bun.List(c.Values))
+		case c.Field == domain.SearchObserved && c.Op == domain.OpInstants:
+			sub = sub.WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
+				return observedRanges(q, "observed_from", "observed_until", c.Instants)
+			})
+		default:
+			return q, fmt.Errorf("observed rows have no condition %d on %q", c.Op, c.Field)
+		}
+	}
+	return q.Where("records.id IN (?)", sub), nil
+}
+
+// observedRanges are alternatives of a date search value against a stored
+// range [from, until) in Unix milliseconds, by FHIR's prefixes (R4
+// §3.1.1.4.2: eq the range within the value's, gt ending after it, ge
+// ending after its start, lt starting before it, le starting before its
+// end, ne not within it). An unknown range (NULL) meets none; no value
+// matches nothing.
+func observedRanges(q *bun.SelectQuery, from, until string, values []domain.InstantRange) *bun.SelectQuery {
+	if len(values) == 0 {
+		return q.Where("1 = 0")
+	}
+	for _, v := range values {
+		f, t := v.From.UnixMilli(), v.To.UnixMilli()
+		switch v.Prefix {
+		case "gt":
+			q = q.WhereOr(until+" > ?", t)
+		case "ge":
+			q = q.WhereOr(until+" > ?", f)
+		case "lt":
+			q = q.WhereOr(from+" < ?", f)
+		case "le":
+			q = q.WhereOr(from+" < ?", t)
+		case "ne":
+			q = q.WhereOr("("+from+" < ? OR "+until+" > ?)", f, t)
+		default:
+			q = q.WhereOr("("+from+" >= ? AND "+until+" <= ?)", f, t)
+		}
+	}
+	return q
+}
