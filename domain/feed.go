@@ -86,12 +86,13 @@ type ListQuery struct {
 	// Fields keeps objects whose payload field (one of the kind's Filters)
 	// has the value.
 	Fields map[string]string
-	// Where keeps the objects that meet every condition on the section's
-	// own columns — the files' list: SearchStored, SearchCategory,
-	// SearchContentType, SearchExamination, and for GDT results SearchCode
-	// and SearchObserved; a section that declares HookObserved:
-	// SearchCode and SearchObserved, held by one of its observed rows — a
-	// filter of the feed, whose order, cursor and hold-back stay.
+	// Where keeps the objects that meet every condition — the files' list:
+	// SearchStored, SearchCategory, SearchContentType, SearchExamination,
+	// SearchID, and for GDT results SearchCode and SearchObserved; a
+	// generic section's: SearchPayload, SearchStored, SearchID, and where
+	// it declares HookObserved SearchCode and SearchObserved, held by one
+	// of its observed rows — a filter of the feed, whose order, cursor and
+	// hold-back stay.
 	Where []Condition
 	// Search keeps the customers that meet every condition (the customers'
 	// list only: domain/patient_search.go); the feed's order and cursor stay.

@@ -49,6 +49,10 @@ const (
 	// sections that declare HookObserved, and on GDT results).
 	SearchCode     SearchField = "code"     // a row's LOINC code
 	SearchObserved SearchField = "observed" // when it was measured (Instants, as ranges)
+	// SearchPayload compares a payload field (Condition.Path) of a generic
+	// section's objects: OpEqual its text, OpInstants the range its date
+	// (a day) or instant (a second) spells.
+	SearchPayload SearchField = "payload"
 )
 
 // SearchOp is how a condition compares.
@@ -83,6 +87,9 @@ type Condition struct {
 	Values   []string
 	Ranges   []DateRange
 	Instants []InstantRange
+	// Path is the payload field SearchPayload compares: a name of ours,
+	// never a client's.
+	Path string
 }
 
 // InstantRange is a date search value against an instant (FHIR R4

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -738,6 +739,64 @@ func TestFHIRObservationSearchReachesTheQuery(t *testing.T) {
 				t.Errorf("%s: %q, next %q; want %q and no next link", c.query, got, page.next, c.want)
 			}
 		}
+	})
+}
+
+// TestFHIRClinicalSearchesReachTheQuery: Condition's, Appointment's and
+// ServiceRequest's parameters are conditions of the query on the payload's
+// fields and the record's creation: a match behind more non-matching
+// records than a search used to read comes on the first page, with no
+// next link after it.
+func TestFHIRClinicalSearchesReachTheQuery(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, b backend) {
+		s := startServer(t, b)
+		p := newPractice(t, s)
+		created := func(section, body string) string {
+			t.Helper()
+			r := p.post(t, section, body)
+			if r.status != http.StatusCreated {
+				t.Fatalf("POST %s: %d %s", section, r.status, r.body)
+			}
+			return r.decode(t)["id"].(string)
+		}
+		diagnosis, appointment := p.example(domain.KindOf("diagnoses"), ""), p.example(domain.KindOf("appointments"), "")
+		for i := range 12 { // I10 on 2026-03-10; appointments on 2026-03-10, 09:00 +01:00 onwards
+			created("diagnoses", diagnosis)
+			start := time.Date(2026, 3, 10, 9, 0, 0, 0, time.FixedZone("", 3600)).Add(time.Duration(i) * 30 * time.Minute)
+			created("appointments", strings.NewReplacer(`"2026-03-10T09:00:00+01:00"`, strconv.Quote(start.Format(time.RFC3339)),
+				`"2026-03-10T09:20:00+01:00"`, strconv.Quote(start.Add(20*time.Minute).Format(time.RFC3339))).Replace(appointment))
+		}
+		diabetes := created("diagnoses", strings.NewReplacer(`"I10"`, `"E11.9"`, `"2026-03-10"`, `"2026-03-01"`).Replace(diagnosis))
+		late := created("appointments", strings.NewReplacer(`2026-03-10T09:`, `2026-03-12T09:`).Replace(appointment))
+		order := created("device-orders", p.example(domain.KindOf("device-orders"), ""))
+		eventually(t, time.Minute, "the diagnoses and appointments on the feed", func() bool {
+			return len(readBundle(t, p.fhir(t, "Condition?_count=100")).ids["match"]) == 13 &&
+				len(readBundle(t, p.fhir(t, "Appointment?_count=100")).ids["match"]) == 13
+		})
+		today := time.Now().UTC().Format("2006-01-02")
+		for _, c := range []struct{ query, want string }{
+			{"Condition?code=E11.9&_count=1", diabetes},
+			{"Condition?code=http://hl7.org/fhir/sid/icd-10|E11.9,C50&_count=1", diabetes},
+			{"Condition?recorded-date=lt2026-03-10&_count=1", diabetes},
+			{"Condition?recorded-date=2026-03&code=E11.9&_count=1", diabetes},
+			{"Condition?recorded-date=2026-03-02", ""},
+			{"Appointment?date=2026-03-12&_count=1", late},
+			{"Appointment?date=ge2026-03-11T00:00:00Z&status=booked&practitioner=Practitioner/" + p.doctor + "&_count=1", late},
+			{"Appointment?date=2026-03-12&location=Location/" + p.location + "&_count=1", late},
+			{"Appointment?date=2026-03-12&status=cancelled", ""},
+			{"Appointment?date=2026-03-12&practitioner=Practitioner/" + domain.NewObjectID(), ""},
+			{"ServiceRequest?status=active&authored=" + today, order},
+			{"ServiceRequest?authored=lt2000-01-01", ""},
+			{"ServiceRequest?_id=" + order + "&status=completed", ""},
+			{"ServiceRequest?_id=" + order + "&status=active", order},
+		} {
+			page := readBundle(t, p.fhir(t, c.query))
+			if got := strings.Join(page.ids["match"], ","); got != c.want || page.next != "" {
+				t.Errorf("%s: %q, next %q; want %q and no next link", c.query, got, page.next, c.want)
+			}
+		}
+		outcome(t, "a malformed date", p.fhir(t, "Appointment?date=2026-02-30"), http.StatusBadRequest, "invalid")
 	})
 }
 

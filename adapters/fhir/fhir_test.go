@@ -70,9 +70,9 @@ func TestTokensAndStrings(t *testing.T) {
 		{"string", "hu", stringField("last_name"), true},
 		{"string", "HUBER", stringField("last_name"), true},
 		{"string", "uber", stringField("last_name"), false},
-		{"reference", "Practitioner/u1", referenceField("Practitioner", "user_id"), true},
-		{"reference", "u1", referenceField("Practitioner", "user_id"), true},
-		{"reference", "Location/u1", referenceField("Practitioner", "user_id"), false},
+		{"reference", "Practitioner/u1", referencesU1, true},
+		{"reference", "u1", referencesU1, true},
+		{"reference", "Location/u1", referencesU1, false},
 	} {
 		v, err := parseValue("p", c.kind, c.raw)
 		if err != nil {
@@ -82,6 +82,13 @@ func TestTokensAndStrings(t *testing.T) {
 			t.Errorf("%s %q: %v, want %v", c.kind, c.raw, got, c.want)
 		}
 	}
+}
+
+// referencesU1: the Practitioner reference a payloadReference query reads
+// from v is u1.
+func referencesU1(_ object, v value) bool {
+	c, err := payloadReference("Practitioner", "user_id")(view{}, "p", "", []value{v})
+	return err == nil && len(c.Values) == 1 && c.Values[0] == "u1"
 }
 
 // TestCapabilityStatementIsTheTable: the statement lists every served

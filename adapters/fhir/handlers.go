@@ -164,7 +164,7 @@ func (s *Server) search(c *fiber.Ctx) error {
 		req.search = append(req.search, domain.Condition{Field: domain.SearchID, Op: domain.OpEqual, Values: req.ids})
 		req.ids = nil
 	}
-	if rt.section == "files" && len(req.ids) > 0 { // likewise, on the files' id column (no match in memory)
+	if rt.filtered() && len(rt.then) == 0 && len(req.ids) > 0 { // likewise, on the section's ids (no match in memory)
 		valid := slices.DeleteFunc(slices.Clone(req.ids), func(id string) bool { return !s.views.of(rt).validID(id) })
 		req.where = append(req.where, domain.Condition{Field: domain.SearchID, Op: domain.OpEqual, Values: valid})
 		req.ids = nil

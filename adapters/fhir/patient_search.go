@@ -137,37 +137,3 @@ func fieldProblem(name string, err error) error {
 	}
 	return err
 }
-
-// instantQuery: a date parameter on an instant the store keeps in a column
-// (a file's time of storing), by FHIR's prefixes at the value's precision.
-func instantQuery(field domain.SearchField) paramQuery {
-	return func(_ view, name, _ string, vals []value) (domain.Condition, error) {
-		out := domain.Condition{Field: field, Op: domain.OpInstants}
-		for _, v := range vals {
-			d, err := parseValue(name, "date", v.raw)
-			if err != nil {
-				return out, err
-			}
-			out.Instants = append(out.Instants, domain.InstantRange{Prefix: d.prefix, From: d.from, To: d.to})
-		}
-		return out, nil
-	}
-}
-
-// tokenQuery: a token parameter on a code the store keeps in a column; the
-// system, when given, is not compared (the codes are the server's own).
-func tokenQuery(field domain.SearchField) paramQuery {
-	return func(_ view, _, _ string, vals []value) (domain.Condition, error) {
-		out := domain.Condition{Field: field, Op: domain.OpEqual, Values: []string{}}
-		for _, v := range vals {
-			if v.code != "" {
-				out.Values = append(out.Values, v.code)
-			}
-		}
-		return out, nil
-	}
-}
-
-// observedQuery: Observation's and DiagnosticReport's date, compared with
-// the observed rows' ranges in the query (their rows are matched again).
-var observedQuery = instantQuery(domain.SearchObserved)

@@ -90,14 +90,14 @@ var resources = []*resourceType{
 	{name: "Appointment", section: "appointments", patient: "customer_id", toFHIR: appointment, writer: appointmentWriter,
 		includes: map[string]string{"Appointment:patient": "customer_id"},
 		params: []searchParam{
-			{name: "date", kind: "date", doc: "the start", match: dateField("start")},
-			{name: "status", kind: "token", doc: "booked, arrived, fulfilled, noshow, cancelled", match: tokenOf(func(o object) string { return appointmentStatus[str(o, "status")] })},
-			{name: "practitioner", kind: "reference", doc: "Practitioner/{id}", match: referenceField("Practitioner", "user_id")},
-			{name: "location", kind: "reference", doc: "Location/{id}", match: referenceField("Location", "location_id")},
+			{name: "date", kind: "date", doc: "the start", query: payloadDate("start")},
+			{name: "status", kind: "token", doc: "booked, arrived, fulfilled, noshow, cancelled", query: payloadToken("status", appointmentStatus)},
+			{name: "practitioner", kind: "reference", doc: "Practitioner/{id}", query: payloadReference("Practitioner", "user_id")},
+			{name: "location", kind: "reference", doc: "Location/{id}", query: payloadReference("Location", "location_id")},
 		}},
 	{name: "Condition", section: "diagnoses", patient: "customer_id", toFHIR: condition, params: []searchParam{
-		{name: "recorded-date", kind: "date", doc: "the date diagnosed", match: dateField("diagnosed_on")},
-		{name: "code", kind: "token", doc: "the ICD-10 code", match: tokenOf(func(o object) string { return str(o, "icd10_code") })},
+		{name: "recorded-date", kind: "date", doc: "the date diagnosed", query: payloadDate("diagnosed_on")},
+		{name: "code", kind: "token", doc: "the ICD-10 code", query: payloadToken("icd10_code", nil)},
 	}},
 	{name: "Observation", section: "measurements", then: []feed{labResultRows, gdtResultTests}, patient: "customer_id", toFHIR: observation, params: []searchParam{
 		{name: "date", kind: "date", doc: "when measured", match: dateField("measured_at"), query: observedQuery},
@@ -123,8 +123,8 @@ var resources = []*resourceType{
 	}},
 	{name: "Slot", section: "booking", slots: true, params: slotParams},
 	{name: "ServiceRequest", section: "device-orders", patient: "customer_id", toFHIR: serviceRequest, params: []searchParam{
-		{name: "status", kind: "token", doc: "active, completed, revoked", match: tokenOf(func(o object) string { return orderStatus[str(o, "status")] })},
-		{name: "authored", kind: "date", doc: "when the order was made", match: dateField("created_at")},
+		{name: "status", kind: "token", doc: "active, completed, revoked", query: payloadToken("status", orderStatus)},
+		{name: "authored", kind: "date", doc: "when the order was made", query: instantQuery(domain.SearchStored)},
 	}},
 }
 

@@ -130,14 +130,6 @@ func tokenOf(code func(o object) string) func(o object, v value) bool {
 	return func(o object, v value) bool { return v.code != "" && code(o) == v.code }
 }
 
-// referenceField matches a reference to typ by a field holding its id.
-func referenceField(typ, field string) func(o object, v value) bool {
-	return func(o object, v value) bool {
-		id, ok := referenceID(typ, v.raw)
-		return ok && ref(o, field) == id
-	}
-}
-
 // referenceID is the id of a reference to typ: "typ/id" or a bare id.
 func referenceID(typ, s string) (string, bool) {
 	id := strings.TrimPrefix(s, typ+"/")

@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
 
 	"github.com/praxis-health/praxis/domain"
 	"github.com/praxis-health/praxis/ports"
@@ -60,26 +61,68 @@ func (observedRows) Deleted(ctx context.Context, db bun.IDB, company domain.Comp
 	return translate(err)
 }
 
-// observedWhere narrows a feed query of an observed kind to the objects
-// with an observed row that meets every condition (the same row).
-func observedWhere(q *bun.SelectQuery, tn tenant, where []domain.Condition) (*bun.SelectQuery, error) {
+// recordWhere narrows a feed query of a records kind to the objects that
+// meet every condition: on their observed rows (a code and a date held by
+// the same row), their payload's fields, their creation, their ids.
+func recordWhere(q *bun.SelectQuery, tn tenant, where []domain.Condition) (*bun.SelectQuery, error) {
 	sub := tn.Select("record_observed").Column("record_id")
+	observed := false
 	for _, c := range where {
 		switch {
 		case c.Field == domain.SearchCode && c.Op == domain.OpEqual:
 			if len(c.Values) == 0 {
 				return q.Where("1 = 0"), nil
 			}
-			sub = sub.Where("code IN (?)", bun.List(c.Values))
+			sub, observed = sub.Where("code IN (?)", bun.List(c.Values)), true
 		case c.Field == domain.SearchObserved && c.Op == domain.OpInstants:
-			sub = sub.WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
+			sub, observed = sub.WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
 				return observedRanges(q, "observed_from", "observed_until", c.Instants)
+			}), true
+		case c.Field == domain.SearchPayload && c.Op == domain.OpEqual:
+			if len(c.Values) == 0 {
+				return q.Where("1 = 0"), nil
+			}
+			q = q.Where(jsonField(q.DB(), c.Path)+" IN (?)", bun.List(c.Values))
+		case c.Field == domain.SearchPayload && c.Op == domain.OpInstants:
+			from, until := payloadSpan(q.DB(), c.Path)
+			q = q.WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery { return observedRanges(q, from, until, c.Instants) })
+		case c.Field == domain.SearchStored && c.Op == domain.OpInstants:
+			q = q.WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
+				for _, r := range c.Instants {
+					text, args := rangeTest("records.created_at", r.Prefix, r.From.UTC(), r.To.UTC())
+					q = q.WhereOr(text, args...)
+				}
+				return q
 			})
+		case c.Field == domain.SearchID && c.Op == domain.OpEqual:
+			ids := validIDs(c.Values)
+			if len(ids) == 0 {
+				return q.Where("1 = 0"), nil
+			}
+			q = q.Where("records.id IN (?)", bun.List(ids))
 		default:
-			return q, fmt.Errorf("observed rows have no condition %d on %q", c.Op, c.Field)
+			return q, fmt.Errorf("records have no condition %d on %q", c.Op, c.Field)
 		}
 	}
-	return q.Where("records.id IN (?)", sub), nil
+	if observed {
+		q = q.Where("records.id IN (?)", sub)
+	}
+	return q, nil
+}
+
+// payloadSpan are SQL expressions of the range [from, until) in Unix
+// milliseconds a payload field's date (YYYY-MM-DD: its day, UTC) or
+// instant (RFC 3339 at the second, domain.DateTime: its second) spells;
+// NULL where the field is absent. The field is ours, never a client's.
+func payloadSpan(db bun.IDB, path string) (from, until string) {
+	field := jsonField(db, path)
+	length := "CASE WHEN length(" + field + ") = 10 THEN 86400000 ELSE 1000 END"
+	if db.Dialect().Name() == dialect.PG {
+		from = "(extract(epoch FROM (CASE WHEN length(" + field + ") = 10 THEN " + field + " || 'T00:00:00Z' ELSE " + field + " END)::timestamptz) * 1000)::bigint"
+	} else {
+		from = "(unixepoch(" + field + ") * 1000)"
+	}
+	return from, "(" + from + " + " + length + ")"
 }
 
 // observedRanges are alternatives of a date search value against a stored

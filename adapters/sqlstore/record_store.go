@@ -308,9 +308,9 @@ func (t table) listQuery(tn tenant, lq domain.ListQuery, args *feedArgs) (*bun.S
 	if len(lq.Search) > 0 {
 		base = searchWhere(base, tn.company(), lq.Search)
 	}
-	if len(lq.Where) > 0 { // the use case lets only observed kinds' lists take them
+	if len(lq.Where) > 0 { // the use case lets only records kinds' lists take them
 		var err error
-		if base, err = observedWhere(base, tn, lq.Where); err != nil {
+		if base, err = recordWhere(base, tn, lq.Where); err != nil {
 			return nil, err
 		}
 	}

@@ -33,8 +33,8 @@ func (r *Records) List(ctx context.Context, grant domain.Grant, kind *domain.Kin
 	if q.Searches() && kind != domain.CustomersKind() {
 		return ports.RecordPage{}, domain.FieldErrors{{Field: "q", Message: "only the customers' list is searched"}}.Err()
 	}
-	if len(q.Where) > 0 && !kind.HasHook(domain.HookObserved) {
-		return ports.RecordPage{}, domain.FieldErrors{{Field: "q", Message: "only the files' list and observed sections take these conditions"}}.Err()
+	if !whereServed(kind, q.Where) {
+		return ports.RecordPage{}, domain.FieldErrors{{Field: "q", Message: "a condition this section's list does not take"}}.Err()
 	}
 	if err := q.CheckCursor(); err != nil {
 		return ports.RecordPage{}, err
@@ -244,4 +244,21 @@ func (r *Records) Cancel(ctx context.Context, grant domain.Grant, id string, bod
 		}
 		return domain.Cancel(current.Payload, reasons, rc)
 	})
+}
+
+// whereServed tells whether kind's list takes every condition of where:
+// none on customers (searched instead), observed rows only on sections
+// that keep them.
+func whereServed(kind *domain.Kind, where []domain.Condition) bool {
+	for _, c := range where {
+		switch {
+		case kind == domain.CustomersKind():
+			return false
+		case c.Field == domain.SearchCode || c.Field == domain.SearchObserved:
+			if !kind.HasHook(domain.HookObserved) {
+				return false
+			}
+		}
+	}
+	return true
 }

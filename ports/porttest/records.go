@@ -136,6 +136,7 @@ func RunRecordStoreSuite(t *testing.T, newRepos func(t *testing.T) RecordReposit
 		{"customers: found by folded, phonetic, prefix, contains and exact names, dates, identifiers; counted; another company's never", patientsFound, false},
 		{"customers: a search sorted by names, birth date and last change pages as a keyset over the keys and the number; another company's never", patientsSorted, false},
 		{"observed sections: found by a row's code and date, kept in step by every write and delete; another company's never", observedFound, false},
+		{"a section's list narrowed by payload fields, dates, days, creation and ids; another company's never", payloadConditions, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if !c.serial {
@@ -744,4 +745,77 @@ func observedFound(t *testing.T, newRepos func(t *testing.T) RecordRepositories)
 	})
 	followUntil(t, f.r.Records, f.company, measurements, domain.ListQuery{Limit: 10}, 3)
 	check("live again, measured on another day", f.company, measurements, []string{pulse}, code("8867-4"), day("eq", "2026-03-14"))
+}
+
+// payloadConditions: ListQuery.Where on a generic section's payload
+// fields (text equal to any value; a date's day or an instant's second
+// against date search values by every prefix), its creation and its ids.
+func payloadConditions(t *testing.T, newRepos func(t *testing.T) RecordRepositories) {
+	f := newRecordFixture(t, newRepos)
+	other, _ := NewCompany(t, f.r.Repositories, "Other", 10)
+	theirCustomer := NewCustomer(t, f.r.Repositories, other.ID, 0).ID
+	ctx := context.Background()
+	diagnoses, measurements := domain.KindOf("diagnoses"), domain.KindOf("measurements")
+	insert := func(company domain.CompanyID, customer domain.CustomerID, k *domain.Kind, created time.Time, payload string) string {
+		t.Helper()
+		id := domain.NewObjectID()
+		if err := f.r.Tx.InTx(ctx, func(ctx context.Context) error {
+			_, err := f.r.Records.Insert(ctx, company, k, ports.StoredObject{ID: id, Customer: &customer, CreatedAt: created,
+				Payload: []byte(fmt.Sprintf(payload, customer))})
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	march := func(day, hour int) time.Time { return time.Date(2026, 3, day, hour, 0, 0, 0, time.UTC) }
+	hypertension := insert(f.company, f.customer, diagnoses, march(10, 9), `{"customer_id":%d,"icd10_code":"I10","diagnosed_on":"2026-03-10"}`)
+	diabetes := insert(f.company, f.customer, diagnoses, march(11, 9), `{"customer_id":%d,"icd10_code":"E11.9","diagnosed_on":"2026-03-11"}`)
+	theirs := insert(other.ID, theirCustomer, diagnoses, march(10, 9), `{"customer_id":%d,"icd10_code":"I10","diagnosed_on":"2026-03-10"}`)
+	evening := insert(f.company, f.customer, measurements, march(12, 9), `{"customer_id":%d,"measured_at":"2026-03-10T23:30:00-01:00","type":"pulse"}`)
+	morning := insert(f.company, f.customer, measurements, march(12, 9), `{"customer_id":%d,"measured_at":"2026-03-11T08:00:00+01:00","type":"pulse"}`)
+	followUntil(t, f.r.Records, f.company, diagnoses, domain.ListQuery{Limit: 10}, 2)
+	followUntil(t, f.r.Records, f.company, measurements, domain.ListQuery{Limit: 10}, 2)
+	equal := func(path string, values ...string) domain.Condition {
+		return domain.Condition{Field: domain.SearchPayload, Op: domain.OpEqual, Path: path, Values: values}
+	}
+	dated := func(field domain.SearchField, path, prefix, s string) domain.Condition {
+		from, to, ok := domain.ValueSpan(s)
+		if !ok {
+			t.Fatal(s)
+		}
+		return domain.Condition{Field: field, Op: domain.OpInstants, Path: path, Instants: []domain.InstantRange{{Prefix: prefix, From: from, To: to}}}
+	}
+	for _, c := range []struct {
+		what    string
+		company domain.CompanyID
+		k       *domain.Kind
+		want    []string
+		where   []domain.Condition
+	}{
+		{"a code", f.company, diagnoses, []string{hypertension}, []domain.Condition{equal("icd10_code", "I10")}},
+		{"either of two codes", f.company, diagnoses, []string{hypertension, diabetes}, []domain.Condition{equal("icd10_code", "I10", "E11.9", "C50")}},
+		{"no code", f.company, diagnoses, nil, []domain.Condition{equal("icd10_code")}},
+		{"another company's code", other.ID, diagnoses, []string{theirs}, []domain.Condition{equal("icd10_code", "I10")}},
+		{"a day", f.company, diagnoses, []string{diabetes}, []domain.Condition{dated(domain.SearchPayload, "diagnosed_on", "eq", "2026-03-11")}},
+		{"a day against a month", f.company, diagnoses, []string{hypertension, diabetes}, []domain.Condition{dated(domain.SearchPayload, "diagnosed_on", "eq", "2026-03")}},
+		{"a day against an instant inside it", f.company, diagnoses, []string{hypertension}, []domain.Condition{dated(domain.SearchPayload, "diagnosed_on", "ge", "2026-03-10T12:00:00Z"), dated(domain.SearchPayload, "diagnosed_on", "lt", "2026-03-11")}},
+		{"a day, not another", f.company, diagnoses, []string{hypertension}, []domain.Condition{dated(domain.SearchPayload, "diagnosed_on", "ne", "2026-03-11")}},
+		{"a day and a code", f.company, diagnoses, nil, []domain.Condition{dated(domain.SearchPayload, "diagnosed_on", "eq", "2026-03-11"), equal("icd10_code", "I10")}},
+		{"an instant's UTC day", f.company, measurements, []string{evening, morning}, []domain.Condition{dated(domain.SearchPayload, "measured_at", "eq", "2026-03-11")}},
+		{"after an instant", f.company, measurements, []string{morning}, []domain.Condition{dated(domain.SearchPayload, "measured_at", "gt", "2026-03-11T00:30:00Z")}},
+		{"up to an instant's second", f.company, measurements, []string{evening}, []domain.Condition{dated(domain.SearchPayload, "measured_at", "le", "2026-03-11T00:30:00Z")}},
+		{"created on a day", f.company, diagnoses, []string{diabetes}, []domain.Condition{dated(domain.SearchStored, "", "eq", "2026-03-11")}},
+		{"created before a day", f.company, diagnoses, []string{hypertension}, []domain.Condition{dated(domain.SearchStored, "", "lt", "2026-03-11")}},
+		{"by id, another company's left out", f.company, diagnoses, []string{diabetes}, []domain.Condition{{Field: domain.SearchID, Op: domain.OpEqual, Values: []string{diabetes, theirs, "not-an-id"}}}},
+	} {
+		page, err := f.r.Records.List(ctx, c.company, c.k, domain.ListQuery{Limit: 10, Where: c.where})
+		if err != nil {
+			t.Errorf("%s: %v", c.what, err)
+			continue
+		}
+		if got := ids(page.Items); !slices.Equal(slices.Sorted(slices.Values(got)), slices.Sorted(slices.Values(c.want))) {
+			t.Errorf("%s: %v, want %v", c.what, got, c.want)
+		}
+	}
 }
