@@ -53,6 +53,8 @@ const (
 	// section's objects: OpEqual its text, OpInstants the range its date
 	// (a day) or instant (a second) spells.
 	SearchPayload SearchField = "payload"
+	// SearchAny holds when any of its conditions (Condition.Any) does.
+	SearchAny SearchField = "any"
 )
 
 // SearchOp is how a condition compares.
@@ -88,8 +90,12 @@ type Condition struct {
 	Ranges   []DateRange
 	Instants []InstantRange
 	// Path is the payload field SearchPayload compares: a name of ours,
-	// never a client's.
-	Path string
+	// never a client's; Default, with OpEqual, the value of an object
+	// without the field ("" for none: such an object never holds).
+	Path, Default string
+	// Any, on SearchAny: the condition holds when any of these does (each
+	// a SearchPayload with OpEqual).
+	Any []Condition
 }
 
 // InstantRange is a date search value against an instant (FHIR R4

@@ -800,6 +800,53 @@ func TestFHIRClinicalSearchesReachTheQuery(t *testing.T) {
 	})
 }
 
+// TestFHIRCatalogueSearches: the staff's and catalogue's flags and a
+// schedule's actors are conditions of the query; their names are matched
+// in memory over the whole section (it is small), so a match behind more
+// than ten pages of others still comes on the first page.
+func TestFHIRCatalogueSearches(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, b backend) {
+		s := startServer(t, b)
+		p := newPractice(t, s)
+		for range 12 {
+			seedUser(t, s, p.company.ID, "assistant")
+		}
+		left := seedRecord(t, s, p.company.ID, "users", `{"first_name":"Ali","last_name":"Öztürk","role":"doctor","active":false}`)
+		closed := seedRecord(t, s, p.company.ID, "locations", `{"name":"Filiale Nord","address":{"street":"Nordweg 2","postal_code":"1210","city":"Wien","country":"AT"},"phone":null,"email":null,"online_bookable":false,"active":false}`)
+		for _, c := range []struct {
+			query string
+			want  []string
+		}{
+			{"Practitioner?family=ÖZT&_count=1", []string{left}},
+			{"Practitioner?active=false&_count=1", []string{left}},
+			{"Practitioner?active=false,maybe&family=öz", []string{left}},
+			{"Practitioner?active=true&family=öz", nil},
+			{"Location?status=inactive", []string{closed}},
+			{"Location?status=active", []string{p.location}},
+			{"Location?name=filiale&status=active", nil},
+			{"HealthcareService?active=true&name=check", []string{p.service}},
+			{"HealthcareService?active=false", nil},
+			{"Schedule?actor=Location/" + p.service, nil},
+		} {
+			got := readBundle(t, p.fhir(t, strings.ReplaceAll(strings.ReplaceAll(c.query, "ÖZT", url.QueryEscape("ÖZT")), "öz", url.QueryEscape("öz"))))
+			if !slices.Equal(got.ids["match"], c.want) || got.next != "" {
+				t.Errorf("%s: %v (next %q), want %v", c.query, got.ids["match"], got.next, c.want)
+			}
+		}
+		schedules := readBundle(t, p.fhir(t, "Schedule?actor=Practitioner/"+p.doctor)).ids["match"]
+		if len(schedules) != 1 {
+			t.Fatalf("the doctor's schedules: %v", schedules)
+		}
+		for _, query := range []string{"Schedule?actor=" + p.service, "Schedule?actor=HealthcareService/" + p.service + "&_id=" + schedules[0],
+			"Schedule?actor=Location/" + closed + ",HealthcareService/" + p.service + "&active=true"} {
+			if got := readBundle(t, p.fhir(t, query)).ids["match"]; !slices.Equal(got, schedules) {
+				t.Errorf("%s: %v, want %v", query, got, schedules)
+			}
+		}
+	})
+}
+
 // TestFHIRFilesAsDocuments: a stored file is a DocumentReference of its
 // patient whose attachment names its Binary; the Binary answers the bytes
 // as stored, with their sniffed type, as an attachment; Binary is read by
@@ -1019,6 +1066,18 @@ func TestFHIRGDTResultsAsReports(t *testing.T) {
 	}
 	if dated := readBundle(t, p.fhir(t, "DiagnosticReport?date=2026-03-10&_count=100")); !slices.Contains(dated.ids["match"], gdtID) {
 		t.Errorf("the GDT result by its examination's date: %v", dated.ids)
+	}
+	// issued, status and the tests' date in the query: the GDT result was
+	// stored today and is final; the lab reported on 2026-03-10.
+	for query, want := range map[string][]string{
+		"DiagnosticReport?issued=" + time.Now().UTC().Format("2006-01-02") + "&status=final&_count=100": {gdtID},
+		"DiagnosticReport?issued=2026-03-10&_count=100":                                                 {labID},
+		"DiagnosticReport?status=preliminary,corrected":                                                 nil,
+		"Observation?date=2026-03-10T09:15:00%2B01:00&_count=100":                                       tests,
+	} {
+		if got := readBundle(t, p.fhir(t, query)); !slices.Equal(got.ids["match"], want) || got.next != "" {
+			t.Errorf("%s: %v (next %q), want %v", query, got.ids["match"], got.next, want)
+		}
 	}
 	labOnly := practice{s: s, company: p.company, auth: "Authorization: Bearer " + s.tokenFor(t, s.newClient(t, p.company, "lab-results:read"))}
 	if got := readBundle(t, labOnly.fhir(t, "DiagnosticReport?_count=100")); !slices.Equal(got.ids["match"], []string{labID}) || got.next != "" {

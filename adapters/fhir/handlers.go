@@ -250,12 +250,13 @@ func (s *Server) byID(c *fiber.Ctx, rt *resourceType, req request) ([]object, er
 }
 
 // scan reads the feed from the request's position until the page is full,
-// the feed ends, or maxReads pages were read; next is the position after
-// the last object read, "" at the end of the feed.
+// the feed ends, or maxReads pages were read (a catalogue's has no bound);
+// next is the position after the last object read, "" at the end of the
+// feed.
 func (s *Server) scan(c *fiber.Ctx, rt *resourceType, req request) (matches []object, next string, total *int64, err error) {
 	rd := s.views.of(rt)
 	q := domain.ListQuery{After: req.cursor, UpdatedSince: req.since, Customer: req.customer, Where: req.where, Search: req.search, Total: req.total, Sort: req.sort}
-	for range maxReads {
+	for reads := 0; reads < maxReads || rt.catalogue; reads++ {
 		q.Limit = req.count - len(matches)
 		if req.count0 { // the total alone: no object read, no patient named in the audit event
 			q.Limit = 0

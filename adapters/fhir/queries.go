@@ -48,8 +48,13 @@ var observedQuery = instantQuery(domain.SearchObserved)
 // payloadToken: a token parameter on a payload field, each FHIR code read
 // as the native values that map to it (natives: nil for the same codes).
 func payloadToken(path string, natives map[string]string) paramQuery {
+	return payloadTokenOr(path, "", natives)
+}
+
+// payloadTokenOr is payloadToken on a field whose absence means def.
+func payloadTokenOr(path, def string, natives map[string]string) paramQuery {
 	return func(_ view, _, _ string, vals []value) (domain.Condition, error) {
-		out := domain.Condition{Field: domain.SearchPayload, Op: domain.OpEqual, Path: path, Values: []string{}}
+		out := domain.Condition{Field: domain.SearchPayload, Op: domain.OpEqual, Path: path, Default: def, Values: []string{}}
 		for _, v := range vals {
 			switch {
 			case v.code == "":
@@ -89,4 +94,21 @@ func payloadDate(path string) paramQuery {
 		c.Path = path
 		return c, err
 	}
+}
+
+// activeStatuses are the FHIR codes of a catalogue object's active flag.
+var activeStatuses = map[string]string{"true": "active", "false": "inactive"}
+
+// scheduleActorQuery: a Schedule's actor, a Practitioner, Location or
+// HealthcareService reference (a bare id: any of the three).
+func scheduleActorQuery(x view, name, modifier string, vals []value) (domain.Condition, error) {
+	out := domain.Condition{Field: domain.SearchAny}
+	for _, a := range []struct{ typ, path string }{{"Practitioner", "user_id"}, {"Location", "location_id"}, {"HealthcareService", "service_id"}} {
+		c, err := payloadReference(a.typ, a.path)(x, name, modifier, vals)
+		if err != nil {
+			return out, err
+		}
+		out.Any = append(out.Any, c)
+	}
+	return out, nil
 }

@@ -151,7 +151,7 @@ func (r fileReader) batch(ctx context.Context, grant domain.Grant, ids []string)
 
 func (r fileReader) list(ctx context.Context, grant domain.Grant, q domain.ListQuery) (nativePage, error) {
 	if r.results { // the GDT results alone, chosen by the query: every page full
-		q.Where = append(slices.Clip(q.Where), domain.Condition{Field: domain.SearchExamination, Op: domain.OpPresent})
+		q.Where = append(asResults(q.Where), domain.Condition{Field: domain.SearchExamination, Op: domain.OpPresent})
 	}
 	page, err := r.files.List(ctx, grant, q)
 	if err != nil {
@@ -162,6 +162,27 @@ func (r fileReader) list(ctx context.Context, grant domain.Grant, q domain.ListQ
 }
 
 func (fileReader) validID(id string) bool { return domain.ValidObjectID(id) }
+
+// asResults are a DiagnosticReport search's conditions on a lab result as
+// they read on a device's GDT result: issued (reported_at) is when the
+// file was stored, the status is final. The others stay (the observed
+// date is the examination's, a code is no test's).
+func asResults(where []domain.Condition) []domain.Condition {
+	out := make([]domain.Condition, 0, len(where)+1)
+	for _, c := range where {
+		switch {
+		case c.Field == domain.SearchPayload && c.Path == "reported_at":
+			c = domain.Condition{Field: domain.SearchStored, Op: domain.OpInstants, Instants: c.Instants}
+		case c.Field == domain.SearchPayload && c.Path == "status":
+			if slices.Contains(c.Values, "final") {
+				continue
+			}
+			c = domain.Condition{Field: domain.SearchID, Op: domain.OpEqual} // no status but final: none
+		}
+		out = append(out, c)
+	}
+	return out
+}
 
 func viewsOf(files []domain.File) ([]byte, error) {
 	views := make([]domain.FileView, len(files))

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/praxis-health/praxis/domain"
@@ -53,6 +52,10 @@ type resourceType struct {
 	// then are the feeds the type reads after its section's, in order
 	// (readers.go): the GDT result files, a report's rows.
 	then []feed
+	// catalogue: the section is the practice's own staff or catalogue, a
+	// few hundred objects at most; a name its search matches in memory
+	// reads it to the end if need be (no maxReads bound).
+	catalogue bool
 }
 
 // view is what a mapping needs beside the object: the company (the local
@@ -73,19 +76,19 @@ var resources = []*resourceType{
 		{name: "phone", kind: "token", doc: "the phone number: E.164, or national in the practice's country", query: telecomQuery(domain.SearchPhone)},
 		{name: "email", kind: "token", doc: "the e-mail address, in any case", query: telecomQuery(domain.SearchEmail)},
 	}},
-	{name: "Practitioner", section: "users", toFHIR: practitioner, params: []searchParam{
+	{name: "Practitioner", section: "users", toFHIR: practitioner, catalogue: true, params: []searchParam{
 		{name: "family", kind: "string", doc: "the last name", match: stringField("last_name")},
 		{name: "given", kind: "string", doc: "the first name", match: stringField("first_name")},
-		{name: "active", kind: "token", doc: "true or false", match: tokenOf(func(o object) string { return strconv.FormatBool(active(o)) })},
+		{name: "active", kind: "token", doc: "true or false", query: payloadTokenOr("active", "true", nil)},
 	}},
 	{name: "Organization"},
-	{name: "Location", section: "locations", toFHIR: location, params: []searchParam{
+	{name: "Location", section: "locations", toFHIR: location, catalogue: true, params: []searchParam{
 		{name: "name", kind: "string", doc: "the name", match: stringField("name")},
-		{name: "status", kind: "token", doc: "active or inactive", match: tokenOf(func(o object) string { return activeStatus(o) })},
+		{name: "status", kind: "token", doc: "active or inactive", query: payloadTokenOr("active", "true", activeStatuses)},
 	}},
-	{name: "HealthcareService", section: "services", toFHIR: healthcareService, params: []searchParam{
+	{name: "HealthcareService", section: "services", toFHIR: healthcareService, catalogue: true, params: []searchParam{
 		{name: "name", kind: "string", doc: "the name", match: stringField("name")},
-		{name: "active", kind: "token", doc: "true or false", match: tokenOf(func(o object) string { return strconv.FormatBool(active(o)) })},
+		{name: "active", kind: "token", doc: "true or false", query: payloadTokenOr("active", "true", nil)},
 	}},
 	{name: "Appointment", section: "appointments", patient: "customer_id", toFHIR: appointment, writer: appointmentWriter,
 		includes: map[string]string{"Appointment:patient": "customer_id"},
@@ -108,8 +111,8 @@ var resources = []*resourceType{
 		includes: map[string]string{"DiagnosticReport:result": ""},
 		params: []searchParam{
 			{name: "date", kind: "date", doc: "when the sample was collected, or the device examined", match: reportDate("collected_at"), query: observedQuery},
-			{name: "issued", kind: "date", doc: "when the lab reported, or the device's result was stored", match: reportDate("reported_at")},
-			{name: "status", kind: "token", doc: "final, preliminary, corrected", match: tokenOf(func(o object) string { return reportStatus(o) })},
+			{name: "issued", kind: "date", doc: "when the lab reported, or the device's result was stored", match: reportDate("reported_at"), query: payloadDate("reported_at")},
+			{name: "status", kind: "token", doc: "final, preliminary, corrected", match: tokenOf(func(o object) string { return reportStatus(o) }), query: payloadTokenOr("status", "final", nil)},
 		}},
 	{name: "DocumentReference", section: "files", patient: "customer_id", toFHIR: documentReference, params: []searchParam{
 		{name: "date", kind: "date", doc: "when the file was stored", query: instantQuery(domain.SearchStored)},
@@ -118,8 +121,8 @@ var resources = []*resourceType{
 	}},
 	{name: "Binary", section: "files", binary: true},
 	{name: "Schedule", section: "service-assignments", toFHIR: schedule, params: []searchParam{
-		{name: "actor", kind: "reference", doc: "Practitioner/{id}, Location/{id} or HealthcareService/{id}", match: scheduleActor},
-		{name: "active", kind: "token", doc: "true or false", match: tokenOf(func(o object) string { return strconv.FormatBool(active(o)) })},
+		{name: "actor", kind: "reference", doc: "Practitioner/{id}, Location/{id} or HealthcareService/{id}", query: scheduleActorQuery},
+		{name: "active", kind: "token", doc: "true or false", query: payloadTokenOr("active", "true", nil)},
 	}},
 	{name: "Slot", section: "booking", slots: true, params: slotParams},
 	{name: "ServiceRequest", section: "device-orders", patient: "customer_id", toFHIR: serviceRequest, params: []searchParam{
@@ -559,16 +562,6 @@ func schedule(_ view, o object) resource {
 		r.Comment = "appointments of " + d + " minutes"
 	}
 	return r
-}
-
-// scheduleActor matches a schedule by one of its actors.
-func scheduleActor(o object, v value) bool {
-	for _, a := range []struct{ typ, field string }{{"Practitioner", "user_id"}, {"Location", "location_id"}, {"HealthcareService", "service_id"}} {
-		if id, ok := referenceID(a.typ, v.raw); ok && id == ref(o, a.field) {
-			return true
-		}
-	}
-	return false
 }
 
 // orderStatus is a device order's status as a request's: open, written

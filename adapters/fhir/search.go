@@ -47,7 +47,9 @@ var commonParams = []searchParam{
 }
 
 // maxReads bounds the feed pages one search reads to fill its page when
-// parameters filter on the page.
+// parameters filter on the page: what is left to match in memory after the
+// query (a report's rows, _lastUpdated below a bound). A catalogue's
+// names are read to the end instead (resourceType.catalogue).
 const maxReads = 10
 
 // matchesAll is whether o satisfies every parameter (one value of each).

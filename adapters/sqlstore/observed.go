@@ -79,10 +79,19 @@ func recordWhere(q *bun.SelectQuery, tn tenant, where []domain.Condition) (*bun.
 				return observedRanges(q, "observed_from", "observed_until", c.Instants)
 			}), true
 		case c.Field == domain.SearchPayload && c.Op == domain.OpEqual:
-			if len(c.Values) == 0 {
-				return q.Where("1 = 0"), nil
-			}
-			q = q.Where(jsonField(q.DB(), c.Path)+" IN (?)", bun.List(c.Values))
+			text, args := payloadEqual(q.DB(), c)
+			q = q.Where(text, args...)
+		case c.Field == domain.SearchAny:
+			q = q.WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
+				q = q.Where("1 = 0")
+				for _, a := range c.Any {
+					if a.Field == domain.SearchPayload && a.Op == domain.OpEqual {
+						text, args := payloadEqual(q.DB(), a)
+						q = q.WhereOr(text, args...)
+					}
+				}
+				return q
+			})
 		case c.Field == domain.SearchPayload && c.Op == domain.OpInstants:
 			from, until := payloadSpan(q.DB(), c.Path)
 			q = q.WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery { return observedRanges(q, from, until, c.Instants) })
@@ -108,6 +117,23 @@ func recordWhere(q *bun.SelectQuery, tn tenant, where []domain.Condition) (*bun.
 		q = q.Where("records.id IN (?)", sub)
 	}
 	return q, nil
+}
+
+// payloadEqual is the test of a payload field against a condition's
+// values: its text (a boolean true or false on both backends), or the
+// condition's default where the field is absent; no value matches nothing.
+func payloadEqual(db bun.IDB, c domain.Condition) (string, []any) {
+	if len(c.Values) == 0 {
+		return "1 = 0", nil
+	}
+	field := jsonField(db, c.Path)
+	if db.Dialect().Name() != dialect.PG { // json_extract answers 1 and 0 for booleans
+		field = "CASE json_type(payload, '$." + c.Path + "') WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' ELSE " + field + " END"
+	}
+	if c.Default != "" {
+		return "COALESCE(" + field + ", ?) IN (?)", []any{c.Default, bun.List(c.Values)}
+	}
+	return field + " IN (?)", []any{bun.List(c.Values)}
 }
 
 // payloadSpan are SQL expressions of the range [from, until) in Unix
