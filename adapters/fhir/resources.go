@@ -135,10 +135,9 @@ var resources = []*resourceType{
 // _summary=count are served there).
 func (rt *resourceType) searchable() bool { return rt.section == "customers" }
 
-// filtered: the type's parameters with a query reach it as conditions on
-// its feeds' columns (ListQuery.Where: DocumentReference's on the files';
-// Observation's and DiagnosticReport's on their observed rows and GDT
-// results).
+// filtered: the type's parameters with a query reach it as conditions of
+// ListQuery.Where (queries.go) — on the payload's fields, the section's
+// columns, the observed rows — rather than as a patient search's.
 func (rt *resourceType) filtered() bool {
 	return !rt.searchable() && slices.ContainsFunc(rt.params, func(p searchParam) bool { return p.query != nil })
 }
