@@ -97,6 +97,15 @@ func readBundle(t *testing.T, r reply) searchset {
 	return s
 }
 
+// onlyPage checks that a search answers want (in order) on one page, with
+// no next link after it.
+func onlyPage(t *testing.T, p practice, query string, want ...string) {
+	t.Helper()
+	if got := readBundle(t, p.fhir(t, query)); !slices.Equal(got.ids["match"], want) || got.next != "" {
+		t.Errorf("%s: %v (next %q), want %v and no next link", query, got.ids["match"], got.next, want)
+	}
+}
+
 // TestFHIRPatientsOnATCore: a customer is an AT Core patient: the SVNR
 // with its system and type, the KVNR, the practice's number as the local
 // id, the gender mapped and unknown where the record holds none; the
@@ -686,11 +695,9 @@ func TestFHIRDocumentSearchReachesTheQuery(t *testing.T) {
 				t.Errorf("DocumentReference?%s: %v in %d pages, want %v in %d", c.query, got, pages, c.want, c.pages)
 			}
 		}
-		for _, query := range []string{"date=lt2000-01-01", "category=other", "category=letter&contenttype=image/png"} {
-			if page := readBundle(t, p.fhir(t, "DocumentReference?"+query)); len(page.ids["match"]) != 0 || page.next != "" {
-				t.Errorf("DocumentReference?%s: %v, next %q; want none and no next link", query, page.ids["match"], page.next)
-			}
-		}
+		onlyPage(t, p, "DocumentReference?date=lt2000-01-01")
+		onlyPage(t, p, "DocumentReference?category=other")
+		onlyPage(t, p, "DocumentReference?category=letter&contenttype=image/png")
 		outcome(t, "a malformed date", p.fhir(t, "DocumentReference?date=gt2026-13"), http.StatusBadRequest, "invalid")
 	})
 }
@@ -726,19 +733,12 @@ func TestFHIRObservationSearchReachesTheQuery(t *testing.T) {
 		eventually(t, time.Minute, "the measurements and the lab rows on the feed", func() bool {
 			return len(readBundle(t, p.fhir(t, "Observation?_count=100")).ids["match"]) == 14
 		})
-		for _, c := range []struct{ query, want string }{
-			{"Observation?code=4548-4&_count=1", labID + ".r1"},
-			{"Observation?code=http://loinc.org|4548-4&date=2026-03-10&_count=1", labID + ".r1"},
-			{"Observation?code=4548-4,9999-9&date=ge2026-03-10T07:00:00Z&_count=1", labID + ".r1"},
-			{"Observation?code=4548-4&date=2026-03-11", ""},
-			{"DiagnosticReport?date=2026-03-10&_count=1", labID},
-			{"DiagnosticReport?date=2026-03-11&_count=1", ""},
-		} {
-			page := readBundle(t, p.fhir(t, c.query))
-			if got := strings.Join(page.ids["match"], ","); got != c.want || page.next != "" {
-				t.Errorf("%s: %q, next %q; want %q and no next link", c.query, got, page.next, c.want)
-			}
-		}
+		onlyPage(t, p, "Observation?code=4548-4&_count=1", labID+".r1")
+		onlyPage(t, p, "Observation?code=http://loinc.org|4548-4&date=2026-03-10&_count=1", labID+".r1")
+		onlyPage(t, p, "Observation?code=4548-4,9999-9&date=ge2026-03-10T07:00:00Z&_count=1", labID+".r1")
+		onlyPage(t, p, "Observation?code=4548-4&date=2026-03-11")
+		onlyPage(t, p, "DiagnosticReport?date=2026-03-10&_count=1", labID)
+		onlyPage(t, p, "DiagnosticReport?date=2026-03-11&_count=1")
 	})
 }
 
@@ -774,28 +774,20 @@ func TestFHIRClinicalSearchesReachTheQuery(t *testing.T) {
 			return len(readBundle(t, p.fhir(t, "Condition?_count=100")).ids["match"]) == 13 &&
 				len(readBundle(t, p.fhir(t, "Appointment?_count=100")).ids["match"]) == 13
 		})
-		today := time.Now().UTC().Format("2006-01-02")
-		for _, c := range []struct{ query, want string }{
-			{"Condition?code=E11.9&_count=1", diabetes},
-			{"Condition?code=http://hl7.org/fhir/sid/icd-10|E11.9,C50&_count=1", diabetes},
-			{"Condition?recorded-date=lt2026-03-10&_count=1", diabetes},
-			{"Condition?recorded-date=2026-03&code=E11.9&_count=1", diabetes},
-			{"Condition?recorded-date=2026-03-02", ""},
-			{"Appointment?date=2026-03-12&_count=1", late},
-			{"Appointment?date=ge2026-03-11T00:00:00Z&status=booked&practitioner=Practitioner/" + p.doctor + "&_count=1", late},
-			{"Appointment?date=2026-03-12&location=Location/" + p.location + "&_count=1", late},
-			{"Appointment?date=2026-03-12&status=cancelled", ""},
-			{"Appointment?date=2026-03-12&practitioner=Practitioner/" + domain.NewObjectID(), ""},
-			{"ServiceRequest?status=active&authored=" + today, order},
-			{"ServiceRequest?authored=lt2000-01-01", ""},
-			{"ServiceRequest?_id=" + order + "&status=completed", ""},
-			{"ServiceRequest?_id=" + order + "&status=active", order},
-		} {
-			page := readBundle(t, p.fhir(t, c.query))
-			if got := strings.Join(page.ids["match"], ","); got != c.want || page.next != "" {
-				t.Errorf("%s: %q, next %q; want %q and no next link", c.query, got, page.next, c.want)
-			}
-		}
+		onlyPage(t, p, "Condition?code=E11.9&_count=1", diabetes)
+		onlyPage(t, p, "Condition?code=http://hl7.org/fhir/sid/icd-10|E11.9,C50&_count=1", diabetes)
+		onlyPage(t, p, "Condition?recorded-date=lt2026-03-10&_count=1", diabetes)
+		onlyPage(t, p, "Condition?recorded-date=2026-03&code=E11.9&_count=1", diabetes)
+		onlyPage(t, p, "Condition?recorded-date=2026-03-02")
+		onlyPage(t, p, "Appointment?date=2026-03-12&_count=1", late)
+		onlyPage(t, p, "Appointment?date=ge2026-03-11T00:00:00Z&status=booked&practitioner=Practitioner/"+p.doctor+"&_count=1", late)
+		onlyPage(t, p, "Appointment?date=2026-03-12&location=Location/"+p.location+"&_count=1", late)
+		onlyPage(t, p, "Appointment?date=2026-03-12&status=cancelled")
+		onlyPage(t, p, "Appointment?date=2026-03-12&practitioner=Practitioner/"+domain.NewObjectID())
+		onlyPage(t, p, "ServiceRequest?status=active&authored="+time.Now().UTC().Format("2006-01-02"), order)
+		onlyPage(t, p, "ServiceRequest?authored=lt2000-01-01")
+		onlyPage(t, p, "ServiceRequest?_id="+order+"&status=completed")
+		onlyPage(t, p, "ServiceRequest?_id="+order+"&status=active", order)
 		outcome(t, "a malformed date", p.fhir(t, "Appointment?date=2026-02-30"), http.StatusBadRequest, "invalid")
 	})
 }
@@ -814,36 +806,23 @@ func TestFHIRCatalogueSearches(t *testing.T) {
 		}
 		left := seedRecord(t, s, p.company.ID, "users", `{"first_name":"Ali","last_name":"Öztürk","role":"doctor","active":false}`)
 		closed := seedRecord(t, s, p.company.ID, "locations", `{"name":"Filiale Nord","address":{"street":"Nordweg 2","postal_code":"1210","city":"Wien","country":"AT"},"phone":null,"email":null,"online_bookable":false,"active":false}`)
-		for _, c := range []struct {
-			query string
-			want  []string
-		}{
-			{"Practitioner?family=ÖZT&_count=1", []string{left}},
-			{"Practitioner?active=false&_count=1", []string{left}},
-			{"Practitioner?active=false,maybe&family=öz", []string{left}},
-			{"Practitioner?active=true&family=öz", nil},
-			{"Location?status=inactive", []string{closed}},
-			{"Location?status=active", []string{p.location}},
-			{"Location?name=filiale&status=active", nil},
-			{"HealthcareService?active=true&name=check", []string{p.service}},
-			{"HealthcareService?active=false", nil},
-			{"Schedule?actor=Location/" + p.service, nil},
-		} {
-			got := readBundle(t, p.fhir(t, strings.ReplaceAll(strings.ReplaceAll(c.query, "ÖZT", url.QueryEscape("ÖZT")), "öz", url.QueryEscape("öz"))))
-			if !slices.Equal(got.ids["match"], c.want) || got.next != "" {
-				t.Errorf("%s: %v (next %q), want %v", c.query, got.ids["match"], got.next, c.want)
-			}
-		}
+		onlyPage(t, p, "Practitioner?family="+url.QueryEscape("ÖZT")+"&_count=1", left)
+		onlyPage(t, p, "Practitioner?active=false&_count=1", left)
+		onlyPage(t, p, "Practitioner?active=false,maybe&family="+url.QueryEscape("öz"), left)
+		onlyPage(t, p, "Practitioner?active=true&family="+url.QueryEscape("öz"))
+		onlyPage(t, p, "Location?status=inactive", closed)
+		onlyPage(t, p, "Location?status=active", p.location)
+		onlyPage(t, p, "Location?name=filiale&status=active")
+		onlyPage(t, p, "HealthcareService?active=true&name=check", p.service)
+		onlyPage(t, p, "HealthcareService?active=false")
+		onlyPage(t, p, "Schedule?actor=Location/"+p.service)
 		schedules := readBundle(t, p.fhir(t, "Schedule?actor=Practitioner/"+p.doctor)).ids["match"]
 		if len(schedules) != 1 {
 			t.Fatalf("the doctor's schedules: %v", schedules)
 		}
-		for _, query := range []string{"Schedule?actor=" + p.service, "Schedule?actor=HealthcareService/" + p.service + "&_id=" + schedules[0],
-			"Schedule?actor=Location/" + closed + ",HealthcareService/" + p.service + "&active=true"} {
-			if got := readBundle(t, p.fhir(t, query)).ids["match"]; !slices.Equal(got, schedules) {
-				t.Errorf("%s: %v, want %v", query, got, schedules)
-			}
-		}
+		onlyPage(t, p, "Schedule?actor="+p.service, schedules...)
+		onlyPage(t, p, "Schedule?actor=HealthcareService/"+p.service+"&_id="+schedules[0], schedules...)
+		onlyPage(t, p, "Schedule?actor=Location/"+closed+",HealthcareService/"+p.service+"&active=true", schedules...)
 	})
 }
 
@@ -1069,16 +1048,10 @@ func TestFHIRGDTResultsAsReports(t *testing.T) {
 	}
 	// issued, status and the tests' date in the query: the GDT result was
 	// stored today and is final; the lab reported on 2026-03-10.
-	for query, want := range map[string][]string{
-		"DiagnosticReport?issued=" + time.Now().UTC().Format("2006-01-02") + "&status=final&_count=100": {gdtID},
-		"DiagnosticReport?issued=2026-03-10&_count=100":                                                 {labID},
-		"DiagnosticReport?status=preliminary,corrected":                                                 nil,
-		"Observation?date=2026-03-10T09:15:00%2B01:00&_count=100":                                       tests,
-	} {
-		if got := readBundle(t, p.fhir(t, query)); !slices.Equal(got.ids["match"], want) || got.next != "" {
-			t.Errorf("%s: %v (next %q), want %v", query, got.ids["match"], got.next, want)
-		}
-	}
+	onlyPage(t, p, "DiagnosticReport?issued="+time.Now().UTC().Format("2006-01-02")+"&status=final&_count=100", gdtID)
+	onlyPage(t, p, "DiagnosticReport?issued=2026-03-10&_count=100", labID)
+	onlyPage(t, p, "DiagnosticReport?status=preliminary,corrected")
+	onlyPage(t, p, "Observation?date=2026-03-10T09:15:00%2B01:00&_count=100", tests...)
 	labOnly := practice{s: s, company: p.company, auth: "Authorization: Bearer " + s.tokenFor(t, s.newClient(t, p.company, "lab-results:read"))}
 	if got := readBundle(t, labOnly.fhir(t, "DiagnosticReport?_count=100")); !slices.Equal(got.ids["match"], []string{labID}) || got.next != "" {
 		t.Errorf("a grant without files:read: %v (next %q), want the lab report only", got.ids, got.next)
