@@ -84,6 +84,8 @@ type Kind struct {
 
 	schemas    *Schemas
 	newPayload func() Payload
+	// observedRows reads an object's observed rows (observed, ObservedOf).
+	observedRows func(payload []byte) []ObservedRow
 }
 
 // StoreHook names an effect of a kind's writes on the store (see Kind.Hooks).

@@ -25,41 +25,49 @@ type ObservedRow struct {
 }
 
 // ObservedOf are the observed rows of an object of kind, from its payload;
-// none for another kind or a payload that does not decode.
+// none for a kind that keeps none or a payload that does not decode.
 func ObservedOf(kind *Kind, payload []byte) []ObservedRow {
-	switch kind.Slug {
-	case "measurements":
-		var m struct {
-			MeasuredAt string  `json:"measured_at"`
-			LOINCCode  *string `json:"loinc_code"`
-		}
-		if json.Unmarshal(payload, &m) != nil {
-			return nil
-		}
-		row := ObservedRow{Code: deref(m.LOINCCode)}
-		row.From, row.Until, _ = ValueSpan(m.MeasuredAt)
-		return []ObservedRow{row}
-	case "lab-results":
-		var l struct {
-			CollectedAt *string `json:"collected_at"`
-			Results     []struct {
-				LOINCCode *string `json:"loinc_code"`
-			} `json:"results"`
-		}
-		if json.Unmarshal(payload, &l) != nil {
-			return nil
-		}
-		var from, until time.Time
-		if l.CollectedAt != nil {
-			from, until, _ = ValueSpan(*l.CollectedAt)
-		}
-		rows := []ObservedRow{{From: from, Until: until}}
-		for i, r := range l.Results {
-			rows = append(rows, ObservedRow{Row: i + 1, Code: deref(r.LOINCCode), From: from, Until: until})
-		}
-		return rows
+	if kind.observedRows == nil {
+		return nil
 	}
-	return nil
+	return kind.observedRows(payload)
+}
+
+// measurementObserved: a measurement is one row, its LOINC code when measured.
+func measurementObserved(payload []byte) []ObservedRow {
+	var m struct {
+		MeasuredAt string  `json:"measured_at"`
+		LOINCCode  *string `json:"loinc_code"`
+	}
+	if json.Unmarshal(payload, &m) != nil {
+		return nil
+	}
+	row := ObservedRow{Code: deref(m.LOINCCode)}
+	row.From, row.Until, _ = ValueSpan(m.MeasuredAt)
+	return []ObservedRow{row}
+}
+
+// labResultObserved: the report (row 0, no code) and each result with its
+// LOINC code, all when the sample was collected.
+func labResultObserved(payload []byte) []ObservedRow {
+	var l struct {
+		CollectedAt *string `json:"collected_at"`
+		Results     []struct {
+			LOINCCode *string `json:"loinc_code"`
+		} `json:"results"`
+	}
+	if json.Unmarshal(payload, &l) != nil {
+		return nil
+	}
+	var from, until time.Time
+	if l.CollectedAt != nil {
+		from, until, _ = ValueSpan(*l.CollectedAt)
+	}
+	rows := []ObservedRow{{From: from, Until: until}}
+	for i, r := range l.Results {
+		rows = append(rows, ObservedRow{Row: i + 1, Code: deref(r.LOINCCode), From: from, Until: until})
+	}
+	return rows
 }
 
 // ValueSpan is the range [from, to) a FHIR date, dateTime or instant

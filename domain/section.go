@@ -32,7 +32,7 @@ var Sections = []Section{
 	{Slug: "diagnoses", Name: Names{"Diagnosen", "Diagnoses"}, Kind: record[Diagnosis]("diagnoses", exampleDiagnosis)},
 	{Slug: "files", Name: Names{"Dateien", "Files"}},
 	{Slug: "anamneses", Name: Names{"Anamnesen", "Anamneses"}, Kind: record[Anamnesis]("anamneses", exampleAnamnesis)},
-	{Slug: "measurements", Name: Names{"Messwerte", "Measurements"}, Kind: observed(record[Measurement]("measurements", exampleMeasurement))},
+	{Slug: "measurements", Name: Names{"Messwerte", "Measurements"}, Kind: observed(record[Measurement]("measurements", exampleMeasurement), measurementObserved)},
 	{Slug: "long-term-medications", Name: Names{"Dauermedikation", "Long-term medication"}, Kind: record[LongTermMedication]("long-term-medications", exampleLongTermMedication)},
 	{Slug: "sports-exemptions", Name: Names{"Sportbefreiungen", "Sports exemptions"}, Kind: record[SportsExemption]("sports-exemptions", exampleSportsExemption)},
 	{Slug: "referrals", Name: Names{"Überweisungen", "Referrals"}, Kind: record[Referral]("referrals", exampleReferral)},
@@ -42,7 +42,7 @@ var Sections = []Section{
 	{Slug: "doctor-letters", Name: Names{"Arztbriefe", "Doctor's letters"}, Kind: record[DoctorLetter]("doctor-letters", exampleDoctorLetter)},
 	{Slug: "patient-letters", Name: Names{"Patientenbriefe", "Letters to patients"}, Kind: record[PatientLetter]("patient-letters", examplePatientLetter)},
 	{Slug: "medical-transports", Name: Names{"Krankentransporte", "Medical transports"}, Kind: record[MedicalTransport]("medical-transports", exampleMedicalTransport)},
-	{Slug: "lab-results", Name: Names{"Laborbefunde", "Lab results"}, Kind: observed(record[LabResult]("lab-results", exampleLabResult))},
+	{Slug: "lab-results", Name: Names{"Laborbefunde", "Lab results"}, Kind: observed(record[LabResult]("lab-results", exampleLabResult), labResultObserved)},
 	{Slug: "illness-notifications", Name: Names{"Krankmeldungen", "Sick notes"}, Kind: record[IllnessNotification]("illness-notifications", exampleIllnessNotification)},
 	{Slug: "health-notifications", Name: Names{"Gesundmeldungen", "Fit-for-work notes"}, Kind: record[HealthNotification]("health-notifications", exampleHealthNotification)},
 	{Slug: "invoices", Name: Names{"Rechnungen", "Invoices"}, Kind: masterData[Invoice]("invoices", exampleInvoice)},
@@ -128,9 +128,9 @@ func calendar(k *Kind) *Kind {
 
 // observed marks k as a section whose objects are Observations (and
 // reports) a search compares by code and date: the store keeps each
-// object's observed rows beside it (ObservedOf).
-func observed(k *Kind) *Kind {
-	k.Hooks = append(k.Hooks, HookObserved)
+// object's observed rows, as rows reads them, beside it (ObservedOf).
+func observed(k *Kind, rows func(payload []byte) []ObservedRow) *Kind {
+	k.Hooks, k.observedRows = append(k.Hooks, HookObserved), rows
 	return k
 }
 
