@@ -180,3 +180,17 @@ func CleanFileName(name string) string {
 	}
 	return name
 }
+
+// ExaminedSpan is when a device's GDT result says it examined, as the
+// range its value spells: examined_at its second, else examined_on its day.
+func ExaminedSpan(info *gdt.Info) (from, to time.Time, ok bool) {
+	switch {
+	case info == nil:
+		return time.Time{}, time.Time{}, false
+	case info.ExaminedAt != nil:
+		return ValueSpan(*info.ExaminedAt)
+	case info.ExaminedOn != nil:
+		return ValueSpan(*info.ExaminedOn)
+	}
+	return time.Time{}, time.Time{}, false
+}

@@ -566,3 +566,29 @@ func (k *Kind) ExampleWith(ids ExampleIDs) string {
 var SampleIDs = ExampleIDs{Customer: 1042, User: "019bc0e2-1280-781f-a8e2-5d940ed90475",
 	Diagnosis: "019cd6cf-68f8-70c6-a6a3-a4506513270e", Location: "019bc0e2-1668-7160-8999-50d836f675cc",
 	Service: "019bc0e2-1a50-711d-ab0d-549b6f03675a", Device: "019bc0e2-1e38-7a4b-9c1d-3e5f7a9b1c2d"}
+
+// Observed rows: what a search of Observations and reports (FHIR's
+// Observation and DiagnosticReport `code` and `date`) compares, kept by the
+// store beside each object of a section that declares HookObserved, so that
+// the search is a condition of the query (docs/contract.md §15). A
+// measurement is one row; a lab result is a row of its own (Row 0: the
+// report, no code) and one per result (Row 1, 2, …), each when its sample
+// was collected.
+
+// ObservedRow is one observed row of an object.
+type ObservedRow struct {
+	Row  int
+	Code string // the LOINC code, "" for none
+	// From and Until are when it was measured as the range [From, Until)
+	// its value spells (an instant: its second); both zero when unknown.
+	From, Until time.Time
+}
+
+// ObservedOf are the observed rows of an object of kind, from its payload;
+// none for a kind that keeps none or a payload that does not decode.
+func ObservedOf(kind *Kind, payload []byte) []ObservedRow {
+	if kind.observedRows == nil {
+		return nil
+	}
+	return kind.observedRows(payload)
+}

@@ -459,3 +459,28 @@ func (q ListQuery) CheckCursor() error {
 	}
 	return nil
 }
+
+// ValueSpan is the range [from, to) a FHIR date, dateTime or instant
+// spells at its precision: YYYY a year, YYYY-MM a month, YYYY-MM-DD a day
+// (UTC), an instant its second (its millisecond when it has a fraction), a
+// dateTime without seconds its minute.
+func ValueSpan(s string) (from, to time.Time, ok bool) {
+	if from, to, ok := DateSpan(s); ok {
+		return from, to, true
+	}
+	for _, f := range []struct {
+		layout string
+		next   func(time.Time) time.Time
+	}{
+		{time.RFC3339Nano, func(t time.Time) time.Time { return t.Add(time.Second) }},
+		{"2006-01-02T15:04Z07:00", func(t time.Time) time.Time { return t.Add(time.Minute) }},
+	} {
+		if t, err := time.Parse(f.layout, s); err == nil {
+			if f.layout == time.RFC3339Nano && t.Nanosecond() != 0 {
+				return t, t.Add(time.Millisecond), true
+			}
+			return t, f.next(t), true
+		}
+	}
+	return time.Time{}, time.Time{}, false
+}

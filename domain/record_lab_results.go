@@ -1,5 +1,10 @@
 package domain
 
+import (
+	"encoding/json"
+	"time"
+)
+
 // LabResult is a laboratory report (docs/sections.md §23).
 type LabResult struct {
 	RecordBase
@@ -63,3 +68,26 @@ const exampleLabResult = `{"customer_id":$CUSTOMER,"lab_name":"Labor Dr. Weiss",
 "collected_at":"2026-03-10T08:00:00+01:00","reported_at":"2026-03-10T16:30:00+01:00","status":"final",
 "results":[{"name":"HbA1c","loinc_code":"4548-4","value":"6.1","unit":"%","reference_low":"4.0","reference_high":"5.6","flag":"high"},
 {"name":"Urine colour","value_text":"yellow"}]}`
+
+// labResultObserved: the report (row 0, no code) and each result with its
+// LOINC code, all when the sample was collected.
+func labResultObserved(payload []byte) []ObservedRow {
+	var l struct {
+		CollectedAt *string `json:"collected_at"`
+		Results     []struct {
+			LOINCCode *string `json:"loinc_code"`
+		} `json:"results"`
+	}
+	if json.Unmarshal(payload, &l) != nil {
+		return nil
+	}
+	var from, until time.Time
+	if l.CollectedAt != nil {
+		from, until, _ = ValueSpan(*l.CollectedAt)
+	}
+	rows := []ObservedRow{{From: from, Until: until}}
+	for i, r := range l.Results {
+		rows = append(rows, ObservedRow{Row: i + 1, Code: deref(r.LOINCCode), From: from, Until: until})
+	}
+	return rows
+}

@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"encoding/json"
 	"slices"
 	"time"
 )
@@ -157,3 +158,17 @@ func (m *Measurement) checkBloodPressure(errs *FieldErrors) {
 const exampleMeasurement = `{"customer_id":$CUSTOMER,"user_id":"$USER","measured_at":"2026-03-10T09:08:00+01:00",
 "type":"blood_pressure","source":"device",
 "components":[{"code":"8480-6","value":"148","unit":"mm[Hg]"},{"code":"8462-4","value":"92","unit":"mm[Hg]"}]}`
+
+// measurementObserved: a measurement is one row, its LOINC code when measured.
+func measurementObserved(payload []byte) []ObservedRow {
+	var m struct {
+		MeasuredAt string  `json:"measured_at"`
+		LOINCCode  *string `json:"loinc_code"`
+	}
+	if json.Unmarshal(payload, &m) != nil {
+		return nil
+	}
+	row := ObservedRow{Code: deref(m.LOINCCode)}
+	row.From, row.Until, _ = ValueSpan(m.MeasuredAt)
+	return []ObservedRow{row}
+}
