@@ -739,6 +739,23 @@ func TestFHIRObservationSearchReachesTheQuery(t *testing.T) {
 		onlyPage(t, p, "Observation?code=4548-4&date=2026-03-11")
 		onlyPage(t, p, "DiagnosticReport?date=2026-03-10&_count=1", labID)
 		onlyPage(t, p, "DiagnosticReport?date=2026-03-11&_count=1")
+		// Reports of ten rows, one of them glucose: a page counts the rows
+		// that match, so twelve reports' glucose rows fill a page of twelve.
+		var rows []string
+		for i := range 12 {
+			results := make([]string, 10)
+			for j := range 9 {
+				results[j] = fmt.Sprintf(`{"name":"Wert %d","value":"%d","unit":"mg/dL"}`, j, j)
+			}
+			results[9] = `{"name":"Glucose","loinc_code":"2345-7","value":"98","unit":"mg/dL"}`
+			id := p.post(t, "lab-results", fmt.Sprintf(`{"customer_id":%d,"collected_at":"2026-03-%02dT08:00:00+01:00","reported_at":"2026-03-%02dT16:00:00+01:00","results":[%s]}`,
+				p.customer, 11+i, 11+i, strings.Join(results, ","))).decode(t)["id"].(string)
+			rows = append(rows, id+".r10")
+		}
+		eventually(t, time.Minute, "the glucose rows on the feed", func() bool {
+			return len(readBundle(t, p.fhir(t, "Observation?code=2345-7&_count=100")).ids["match"]) == 12
+		})
+		onlyPage(t, p, "Observation?code=2345-7&_count=12", rows...)
 	})
 }
 

@@ -215,13 +215,15 @@ func (r rowsReader) batch(ctx context.Context, grant domain.Grant, ids []string)
 	if err != nil {
 		return nil, err
 	}
-	return rowsData(data, func(id string) bool { return slices.Contains(ids, id) })
+	return rowsData(data, func(row object) bool { return slices.Contains(ids, idOf(row)) })
 }
 
 // list reads a page of reports and answers their rows. A page holds at
-// most q.Limit rows where it can: when the reports of a page have more,
-// fewer reports are read; a report's rows are never split, so one report
-// with more rows than q.Limit is a page of its own.
+// most q.Limit rows the query's conditions keep (q.Where: a search's code
+// and date; every row without) where it can: when the reports of a page
+// have more, fewer reports are read; a report's rows are never split, so
+// one report with more than q.Limit is a page of its own. The other rows
+// of a report come along, for the search to match them again.
 func (r rowsReader) list(ctx context.Context, grant domain.Grant, q domain.ListQuery) (nativePage, error) {
 	limit := q.Limit
 	for {
@@ -230,7 +232,12 @@ func (r rowsReader) list(ctx context.Context, grant domain.Grant, q domain.ListQ
 			return nativePage{}, err
 		}
 		n := 0
-		data, err := rowsData(page.data, func(string) bool { n++; return true })
+		data, err := rowsData(page.data, func(row object) bool {
+			if rowHolds(row, q.Where) {
+				n++
+			}
+			return true
+		})
 		if err != nil || n <= limit || q.Limit <= 1 {
 			page.data = data
 			return page, err
@@ -239,8 +246,29 @@ func (r rowsReader) list(ctx context.Context, grant domain.Grant, q domain.ListQ
 	}
 }
 
+// rowHolds tells whether a report's row meets the conditions a search put
+// on its rows (an observed row's code and date; others are the report's).
+func rowHolds(row object, where []domain.Condition) bool {
+	for _, c := range where {
+		switch c.Field {
+		case domain.SearchCode:
+			if !slices.Contains(c.Values, str(row, "loinc_code")) {
+				return false
+			}
+		case domain.SearchObserved:
+			from, to, ok := dateRange(str(row, "measured_at"))
+			if !ok || !slices.ContainsFunc(c.Instants, func(r domain.InstantRange) bool {
+				return value{prefix: r.Prefix, from: r.From, to: r.To}.inRange(from, to)
+			}) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // rowsData are the rows of a JSON array of reports, those keep tells.
-func rowsData(reports []byte, keep func(id string) bool) ([]byte, error) {
+func rowsData(reports []byte, keep func(row object) bool) ([]byte, error) {
 	objs, err := decodeObjects(reports)
 	if err != nil {
 		return nil, err
@@ -248,7 +276,7 @@ func rowsData(reports []byte, keep func(id string) bool) ([]byte, error) {
 	out := bytes.NewBufferString("[")
 	for _, o := range objs {
 		for _, row := range rowsOf(o) {
-			if !keep(idOf(row)) {
+			if !keep(row) {
 				continue
 			}
 			if out.Len() > 1 {
