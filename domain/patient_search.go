@@ -55,6 +55,9 @@ const (
 	SearchPayload SearchField = "payload"
 	// SearchAny holds when any of its conditions (Condition.Any) does.
 	SearchAny SearchField = "any"
+	// SearchUpdated compares an object's last change at the second, as the
+	// answers spell it (Instants, as ranges: FHIR's _lastUpdated).
+	SearchUpdated SearchField = "updated"
 )
 
 // SearchOp is how a condition compares.

@@ -796,6 +796,8 @@ func TestFHIRClinicalSearchesReachTheQuery(t *testing.T) {
 		onlyPage(t, p, "Condition?recorded-date=lt2026-03-10&_count=1", diabetes)
 		onlyPage(t, p, "Condition?recorded-date=2026-03&code=E11.9&_count=1", diabetes)
 		onlyPage(t, p, "Condition?recorded-date=2026-03-02")
+		onlyPage(t, p, "Condition?_lastUpdated=lt2000-01-01")
+		onlyPage(t, p, "Condition?_lastUpdated=ne2000-01-01&code=E11.9&_count=1", diabetes)
 		onlyPage(t, p, "Appointment?date=2026-03-12&_count=1", late)
 		onlyPage(t, p, "Appointment?date=ge2026-03-11T00:00:00Z&status=booked&practitioner=Practitioner/"+p.doctor+"&_count=1", late)
 		onlyPage(t, p, "Appointment?date=2026-03-12&location=Location/"+p.location+"&_count=1", late)

@@ -201,10 +201,14 @@ var fileColumns = map[domain.SearchField]string{
 }
 
 // fileObserved answers a condition of the Observations' and reports'
-// search on a GDT result: its tests carry no LOINC code (a code matches
-// none); it was observed when the device examined.
+// search on a GDT result — its tests carry no LOINC code (a code matches
+// none); it was observed when the device examined — and _lastUpdated's
+// (a file's last change at its second).
 func fileObserved(q *bun.SelectQuery, c domain.Condition) (*bun.SelectQuery, bool) {
 	switch c.Field {
+	case domain.SearchUpdated:
+		from, until := secondSpan(q.DB(), "files.updated_at")
+		return q.WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery { return observedRanges(q, from, until, c.Instants) }), true
 	case domain.SearchCode:
 		return q.Where("1 = 0"), true
 	case domain.SearchObserved:

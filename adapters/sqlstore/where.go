@@ -54,6 +54,9 @@ func recordWhere(q *bun.SelectQuery, tn tenant, where []domain.Condition) (*bun.
 				}
 				return q
 			})
+		case c.Field == domain.SearchUpdated && c.Op == domain.OpInstants:
+			from, until := secondSpan(q.DB(), "records.updated_at")
+			q = q.WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery { return observedRanges(q, from, until, c.Instants) })
 		case c.Field == domain.SearchID && c.Op == domain.OpEqual:
 			ids := validIDs(c.Values)
 			if len(ids) == 0 {
@@ -100,6 +103,18 @@ func payloadSpan(db bun.IDB, path string) (from, until string) {
 		from = "(unixepoch(" + field + ") * 1000)"
 	}
 	return from, "(" + from + " + " + length + ")"
+}
+
+// secondSpan are SQL expressions of the range [from, until) in Unix
+// milliseconds of the second a timestamp column's value lies in: the
+// instant as the answers spell it (RFC 3339 at the second).
+func secondSpan(db bun.IDB, col string) (from, until string) {
+	if db.Dialect().Name() == dialect.PG {
+		from = "(floor(extract(epoch FROM " + col + ")) * 1000)::bigint"
+	} else {
+		from = "(unixepoch(" + col + ") * 1000)"
+	}
+	return from, "(" + from + " + 1000)"
 }
 
 // observedRanges are alternatives of a date search value against a stored

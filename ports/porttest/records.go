@@ -749,7 +749,8 @@ func observedFound(t *testing.T, newRepos func(t *testing.T) RecordRepositories)
 
 // payloadConditions: ListQuery.Where on a generic section's payload
 // fields (text equal to any value; a date's day or an instant's second
-// against date search values by every prefix), its creation and its ids.
+// against date search values by every prefix), its creation, its last
+// change (at the second the answers spell) and its ids.
 func payloadConditions(t *testing.T, newRepos func(t *testing.T) RecordRepositories) {
 	f := newRecordFixture(t, newRepos)
 	other, _ := NewCompany(t, f.r.Repositories, "Other", 10)
@@ -768,7 +769,9 @@ func payloadConditions(t *testing.T, newRepos func(t *testing.T) RecordRepositor
 		}
 		return id
 	}
-	march := func(day, hour int) time.Time { return time.Date(2026, 3, day, hour, 0, 0, 0, time.UTC) }
+	march := func(day, hour int) time.Time {
+		return time.Date(2026, 3, day, hour, 0, 0, 0, time.UTC).Add(250 * time.Millisecond)
+	} // a fraction the answers drop
 	hypertension := insert(f.company, f.customer, diagnoses, march(10, 9), `{"customer_id":%d,"icd10_code":"I10","diagnosed_on":"2026-03-10"}`)
 	diabetes := insert(f.company, f.customer, diagnoses, march(11, 9), `{"customer_id":%d,"icd10_code":"E11.9","diagnosed_on":"2026-03-11"}`)
 	theirs := insert(other.ID, theirCustomer, diagnoses, march(10, 9), `{"customer_id":%d,"icd10_code":"I10","diagnosed_on":"2026-03-10"}`)
@@ -807,6 +810,12 @@ func payloadConditions(t *testing.T, newRepos func(t *testing.T) RecordRepositor
 		{"up to an instant's second", f.company, measurements, []string{evening}, []domain.Condition{dated(domain.SearchPayload, "measured_at", "le", "2026-03-11T00:30:00Z")}},
 		{"created on a day", f.company, diagnoses, []string{diabetes}, []domain.Condition{dated(domain.SearchStored, "", "eq", "2026-03-11")}},
 		{"created before a day", f.company, diagnoses, []string{hypertension}, []domain.Condition{dated(domain.SearchStored, "", "lt", "2026-03-11")}},
+		{"changed on a day", f.company, diagnoses, []string{diabetes}, []domain.Condition{dated(domain.SearchUpdated, "", "eq", "2026-03-11")}},
+		{"changed in the second after another", f.company, diagnoses, []string{diabetes}, []domain.Condition{dated(domain.SearchUpdated, "", "gt", "2026-03-11T08:59:59Z")}},
+		{"changed at a second", f.company, diagnoses, []string{diabetes}, []domain.Condition{dated(domain.SearchUpdated, "", "eq", "2026-03-11T09:00:00Z")}},
+		{"changed not at a second", f.company, diagnoses, []string{hypertension}, []domain.Condition{dated(domain.SearchUpdated, "", "ne", "2026-03-11T09:00:00Z")}},
+		{"changed before a second", f.company, diagnoses, []string{hypertension}, []domain.Condition{dated(domain.SearchUpdated, "", "lt", "2026-03-11T09:00:00Z")}},
+		{"changed up to a second", f.company, diagnoses, []string{hypertension, diabetes}, []domain.Condition{dated(domain.SearchUpdated, "", "le", "2026-03-11T09:00:00Z")}},
 		{"by id, another company's left out", f.company, diagnoses, []string{diabetes}, []domain.Condition{{Field: domain.SearchID, Op: domain.OpEqual, Values: []string{diabetes, theirs, "not-an-id"}}}},
 	} {
 		page, err := f.r.Records.List(ctx, c.company, c.k, domain.ListQuery{Limit: 10, Where: c.where})

@@ -600,6 +600,8 @@ func filesConditions(t *testing.T, r Repositories) {
 		{"stored at a second", a.ID, []domain.Condition{stored(domain.InstantRange{Prefix: "eq", From: at, To: at.Add(time.Second)})}, []domain.File{lab}},
 		{"stored in a month, not on a day", a.ID, []domain.Condition{stored(day("eq", "2026-03")), stored(day("ne", "2026-03-11"))}, []domain.File{lab, letter}},
 		{"a device's result", a.ID, []domain.Condition{{Field: domain.SearchExamination, Op: domain.OpPresent}}, []domain.File{image}},
+		{"changed on a day", a.ID, []domain.Condition{{Field: domain.SearchUpdated, Op: domain.OpInstants, Instants: []domain.InstantRange{day("eq", "2026-03-11")}}}, []domain.File{image}},
+		{"changed after a day", a.ID, []domain.Condition{{Field: domain.SearchUpdated, Op: domain.OpInstants, Instants: []domain.InstantRange{day("gt", "2026-03-11")}}}, []domain.File{letter}},
 		{"by id, another company's left out", a.ID, []domain.Condition{equal(domain.SearchID, letter.ID.String(), theirs.ID.String())}, []domain.File{letter}},
 		{"another company: its own", b.ID, []domain.Condition{equal(domain.SearchCategory, "lab")}, []domain.File{theirs}},
 		{"another company: its own results", b.ID, []domain.Condition{{Field: domain.SearchExamination, Op: domain.OpPresent}}, []domain.File{theirs}},
