@@ -233,16 +233,7 @@ func fileCondition(q *bun.SelectQuery, c domain.Condition) (*bun.SelectQuery, er
 	case domain.OpPresent:
 		return q.Where(col + " IS NOT NULL"), nil
 	case domain.OpInstants:
-		if len(c.Instants) == 0 {
-			return q.Where("1 = 0"), nil
-		}
-		return q.WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
-			for _, r := range c.Instants {
-				text, args := rangeTest(col, r.Prefix, r.From.UTC(), r.To.UTC())
-				q = q.WhereOr(text, args...)
-			}
-			return q
-		}), nil
+		return instantPoints(q, col, c.Instants), nil
 	case domain.OpEqual:
 		if len(c.Values) == 0 {
 			return q.Where("1 = 0"), nil

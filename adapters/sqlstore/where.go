@@ -47,13 +47,7 @@ func recordWhere(q *bun.SelectQuery, tn tenant, where []domain.Condition) (*bun.
 			from, until := payloadSpan(q.DB(), c.Path)
 			q = q.WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery { return observedRanges(q, from, until, c.Instants) })
 		case c.Field == domain.SearchStored && c.Op == domain.OpInstants:
-			q = q.WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
-				for _, r := range c.Instants {
-					text, args := rangeTest("records.created_at", r.Prefix, r.From.UTC(), r.To.UTC())
-					q = q.WhereOr(text, args...)
-				}
-				return q
-			})
+			q = instantPoints(q, "records.created_at", c.Instants)
 		case c.Field == domain.SearchUpdated && c.Op == domain.OpInstants:
 			from, until := secondSpan(q.DB(), "records.updated_at")
 			q = q.WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery { return observedRanges(q, from, until, c.Instants) })
@@ -103,6 +97,22 @@ func payloadSpan(db bun.IDB, path string) (from, until string) {
 		from = "(unixepoch(" + field + ") * 1000)"
 	}
 	return from, "(" + from + " + " + length + ")"
+}
+
+// instantPoints narrows q to the rows whose timestamp column, an instant
+// taken as a point, meets any of values (rangeTest); no value matches
+// nothing.
+func instantPoints(q *bun.SelectQuery, col string, values []domain.InstantRange) *bun.SelectQuery {
+	if len(values) == 0 {
+		return q.Where("1 = 0")
+	}
+	return q.WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
+		for _, r := range values {
+			text, args := rangeTest(col, r.Prefix, r.From.UTC(), r.To.UTC())
+			q = q.WhereOr(text, args...)
+		}
+		return q
+	})
 }
 
 // secondSpan are SQL expressions of the range [from, until) in Unix
