@@ -47,10 +47,10 @@ var commonParams = []searchParam{
 }
 
 // maxReads bounds the feed pages one search reads to fill its page when
-// parameters filter on the page: what is left to match in memory after the
-// query (Patient's _lastUpdated below a bound; the others only confirm
-// what the query chose). A catalogue's names are read to the end instead
-// (resourceType.catalogue).
+// parameters filter on the page. Every parameter is in the query now or
+// matched over a small catalogue read whole (resourceType.catalogue): the
+// matchers confirm what the query chose, and the bound only guards
+// against a matcher and a query that disagree.
 const maxReads = 10
 
 // matchesAll is whether o satisfies every parameter (one value of each).
@@ -322,17 +322,16 @@ func (req *request) read(rt *resourceType, params []searchParam, name, raw strin
 		f.values = append(f.values, v)
 	}
 	if name == "_lastUpdated" {
-		// The feed narrows by a lower bound; the page filters exactly —
-		// and, but for Patient's (whose conditions are a search's, not
-		// held back like the feed), so does the query, at the second the
-		// answers spell.
+		// The feed narrows by a lower bound; the page filters exactly, and
+		// so does the query, at the second the answers spell (a condition
+		// of the feed, held back like it: Patient's too, not a search's).
 		if len(f.values) == 1 && (f.values[0].prefix == "ge" || f.values[0].prefix == "gt" || f.values[0].prefix == "eq") {
 			since := f.values[0].from
 			if req.since == nil || since.After(*req.since) {
 				req.since = &since
 			}
 		}
-		if rt.filtered() {
+		if rt.filtered() || rt.searchable() {
 			c := domain.Condition{Field: domain.SearchUpdated, Op: domain.OpInstants}
 			for _, v := range f.values {
 				c.Instants = append(c.Instants, domain.InstantRange{Prefix: v.prefix, From: v.from, To: v.to})

@@ -344,6 +344,12 @@ func (s *RecordStore) count(ctx context.Context, company domain.CompanyID, lq do
 	if lq.UpdatedSince != nil {
 		q = q.Where("customers.updated_at >= ?", lq.UpdatedSince.UTC())
 	}
+	if len(lq.Where) > 0 {
+		var err error
+		if q, err = recordWhere(q, tn, "customers", lq.Where); err != nil {
+			return 0, err
+		}
+	}
 	if lq.Total == domain.TotalEstimate && db.Dialect().Name() == dialect.PG {
 		var plan []struct {
 			Plan struct {

@@ -308,9 +308,9 @@ func (t table) listQuery(tn tenant, lq domain.ListQuery, args *feedArgs) (*bun.S
 	if len(lq.Search) > 0 {
 		base = searchWhere(base, tn.company(), lq.Search)
 	}
-	if len(lq.Where) > 0 { // the use case lets only records kinds' lists take them
+	if len(lq.Where) > 0 { // the use case lets each list take only its own
 		var err error
-		if base, err = recordWhere(base, tn, lq.Where); err != nil {
+		if base, err = recordWhere(base, tn, t.name, lq.Where); err != nil {
 			return nil, err
 		}
 	}

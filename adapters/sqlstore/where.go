@@ -12,10 +12,11 @@ import (
 // ListQuery.Where on the records table: conditions of the other FHIR
 // types' searches (the files' are in file_repository.go).
 
-// recordWhere narrows a feed query of a records kind to the objects that
-// meet every condition: on their observed rows (a code and a date held by
-// the same row), their payload's fields, their creation, their ids.
-func recordWhere(q *bun.SelectQuery, tn tenant, where []domain.Condition) (*bun.SelectQuery, error) {
+// recordWhere narrows a feed query of table (records, or customers: their
+// last change only) to the objects that meet every condition: on their
+// observed rows (a code and a date held by the same row), their payload's
+// fields, their creation, their last change, their ids.
+func recordWhere(q *bun.SelectQuery, tn tenant, table string, where []domain.Condition) (*bun.SelectQuery, error) {
 	sub := tn.Select("record_observed").Column("record_id")
 	observed := false
 	for _, c := range where {
@@ -49,7 +50,7 @@ func recordWhere(q *bun.SelectQuery, tn tenant, where []domain.Condition) (*bun.
 		case c.Field == domain.SearchStored && c.Op == domain.OpInstants:
 			q = instantPoints(q, "records.created_at", c.Instants)
 		case c.Field == domain.SearchUpdated && c.Op == domain.OpInstants:
-			from, until := secondSpan(q.DB(), "records.updated_at")
+			from, until := secondSpan(q.DB(), table+".updated_at")
 			q = q.WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery { return observedRanges(q, from, until, c.Instants) })
 		case c.Field == domain.SearchID && c.Op == domain.OpEqual:
 			ids := validIDs(c.Values)

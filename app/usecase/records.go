@@ -247,13 +247,15 @@ func (r *Records) Cancel(ctx context.Context, grant domain.Grant, id string, bod
 }
 
 // whereServed tells whether kind's list takes every condition of where:
-// none on customers (searched instead), observed rows only on sections
-// that keep them.
+// on customers only their last change (the rest is a search), observed
+// rows only on sections that keep them.
 func whereServed(kind *domain.Kind, where []domain.Condition) bool {
 	for _, c := range where {
 		switch {
 		case kind == domain.CustomersKind():
-			return false
+			if c.Field != domain.SearchUpdated {
+				return false
+			}
 		case c.Field == domain.SearchCode || c.Field == domain.SearchObserved:
 			if !kind.HasHook(domain.HookObserved) {
 				return false

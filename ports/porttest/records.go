@@ -817,6 +817,8 @@ func payloadConditions(t *testing.T, newRepos func(t *testing.T) RecordRepositor
 		{"changed before a second", f.company, diagnoses, []string{hypertension}, []domain.Condition{dated(domain.SearchUpdated, "", "lt", "2026-03-11T09:00:00Z")}},
 		{"changed up to a second", f.company, diagnoses, []string{hypertension, diabetes}, []domain.Condition{dated(domain.SearchUpdated, "", "le", "2026-03-11T09:00:00Z")}},
 		{"by id, another company's left out", f.company, diagnoses, []string{diabetes}, []domain.Condition{{Field: domain.SearchID, Op: domain.OpEqual, Values: []string{diabetes, theirs, "not-an-id"}}}},
+		{"customers changed from a day", f.company, domain.CustomersKind(), []string{fmt.Sprint(f.customer)}, []domain.Condition{dated(domain.SearchUpdated, "", "ge", "2026-01-01")}},
+		{"customers changed before a day", f.company, domain.CustomersKind(), nil, []domain.Condition{dated(domain.SearchUpdated, "", "lt", "2026-01-01")}},
 	} {
 		page, err := f.r.Records.List(ctx, c.company, c.k, domain.ListQuery{Limit: 10, Where: c.where})
 		if err != nil {
@@ -825,6 +827,17 @@ func payloadConditions(t *testing.T, newRepos func(t *testing.T) RecordRepositor
 		}
 		if got := ids(page.Items); !slices.Equal(slices.Sorted(slices.Values(got)), slices.Sorted(slices.Values(c.want))) {
 			t.Errorf("%s: %v, want %v", c.what, got, c.want)
+		}
+	}
+	// A customers' count (a search) keeps to the last change too.
+	for _, c := range []struct {
+		prefix string
+		want   int64
+	}{{"ge", 1}, {"lt", 0}} {
+		page, err := f.r.Records.List(ctx, f.company, domain.CustomersKind(), domain.ListQuery{Limit: 10, Total: domain.TotalAccurate,
+			Where: []domain.Condition{dated(domain.SearchUpdated, "", c.prefix, "2026-01-01")}})
+		if err != nil || page.Total == nil || *page.Total != c.want || int64(len(page.Items)) != c.want {
+			t.Errorf("customers changed %s 2026-01-01, counted: %+v %v, want %d", c.prefix, page.Total, err, c.want)
 		}
 	}
 }
