@@ -200,30 +200,19 @@ var fileColumns = map[domain.SearchField]string{
 	domain.SearchID: "files.id", // values: valid file ids
 }
 
-// fileObserved answers a condition of the Observations' and reports'
-// search on a GDT result — its tests carry no LOINC code (a code matches
-// none); it was observed when the device examined — and _lastUpdated's
-// (a file's last change at its second).
-func fileObserved(q *bun.SelectQuery, c domain.Condition) (*bun.SelectQuery, bool) {
+// fileCondition narrows q to the files that meet c: its values (or
+// ranges) are alternatives; no value matches nothing. A GDT result's tests
+// carry no LOINC code (a code matches none); it was observed when the
+// device examined; _lastUpdated compares its last change at the second.
+func fileCondition(q *bun.SelectQuery, c domain.Condition) (*bun.SelectQuery, error) {
 	switch c.Field {
 	case domain.SearchUpdated:
 		from, until := secondSpan(q.DB(), "files.updated_at")
-		return q.WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery { return observedRanges(q, from, until, c.Instants) }), true
+		return observedRanges(q, from, until, c.Instants), nil
 	case domain.SearchCode:
-		return q.Where("1 = 0"), true
+		return q.Where("1 = 0"), nil
 	case domain.SearchObserved:
-		return q.WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
-			return observedRanges(q, "files.examined_from", "files.examined_until", c.Instants)
-		}), true
-	}
-	return q, false
-}
-
-// fileCondition narrows q to the files that meet c: its values (or
-// ranges) are alternatives; no value matches nothing.
-func fileCondition(q *bun.SelectQuery, c domain.Condition) (*bun.SelectQuery, error) {
-	if q, ok := fileObserved(q, c); ok {
-		return q, nil
+		return observedRanges(q, "files.examined_from", "files.examined_until", c.Instants), nil
 	}
 	col, ok := fileColumns[c.Field]
 	if !ok {

@@ -9,8 +9,9 @@ import (
 	"github.com/praxis-health/praxis/domain"
 )
 
-// ListQuery.Where on the records table: conditions of the other FHIR
-// types' searches (the files' are in file_repository.go).
+// ListQuery.Where on the records and customers tables: conditions of the
+// FHIR searches that are no patient search (the files' are in
+// file_repository.go).
 
 // recordWhere narrows a feed query of table (records, or customers: their
 // last change only) to the objects that meet every condition: on their
@@ -27,9 +28,7 @@ func recordWhere(q *bun.SelectQuery, tn tenant, table string, where []domain.Con
 			}
 			sub, observed = sub.Where("code IN (?)", bun.List(c.Values)), true
 		case c.Field == domain.SearchObserved && c.Op == domain.OpInstants:
-			sub, observed = sub.WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
-				return observedRanges(q, "observed_from", "observed_until", c.Instants)
-			}), true
+			sub, observed = observedRanges(sub, "observed_from", "observed_until", c.Instants), true
 		case c.Field == domain.SearchPayload && c.Op == domain.OpEqual:
 			text, args := payloadEqual(q.DB(), c)
 			q = q.Where(text, args...)
@@ -46,24 +45,24 @@ func recordWhere(q *bun.SelectQuery, tn tenant, table string, where []domain.Con
 			})
 		case c.Field == domain.SearchPayload && c.Op == domain.OpInstants:
 			from, until := payloadSpan(q.DB(), c.Path)
-			q = q.WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery { return observedRanges(q, from, until, c.Instants) })
+			q = observedRanges(q, from, until, c.Instants)
 		case c.Field == domain.SearchStored && c.Op == domain.OpInstants:
-			q = instantPoints(q, "records.created_at", c.Instants)
+			q = instantPoints(q, table+".created_at", c.Instants)
 		case c.Field == domain.SearchUpdated && c.Op == domain.OpInstants:
 			from, until := secondSpan(q.DB(), table+".updated_at")
-			q = q.WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery { return observedRanges(q, from, until, c.Instants) })
+			q = observedRanges(q, from, until, c.Instants)
 		case c.Field == domain.SearchID && c.Op == domain.OpEqual:
 			ids := validIDs(c.Values)
 			if len(ids) == 0 {
 				return q.Where("1 = 0"), nil
 			}
-			q = q.Where("records.id IN (?)", bun.List(ids))
+			q = q.Where(table+".id IN (?)", bun.List(ids))
 		default:
 			return q, fmt.Errorf("records have no condition %d on %q", c.Op, c.Field)
 		}
 	}
 	if observed {
-		q = q.Where("records.id IN (?)", sub)
+		q = q.Where(table+".id IN (?)", sub)
 	}
 	return q, nil
 }
@@ -138,22 +137,24 @@ func observedRanges(q *bun.SelectQuery, from, until string, values []domain.Inst
 	if len(values) == 0 {
 		return q.Where("1 = 0")
 	}
-	for _, v := range values {
-		f, t := v.From.UnixMilli(), v.To.UnixMilli()
-		switch v.Prefix {
-		case "gt":
-			q = q.WhereOr(until+" > ?", t)
-		case "ge":
-			q = q.WhereOr(until+" > ?", f)
-		case "lt":
-			q = q.WhereOr(from+" < ?", f)
-		case "le":
-			q = q.WhereOr(from+" < ?", t)
-		case "ne":
-			q = q.WhereOr("("+from+" < ? OR "+until+" > ?)", f, t)
-		default:
-			q = q.WhereOr("("+from+" >= ? AND "+until+" <= ?)", f, t)
+	return q.WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
+		for _, v := range values {
+			f, t := v.From.UnixMilli(), v.To.UnixMilli()
+			switch v.Prefix {
+			case "gt":
+				q = q.WhereOr(until+" > ?", t)
+			case "ge":
+				q = q.WhereOr(until+" > ?", f)
+			case "lt":
+				q = q.WhereOr(from+" < ?", f)
+			case "le":
+				q = q.WhereOr(from+" < ?", t)
+			case "ne":
+				q = q.WhereOr("("+from+" < ? OR "+until+" > ?)", f, t)
+			default:
+				q = q.WhereOr("("+from+" >= ? AND "+until+" <= ?)", f, t)
+			}
 		}
-	}
-	return q
+		return q
+	})
 }
