@@ -6,11 +6,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/praxis-health/praxis/ports"
-
 	"go.uber.org/fx"
 
 	"github.com/praxis-health/praxis/app/usecase"
+	"github.com/praxis-health/praxis/ports"
 )
 
 // sweepAge is how old an orphan must be before the in-process sweep deletes it.

@@ -80,8 +80,9 @@ const (
 	OpPresent
 )
 
-// Condition is one filter of a patient search (or of ListQuery.Where on
-// the files' columns): Field compared by Op with
+// Condition is one filter of a patient search (or of ListQuery.Where: a
+// feed narrowed by its columns, payload fields or observed rows): Field
+// compared by Op with
 // any of Values (already in the form the store compares: folded words,
 // phonetic codes, a canonical identifier), or, for OpRange, in any of Ranges.
 // A value of OpPrefix or of SearchPhonetic is words separated by spaces,

@@ -441,7 +441,7 @@ func reportDate(field string) func(o object, v value) bool {
 		if field == "collected_at" {
 			at = examinedAt(g)
 		}
-		from, to, ok := dateRange(at)
+		from, to, ok := domain.ValueSpan(at)
 		return ok && v.inRange(from, to)
 	}
 }

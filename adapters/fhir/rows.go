@@ -256,7 +256,7 @@ func rowHolds(row object, where []domain.Condition) bool {
 				return false
 			}
 		case domain.SearchObserved:
-			from, to, ok := dateRange(str(row, "measured_at"))
+			from, to, ok := domain.ValueSpan(str(row, "measured_at"))
 			if !ok || !slices.ContainsFunc(c.Instants, func(r domain.InstantRange) bool {
 				return value{prefix: r.Prefix, from: r.From, to: r.To}.inRange(from, to)
 			}) {

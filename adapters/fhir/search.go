@@ -84,7 +84,7 @@ func parseValue(name, kind, raw string) (value, error) {
 		if len(raw) > 2 && slices.Contains([]string{"eq", "ne", "gt", "ge", "lt", "le"}, raw[:2]) {
 			v.prefix, raw = raw[:2], raw[2:]
 		}
-		from, to, ok := dateRange(raw)
+		from, to, ok := domain.ValueSpan(raw)
 		if !ok {
 			return v, invalidParam(name, name+": "+strconv.Quote(raw)+" is not a FHIR date (YYYY, YYYY-MM, YYYY-MM-DD or an instant)")
 		}
@@ -94,9 +94,6 @@ func parseValue(name, kind, raw string) (value, error) {
 	}
 	return v, nil
 }
-
-// dateRange is the range a FHIR date or dateTime spells at its precision.
-func dateRange(s string) (from, to time.Time, ok bool) { return domain.ValueSpan(s) }
 
 // inRange compares a target range with a date value (FHIR R4 §3.1.1.4.2).
 func (v value) inRange(from, to time.Time) bool {
@@ -118,7 +115,7 @@ func (v value) inRange(from, to time.Time) bool {
 // dateField matches a date or dateTime field.
 func dateField(field string) func(o object, v value) bool {
 	return func(o object, v value) bool {
-		from, to, ok := dateRange(str(o, field))
+		from, to, ok := domain.ValueSpan(str(o, field))
 		return ok && v.inRange(from, to)
 	}
 }
@@ -171,8 +168,9 @@ type request struct {
 	includes []string
 	// none is a request nothing can match (two different patients).
 	none bool
-	// where are the parameters that reach the query as conditions on the
-	// section's columns (DocumentReference's).
+	// where are the parameters that reach the query as conditions of the
+	// feed (ListQuery.Where: every type's but Patient's names and the
+	// like, which are a search's).
 	where []domain.Condition
 	// search are the parameters that reach the query (Patient's), total
 	// what _total asked, and count only the total (_summary=count).
