@@ -31,14 +31,28 @@ func instantQuery(field domain.SearchField) paramQuery {
 // system, when given, is not compared (the codes are the server's own).
 func tokenQuery(field domain.SearchField) paramQuery {
 	return func(_ view, _, _ string, vals []value) (domain.Condition, error) {
-		out := domain.Condition{Field: field, Op: domain.OpEqual, Values: []string{}}
-		for _, v := range vals {
-			if v.code != "" {
-				out.Values = append(out.Values, v.code)
+		return domain.Condition{Field: field, Op: domain.OpEqual, Values: codesOf(vals, nil)}, nil
+	}
+}
+
+// codesOf are the codes of token values (an empty one names nothing), each
+// read as the native values that map to it (natives: nil for the same codes).
+func codesOf(vals []value, natives map[string]string) []string {
+	out := []string{}
+	for _, v := range vals {
+		switch {
+		case v.code == "":
+		case natives == nil:
+			out = append(out, v.code)
+		default:
+			for _, native := range slices.Sorted(maps.Keys(natives)) {
+				if natives[native] == v.code {
+					out = append(out, native)
+				}
 			}
 		}
-		return out, nil
 	}
+	return out
 }
 
 // observedQuery: Observation's and DiagnosticReport's date, compared with
@@ -54,21 +68,7 @@ func payloadToken(path string, natives map[string]string) paramQuery {
 // payloadTokenOr is payloadToken on a field whose absence means def.
 func payloadTokenOr(path, def string, natives map[string]string) paramQuery {
 	return func(_ view, _, _ string, vals []value) (domain.Condition, error) {
-		out := domain.Condition{Field: domain.SearchPayload, Op: domain.OpEqual, Path: path, Default: def, Values: []string{}}
-		for _, v := range vals {
-			switch {
-			case v.code == "":
-			case natives == nil:
-				out.Values = append(out.Values, v.code)
-			default:
-				for _, native := range slices.Sorted(maps.Keys(natives)) {
-					if natives[native] == v.code {
-						out.Values = append(out.Values, native)
-					}
-				}
-			}
-		}
-		return out, nil
+		return domain.Condition{Field: domain.SearchPayload, Op: domain.OpEqual, Path: path, Default: def, Values: codesOf(vals, natives)}, nil
 	}
 }
 
