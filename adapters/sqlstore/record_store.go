@@ -141,7 +141,7 @@ func (s *RecordStore) Insert(ctx context.Context, company domain.CompanyID, kind
 
 func (s *RecordStore) insertCustomer(ctx context.Context, db bun.IDB, company domain.CompanyID, obj ports.StoredObject, change int64) (string, error) {
 	x := domain.PatientIndexOf(obj.Payload)
-	row := indexColumns(x, db.Dialect().Name() == dialect.PG)
+	row := indexColumns(company, x, db.Dialect().Name() == dialect.PG)
 	for k, v := range map[string]any{
 		"company_id": uuid.UUID(company), "payload": string(obj.Payload), "svnr": x.SVNR,
 		"change": change, "created_at": obj.CreatedAt.UTC(), "updated_at": obj.CreatedAt.UTC(),
@@ -191,7 +191,7 @@ func (s *RecordStore) Update(ctx context.Context, company domain.CompanyID, kind
 	var x domain.PatientIndex
 	if t.kind == "" {
 		x = domain.PatientIndexOf(payload)
-		q = setIndex(q, x)
+		q = setIndex(q, company, x)
 	}
 	if err := affectedOne(q.Exec(ctx)); err != nil {
 		return ports.StoredObject{}, err
@@ -259,13 +259,31 @@ func (s *RecordStore) List(ctx context.Context, company domain.CompanyID, kind *
 	if preparedPage(ctx, s.db, lq) { // a hot statement (feed_rows.go): the company is $1
 		tn, args = hotTenant(s.db), &feedArgs{}
 	}
+	if lq.Searches() && t.kind != "" {
+		return ports.Page{}, errors.New("a search is of the customers' list only")
+	}
+	q, err := t.listQuery(tn, lq, args)
+	if err != nil {
+		return ports.Page{}, err
+	}
+	if lq.Searches() {
+		// A search answers only once the company's customers are all
+		// indexed: a page with rows shows it in its own statement, an
+		// empty one asks (searchReady), so a search costs one round trip.
+		q = q.Where("NOT EXISTS (?)", unindexed(tn.db, company))
+	}
+	// The page's rows and the one that tells whether there is more: bun
+	// appends to the slice, which grows a page at a time otherwise.
+	rows, err := scanObjectRows(ctx, s.db, q, company, args, lq.Limit+1, make([]objectRow, 0, lq.Limit+1))
+	if err != nil {
+		return ports.Page{}, translate(err)
+	}
 	var total *int64
 	if lq.Searches() {
-		if t.kind != "" {
-			return ports.Page{}, errors.New("a search is of the customers' list only")
-		}
-		if err := s.searchReady(ctx, company); err != nil {
-			return ports.Page{}, err
+		if len(rows) == 0 {
+			if err := s.searchReady(ctx, company); err != nil {
+				return ports.Page{}, err
+			}
 		}
 		if lq.Total != domain.TotalNone {
 			n, err := s.count(ctx, company, lq)
@@ -274,16 +292,6 @@ func (s *RecordStore) List(ctx context.Context, company domain.CompanyID, kind *
 			}
 			total = &n
 		}
-	}
-	q, err := t.listQuery(tn, lq, args)
-	if err != nil {
-		return ports.Page{}, err
-	}
-	// The page's rows and the one that tells whether there is more: bun
-	// appends to the slice, which grows a page at a time otherwise.
-	rows, err := scanObjectRows(ctx, s.db, q, company, args, lq.Limit+1, make([]objectRow, 0, lq.Limit+1))
-	if err != nil {
-		return ports.Page{}, translate(err)
 	}
 	rows, next, more := trimPage(rows, lq, func(r objectRow) domain.Cursor {
 		if len(lq.Sort) > 0 {
@@ -306,7 +314,7 @@ func (t table) listQuery(tn tenant, lq domain.ListQuery, args *feedArgs) (*bun.S
 		base = calendarFilter(base, tn, lq.Calendar)
 	}
 	if len(lq.Search) > 0 {
-		base = searchWhere(base, tn.company(), lq.Search)
+		base = searchWhere(base, domain.CompanyID(tn.id), lq.Search) // never a hot statement (preparedPage)
 	}
 	if len(lq.Where) > 0 { // the use case lets each list take only its own
 		var err error
@@ -529,7 +537,7 @@ func (s *RecordStore) Put(ctx context.Context, company domain.CompanyID, kind *d
 				SearchFamily: x.Family, SearchGiven: x.Given, BirthDate: x.BirthDate, KVNR: x.KVNR, Phone: x.Phone, Email: x.Email,
 				SearchVersion: indexVersion}
 			if pg {
-				rows[i].SearchWords = lexemes(x.Words)
+				rows[i].SearchWords = lexemes(company, x.Words)
 			} else {
 				words = append(words, indexed{id, x})
 			}
@@ -591,7 +599,7 @@ func (s *RecordStore) replace(ctx context.Context, db bun.IDB, company domain.Co
 	var x domain.PatientIndex
 	if t.kind == "" {
 		x = domain.PatientIndexOf(o.Payload)
-		q = setIndex(q, x)
+		q = setIndex(q, company, x)
 	} else {
 		var customer *int64
 		if o.Customer != nil {

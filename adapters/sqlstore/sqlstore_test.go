@@ -103,17 +103,25 @@ func TestPatientIndexBackfillPostgres(t *testing.T) {
 func patientIndexBackfill(t *testing.T, url string) {
 	db := migrated(t, url)
 	repos := porttest.RecordRepositories{Repositories: repositoriesOn(db), Records: sqlstore.NewRecordStore(db), DeviceOrders: sqlstore.NewDeviceOrderStore(db)}
-	porttest.RunPatientIndexBackfill(t, func(*testing.T) porttest.RecordRepositories { return repos }, func(t *testing.T, company domain.CompanyID) {
+	porttest.RunPatientIndexBackfill(t, func(*testing.T) porttest.RecordRepositories { return repos }, func(t *testing.T, company domain.CompanyID, ids ...string) {
+		among := func(column string) string { // every customer of company, or those among ids
+			if len(ids) == 0 {
+				return "TRUE"
+			}
+			return column + " IN (" + strings.Join(ids, ",") + ")" // customer numbers, digits only
+		}
 		if _, err := db.NewUpdate().Table("customers").Set("search_version = 0").Set("search_family = NULL").
-			Where("company_id = ?", uuid.UUID(company)).Exec(context.Background()); err != nil {
+			Where("company_id = ?", uuid.UUID(company)).Where(among("id")).Exec(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 		// The words: in the row on PostgreSQL, rows of customer_words on SQLite.
 		var err error
 		if db.Dialect().Name() == dialect.PG {
-			_, err = db.NewUpdate().Table("customers").Set("search_words = NULL").Where("company_id = ?", uuid.UUID(company)).Exec(context.Background())
+			_, err = db.NewUpdate().Table("customers").Set("search_words = NULL").Where("company_id = ?", uuid.UUID(company)).
+				Where(among("id")).Exec(context.Background())
 		} else {
-			_, err = db.NewDelete().Table("customer_words").Where("company_id = ?", uuid.UUID(company)).Exec(context.Background())
+			_, err = db.NewDelete().Table("customer_words").Where("company_id = ?", uuid.UUID(company)).
+				Where(among("customer_id")).Exec(context.Background())
 		}
 		if err != nil {
 			t.Fatal(err)

@@ -162,10 +162,12 @@ func patientsFound(t *testing.T, newRepos func(t *testing.T) RecordRepositories)
 }
 
 // RunPatientIndexBackfill: customers written before the patient search's
-// index (made so by unindex, as an upgrade finds them) make a search of
-// their company a domain.ErrSearchIndexing until the store's backfill has
-// indexed them, batch by batch; the feed is read as ever meanwhile.
-func RunPatientIndexBackfill(t *testing.T, newRepos func(t *testing.T) RecordRepositories, unindex func(t *testing.T, company domain.CompanyID)) {
+// index (made so by unindex, as an upgrade finds them: all of a company's,
+// or those among ids) make a search of their company a
+// domain.ErrSearchIndexing until the store's backfill has indexed them,
+// batch by batch — even a search whose matches are all indexed; another
+// company's are no matter. The feed is read as ever meanwhile.
+func RunPatientIndexBackfill(t *testing.T, newRepos func(t *testing.T) RecordRepositories, unindex func(t *testing.T, company domain.CompanyID, ids ...string)) {
 	f := newRecordFixture(t, newRepos)
 	ctx := context.Background()
 	k := domain.CustomersKind()
@@ -193,23 +195,48 @@ func RunPatientIndexBackfill(t *testing.T, newRepos func(t *testing.T) RecordRep
 	if !ok {
 		t.Fatal("the store has no backfill")
 	}
-	total := 0
-	for { // batches of 2: resumed where the last one ended
-		n, err := indexer.IndexCustomers(ctx, 2)
-		if err != nil {
-			t.Fatal(err)
+	backfill := func() int {
+		total := 0
+		for { // batches of 2: resumed where the last one ended
+			n, err := indexer.IndexCustomers(ctx, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n == 0 {
+				return total
+			}
+			total += n
 		}
-		if n == 0 {
-			break
-		}
-		total += n
 	}
-	if total < 4 {
+	if total := backfill(); total < 4 {
 		t.Errorf("backfilled %d, want at least this company's 4", total)
 	}
 	page, err := f.r.Records.List(ctx, f.company, k, search)
 	if err != nil || len(page.Items) != 3 {
 		t.Errorf("after the backfill: %d %v", len(page.Items), err)
+	}
+
+	// One customer left to index, who is no match: the matches found are
+	// all indexed, but the search does not answer until he is.
+	other, _ := NewCompany(t, f.r.Repositories, "Other", 10)
+	weber := f.insertCustomer(t, f.company, `{"first_name":"Zoe","last_name":"Weber"}`)
+	unindex(t, f.company, weber)
+	counted := search
+	counted.Total = domain.TotalAccurate
+	for _, q := range []domain.ListQuery{search, counted} {
+		if _, err := f.r.Records.List(ctx, f.company, k, q); !errors.Is(err, domain.ErrSearchIndexing) {
+			t.Fatalf("a search with one customer left to index (total %v): %v, want ErrSearchIndexing", q.Total, err)
+		}
+	}
+	// Another company's customer left to index is no matter here.
+	backfill()
+	unindex(t, other.ID, f.insertCustomer(t, other.ID, `{"first_name":"Ida","last_name":"Öztürk"}`))
+	page, err = f.r.Records.List(ctx, f.company, k, counted)
+	if err != nil || len(page.Items) != 3 || page.Total == nil || *page.Total != 3 {
+		t.Errorf("with another company's customer left to index: %d %v %v", len(page.Items), page.Total, err)
+	}
+	if _, err := f.r.Records.List(ctx, other.ID, k, search); !errors.Is(err, domain.ErrSearchIndexing) {
+		t.Errorf("the other company's search: %v, want ErrSearchIndexing", err)
 	}
 }
 
