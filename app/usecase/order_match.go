@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/domain/ordermatch"
 	"github.com/praxis-health/praxis/ports"
 )
 
@@ -51,7 +52,7 @@ func (m orderMatcher) match(ctx context.Context, company domain.CompanyID, devic
 		if by == "" && f.GDT.SenderID != nil {
 			by = deviceByGDTID(devices, *f.GDT.SenderID)
 		}
-		order, ok, err := m.find(ctx, company, by, domain.ResultKeysOf(f.GDT, f.CustomerID), at)
+		order, ok, err := m.find(ctx, company, by, ordermatch.KeysOf(f.GDT, f.CustomerID), at)
 		if err != nil {
 			return err
 		}
@@ -91,15 +92,15 @@ func deviceByGDTID(devices []ports.StoredObject, gdtID string) string {
 	return ""
 }
 
-// find runs domain.MatchResult over the store.
-func (m orderMatcher) find(ctx context.Context, company domain.CompanyID, device string, keys domain.ResultKeys, at time.Time) (domain.OrderRef, bool, error) {
+// find runs ordermatch.Find over the store.
+func (m orderMatcher) find(ctx context.Context, company domain.CompanyID, device string, keys ordermatch.Keys, at time.Time) (ordermatch.Order, bool, error) {
 	var failed error
-	keep := func(o ports.StoredObject, err error) (domain.OrderRef, bool) {
+	keep := func(o ports.StoredObject, err error) (ordermatch.Order, bool) {
 		if err != nil {
 			if !errors.Is(err, domain.ErrNotFound) && failed == nil {
 				failed = err
 			}
-			return domain.OrderRef{}, false
+			return ordermatch.Order{}, false
 		}
 		ref, err := orderRef(o)
 		if err != nil && failed == nil {
@@ -107,18 +108,18 @@ func (m orderMatcher) find(ctx context.Context, company domain.CompanyID, device
 		}
 		return ref, err == nil
 	}
-	order, ok := domain.MatchResult(keys, device, at, domain.OrderLookup{
-		ByUUID: func(id string) (domain.OrderRef, bool) { return keep(m.store.Get(ctx, company, ordersKind, id, true)) },
-		ByNumber: func(n int64) (domain.OrderRef, bool) {
+	order, ok := ordermatch.Find(keys, device, at, ordermatch.Lookup{
+		ByUUID: func(id string) (ordermatch.Order, bool) { return keep(m.store.Get(ctx, company, ordersKind, id, true)) },
+		ByNumber: func(n int64) (ordermatch.Order, bool) {
 			return keep(m.orders.ByNumber(ctx, company, n))
 		},
-		Open: func(device string, patient domain.CustomerID, procedure string, since time.Time) []domain.OrderRef {
+		Open: func(device string, patient domain.CustomerID, procedure string, since time.Time) []ordermatch.Order {
 			list, err := m.orders.Open(ctx, company, device, patient, procedure, since)
 			if err != nil {
 				failed = err
 				return nil
 			}
-			out := make([]domain.OrderRef, 0, len(list))
+			out := make([]ordermatch.Order, 0, len(list))
 			for _, o := range list {
 				if ref, ok := keep(o, nil); ok {
 					out = append(out, ref)
@@ -130,19 +131,19 @@ func (m orderMatcher) find(ctx context.Context, company domain.CompanyID, device
 	return order, ok && failed == nil, failed
 }
 
-func orderRef(o ports.StoredObject) (domain.OrderRef, error) {
+func orderRef(o ports.StoredObject) (ordermatch.Order, error) {
 	order, err := orderOf(o)
 	if err != nil {
-		return domain.OrderRef{}, err
+		return ordermatch.Order{}, err
 	}
 	if o.Customer == nil {
-		return domain.OrderRef{}, errors.New("device order " + o.ID + " without a customer")
+		return ordermatch.Order{}, errors.New("device order " + o.ID + " without a customer")
 	}
 	procedure := ""
 	if order.Procedure != nil {
 		procedure = *order.Procedure
 	}
-	return domain.OrderRef{ID: o.ID, Number: order.Number, Device: string(order.DeviceID), Customer: *o.Customer,
+	return ordermatch.Order{ID: o.ID, Number: order.Number, Device: string(order.DeviceID), Customer: *o.Customer,
 		Procedure: procedure, Status: order.Status, CreatedAt: o.CreatedAt}, nil
 }
 
