@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"cmp"
 	"encoding/json"
 	"slices"
 	"strconv"
@@ -187,4 +188,116 @@ func (o Offering) Append(b []byte) []byte {
 		b = append(append(append(append(b, ',', '"'), f.Name...), '"', ':'), f.Value...)
 	}
 	return append(b, '}')
+}
+
+// Offer is one bookable combination: a user offering a service at a
+// location, for DurationMinutes (the assignment's, else the service's).
+type Offer struct {
+	User, Service, Location UUID
+	DurationMinutes         int
+}
+
+// CatalogSections are the sections a BookingCatalog is read from: those the
+// table marks inCatalog. A write to any of them changes the company's CatalogVersion.
+var CatalogSections = func() []string {
+	var out []string
+	for _, k := range Kinds() {
+		if k.HasHook(HookCatalogVersion) {
+			out = append(out, k.Slug)
+		}
+	}
+	return out
+}()
+
+// BookingCatalog is the company's master data as the booking widget sees it.
+type BookingCatalog struct {
+	Users     map[UUID]User
+	Locations map[UUID]Location
+	Services  map[UUID]Service
+	// Assignments are the live service assignments.
+	Assignments []ServiceAssignment
+}
+
+// Offers are the catalogue's bookable combinations: an active, online-bookable
+// assignment whose user, service and location are active and online-bookable
+// too. An assignment without a location offers every location where its
+// user has working hours; one naming the location wins over it.
+func (c BookingCatalog) Offers() []Offer {
+	type key struct{ user, service, location UUID }
+	found := map[key]Offer{}
+	specific := map[key]bool{}
+	for _, a := range c.Assignments {
+		u, uok := c.Users[a.UserID]
+		s, sok := c.Services[a.ServiceID]
+		if !uok || !sok || !on(a.Active) || !on(a.OnlineBookable) || !bookable(u.Active, u.OnlineBookable) ||
+			!bookable(s.Active, s.OnlineBookable) {
+			continue
+		}
+		duration := s.DurationMinutes
+		if a.DurationMinutes != nil {
+			duration = *a.DurationMinutes
+		}
+		locations := []UUID{}
+		if a.LocationID != nil {
+			locations = append(locations, *a.LocationID)
+		} else {
+			for _, w := range u.WorkingHours {
+				if !slices.Contains(locations, w.LocationID) {
+					locations = append(locations, w.LocationID)
+				}
+			}
+		}
+		for _, l := range locations {
+			loc, ok := c.Locations[l]
+			k := key{a.UserID, a.ServiceID, l}
+			if !ok || !bookable(loc.Active, loc.OnlineBookable) || (specific[k] && a.LocationID == nil) {
+				continue
+			}
+			found[k] = Offer{User: a.UserID, Service: a.ServiceID, Location: l, DurationMinutes: duration}
+			specific[k] = specific[k] || a.LocationID != nil
+		}
+	}
+	out := make([]Offer, 0, len(found))
+	for _, o := range found {
+		out = append(out, o)
+	}
+	slices.SortFunc(out, func(a, b Offer) int {
+		return cmp.Or(cmp.Compare(a.User, b.User), cmp.Compare(a.Service, b.Service), cmp.Compare(a.Location, b.Location))
+	})
+	return out
+}
+
+func on(b *bool) bool                    { return b != nil && *b }
+func bookable(active, online *bool) bool { return on(active) && on(online) }
+
+// Minutes is the time of day as minutes past midnight; 24:00 is 1440.
+func (t TimeOfDay) Minutes() int {
+	if len(t) != 5 {
+		return 0
+	}
+	h, _ := strconv.Atoi(string(t[:2]))
+	m, _ := strconv.Atoi(string(t[3:]))
+	return h*60 + m
+}
+
+// Duration is how long an appointment of service with user at location
+// lasts: the live, active assignment's length (one naming the location
+// first, then one for every location), else the service's.
+func (c BookingCatalog) Duration(user, service, location UUID) int {
+	general := 0
+	for _, a := range c.Assignments {
+		if a.UserID != user || a.ServiceID != service || !on(a.Active) || a.DurationMinutes == nil {
+			continue
+		}
+		switch {
+		case a.LocationID != nil && *a.LocationID == location:
+			return *a.DurationMinutes
+		case a.LocationID == nil:
+			general = *a.DurationMinutes
+		}
+	}
+	if general > 0 {
+		return general
+	}
+	return c.Services[service].DurationMinutes
 }

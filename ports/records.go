@@ -6,6 +6,7 @@ import (
 
 	"github.com/praxis-health/praxis/domain"
 	"github.com/praxis-health/praxis/domain/patientmatch"
+	"github.com/praxis-health/praxis/domain/slots"
 )
 
 // StoredObject is one object of a generic section as the store keeps it.
@@ -211,7 +212,7 @@ type OfferedPage struct {
 type Calendar interface {
 	// Busy appends to dst the active spans of users that overlap [from,
 	// until), sorted by user, then start.
-	Busy(ctx context.Context, company domain.CompanyID, users []domain.UUID, from, until time.Time, dst []domain.BusySpan) ([]domain.BusySpan, error)
+	Busy(ctx context.Context, company domain.CompanyID, users []domain.UUID, from, until time.Time, dst []slots.Busy) ([]slots.Busy, error)
 	// Lock serializes the bookings of one user until the transaction ends.
 	Lock(ctx context.Context, company domain.CompanyID, user domain.UUID) error
 }
@@ -222,7 +223,7 @@ type Booking interface {
 	Offered(ctx context.Context, grant domain.Grant, section string, q domain.BookingQuery) (OfferedPage, error)
 	// Slots hands answer what the free slots of q depend on (domain.Slots
 	// computes them); it holds pooled buffers only while answer runs.
-	Slots(ctx context.Context, grant domain.Grant, q domain.SlotRequest, answer func(domain.SlotQuery) error) error
+	Slots(ctx context.Context, grant domain.Grant, q domain.SlotRequest, answer func(slots.Query) error) error
 	// Book books a free slot; domain.ErrSlotUnavailable when it is not, or no longer, free.
 	Book(ctx context.Context, grant domain.Grant, body []byte, key *IdempotencyKey) (Response, error)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/praxis-health/praxis/adapters/httpkit"
 	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/domain/slots"
 )
 
 // Slots are computed, not stored: the free starts the booking API offers
@@ -79,8 +80,8 @@ func slotWindow(values []string, today time.Time) (from, to time.Time, err error
 	if to.IsZero() {
 		to = from.AddDate(0, 0, slotWindowDays-1)
 	}
-	if days := int(to.Sub(from).Hours() / 24); days < 0 || days >= domain.MaxSlotDays {
-		return from, to, invalidParam("start", "the window of slots must end after it starts and hold at most "+strconv.Itoa(domain.MaxSlotDays)+" days")
+	if days := int(to.Sub(from).Hours() / 24); days < 0 || days >= slots.MaxDays {
+		return from, to, invalidParam("start", "the window of slots must end after it starts and hold at most "+strconv.Itoa(slots.MaxDays)+" days")
 	}
 	return from, to, nil
 }
@@ -209,16 +210,16 @@ func (s *Server) freeSlots(c *fiber.Ctx, grant domain.Grant, schedule string, fr
 	}
 	var found []free
 	for _, loc := range locations {
-		var slots []domain.Slot
+		var open []slots.Slot
 		err := s.booking.Slots(c.UserContext(), grant, domain.SlotRequest{Service: service, Location: loc, User: &user,
 			From: domain.Date(from.Format(time.DateOnly)), To: domain.Date(to.Format(time.DateOnly))},
-			func(sq domain.SlotQuery) error { slots = domain.Slots(sq); return nil })
+			func(sq slots.Query) error { open = slots.Free(sq); return nil })
 		if errors.Is(err, domain.ErrInvalid) {
 			continue // the assignment offers nothing there (inactive, or not bookable online): no free slot
 		} else if err != nil {
 			return nil, err
 		}
-		for _, f := range slots {
+		for _, f := range open {
 			found = append(found, free{at: f.Start, slot: slotResource{head: head{ResourceType: "Slot", ID: slotID(schedule, f.Start, string(loc))},
 				Schedule: reference{Reference: "Schedule/" + schedule}, Status: "free", Start: f.Start.Format(time.RFC3339), End: f.End.Format(time.RFC3339)}})
 		}

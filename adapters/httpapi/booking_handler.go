@@ -6,6 +6,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/domain/slots"
 	"github.com/praxis-health/praxis/ports"
 )
 
@@ -81,7 +82,7 @@ func (h *BookingSection) slots(c *fiber.Ctx) error {
 	service, location, user := uuidParam(c, "service_id", &errs), uuidParam(c, "location_id", &errs), uuidParam(c, "user_id", &errs)
 	var q domain.SlotRequest
 	if c.Query("from") != "" && c.Query("to") != "" {
-		from, to, err := domain.SlotWindow(c.Query("from"), c.Query("to"))
+		from, to, err := slots.Window(c.Query("from"), c.Query("to"))
 		if fe, ok := domain.AsFieldErrors(err); ok {
 			errs = append(errs, fe...)
 		}
@@ -93,8 +94,8 @@ func (h *BookingSection) slots(c *fiber.Ctx) error {
 	q.Service, q.Location, q.User = *service, *location, user
 	buf := slotBuffers.Get().(*[]byte)
 	defer slotBuffers.Put(buf)
-	return h.booking.Slots(c.UserContext(), grantOf(c), q, func(sq domain.SlotQuery) error {
-		*buf = domain.AppendSlotsJSON((*buf)[:0], sq)
+	return h.booking.Slots(c.UserContext(), grantOf(c), q, func(sq slots.Query) error {
+		*buf = slots.AppendJSON((*buf)[:0], sq)
 		// SetBody copies into fasthttp's pooled body buffer, so the answer
 		// (hundreds of KiB for a month) is built in a reused buffer and
 		// costs the garbage collector nothing.

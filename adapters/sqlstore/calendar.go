@@ -13,6 +13,7 @@ import (
 	"github.com/uptrace/bun/dialect"
 
 	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/domain/slots"
 	"github.com/praxis-health/praxis/ports"
 )
 
@@ -27,7 +28,7 @@ func NewCalendar(db *bun.DB) *Calendar { return &Calendar{db: db} }
 // Busy appends the active spans of users that overlap [from, until) to
 // dst, sorted by user, then start: their user and times (what the slots
 // need), nothing else.
-func (c *Calendar) Busy(ctx context.Context, company domain.CompanyID, users []domain.UUID, from, until time.Time, dst []domain.BusySpan) ([]domain.BusySpan, error) {
+func (c *Calendar) Busy(ctx context.Context, company domain.CompanyID, users []domain.UUID, from, until time.Time, dst []slots.Busy) ([]slots.Busy, error) {
 	if len(users) == 0 {
 		return dst, nil
 	}
@@ -57,7 +58,7 @@ func (c *Calendar) Busy(ctx context.Context, company domain.CompanyID, users []d
 	defer func() { _ = rows.Close() }()
 	for rows.Next() {
 		var i int
-		var span domain.BusySpan
+		var span slots.Busy
 		if err := rows.Scan(&i, &span.From, &span.Until); err != nil {
 			return dst, translate(err)
 		}
@@ -111,7 +112,7 @@ func (calendarSpan) Written(ctx context.Context, db bun.IDB, company domain.Comp
 	if err != nil {
 		return err
 	}
-	busy := span.Busy()
+	busy := slots.BusyOf(span)
 	row := map[string]any{
 		"company_id": uuid.UUID(company), "appointment_id": uuid.MustParse(id), "user_id": uuid.MustParse(string(span.User)),
 		"location_id": uuid.MustParse(string(span.Location)), "starts_at": busy.From, "blocks_until": busy.Until,

@@ -12,6 +12,7 @@ import (
 
 	"github.com/praxis-health/praxis/adapters/sqlstore"
 	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/domain/slots"
 	"github.com/praxis-health/praxis/ports"
 )
 
@@ -72,17 +73,17 @@ func TestCalendarBusy(t *testing.T) {
 			}
 			return v.Unix()
 		}
-		want := []domain.BusySpan{
+		want := []slots.Busy{
 			{User: users[0], From: at("2026-03-10T09:00:00+01:00"), Until: at("2026-03-10T09:30:00+01:00")},
 			{User: users[0], From: at("2026-03-10T10:00:00+01:00"), Until: at("2026-03-10T10:30:00+01:00")},
 			{User: users[1], From: at("2026-03-10T08:00:00+01:00"), Until: at("2026-03-10T08:30:00+01:00")},
 		}
-		slices.SortFunc(want, func(a, b domain.BusySpan) int { // by user, then start: users are random ids
+		slices.SortFunc(want, func(a, b slots.Busy) int { // by user, then start: users are random ids
 			return cmp.Or(cmp.Compare(a.User, b.User), cmp.Compare(a.From, b.From))
 		})
 		from, until := time.Date(2026, 3, 10, 0, 0, 0, 0, time.UTC), time.Date(2026, 3, 11, 0, 0, 0, 0, time.UTC)
-		kept := domain.BusySpan{User: "kept", From: 1, Until: 2}
-		got, err := calendar.Busy(ctx, companies[0], []domain.UUID{users[1], users[0]}, from, until, []domain.BusySpan{kept})
+		kept := slots.Busy{User: "kept", From: 1, Until: 2}
+		got, err := calendar.Busy(ctx, companies[0], []domain.UUID{users[1], users[0]}, from, until, []slots.Busy{kept})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -100,7 +101,7 @@ func TestCalendarBusy(t *testing.T) {
 		// import's too), a cancelling update; another company's delete of
 		// the same id frees nothing.
 		appointments := domain.KindOf("appointments")
-		busyOf := func(user domain.UUID) []domain.BusySpan {
+		busyOf := func(user domain.UUID) []slots.Busy {
 			t.Helper()
 			got, err := calendar.Busy(ctx, companies[0], []domain.UUID{user}, from, until, nil)
 			if err != nil {

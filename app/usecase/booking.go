@@ -8,6 +8,7 @@ import (
 
 	"github.com/praxis-health/praxis/domain"
 	"github.com/praxis-health/praxis/domain/audit"
+	"github.com/praxis-health/praxis/domain/slots"
 	"github.com/praxis-health/praxis/ports"
 )
 
@@ -150,9 +151,9 @@ func (b *Booking) Offered(ctx context.Context, grant domain.Grant, section strin
 
 // Slots gathers what the free slots of q depend on and hands it to answer,
 // which computes them (domain.Slots) or renders them as it computes them
-// (domain.AppendSlotsJSON); the appointments it holds are reused once
+// (slots.AppendJSON); the appointments it holds are reused once
 // answer returns.
-func (b *Booking) Slots(ctx context.Context, grant domain.Grant, q domain.SlotRequest, answer func(domain.SlotQuery) error) error {
+func (b *Booking) Slots(ctx context.Context, grant domain.Grant, q domain.SlotRequest, answer func(slots.Query) error) error {
 	company, rc, err := b.company(ctx, grant.CompanyID)
 	if err != nil {
 		return err
@@ -161,7 +162,7 @@ func (b *Booking) Slots(ctx context.Context, grant domain.Grant, q domain.SlotRe
 	if err != nil {
 		return err
 	}
-	buf := busyBuffers.Get().(*[]domain.BusySpan)
+	buf := busyBuffers.Get().(*[]slots.Busy)
 	defer busyBuffers.Put(buf)
 	sq, err := b.slotQuery(ctx, grant.CompanyID, cat, q, rc, company.BookingNoticeMinutes, (*buf)[:0])
 	*buf = sq.Busy
@@ -176,18 +177,18 @@ func (b *Booking) Slots(ctx context.Context, grant domain.Grant, q domain.SlotRe
 // users' working hours and absences, and their appointments around the
 // window, appended to dst.
 func (b *Booking) slotQuery(ctx context.Context, company domain.CompanyID, cat domain.BookingCatalog, q domain.SlotRequest,
-	rc domain.RuleContext, notice int, dst []domain.BusySpan) (domain.SlotQuery, error) {
+	rc domain.RuleContext, notice int, dst []slots.Busy) (slots.Query, error) {
 	matched, err := matchOffers(cat.Offers(), q.Service, q.Location, q.User)
 	if err != nil {
-		return domain.SlotQuery{}, err
+		return slots.Query{}, err
 	}
 	svc := cat.Services[q.Service]
-	sq := domain.SlotQuery{From: q.From, To: q.To, Zone: rc.Zone, Now: rc.Now, NoticeMinutes: notice, Service: q.Service,
+	sq := slots.Query{From: q.From, To: q.To, Zone: rc.Zone, Now: rc.Now, NoticeMinutes: notice, Service: q.Service,
 		Location: q.Location, StepMinutes: deref(svc.SlotStepMinutes, 15), BufferMinutes: deref(svc.BufferAfterMinutes, 0)}
 	users := make([]domain.UUID, 0, len(matched))
 	for _, o := range matched {
 		u := cat.Users[o.User]
-		sq.Candidates = append(sq.Candidates, domain.SlotCandidate{User: o.User, DurationMinutes: o.DurationMinutes,
+		sq.Candidates = append(sq.Candidates, slots.Candidate{User: o.User, DurationMinutes: o.DurationMinutes,
 			WorkingHours: u.WorkingHours, Absences: u.Absences})
 		users = append(users, o.User)
 	}
@@ -199,7 +200,7 @@ func (b *Booking) slotQuery(ctx context.Context, company domain.CompanyID, cat d
 
 // busyBuffers hold the appointment spans of slot queries while they run:
 // hundreds for a month of a busy practice, at every widget's request.
-var busyBuffers = sync.Pool{New: func() any { return new([]domain.BusySpan) }}
+var busyBuffers = sync.Pool{New: func() any { return new([]slots.Busy) }}
 
 func deref(p *int, def int) int {
 	if p == nil {
@@ -274,7 +275,7 @@ func (b *Booking) freeSlot(ctx context.Context, company domain.Company, booking 
 	if err != nil {
 		return domain.Offer{}, err
 	}
-	if !slices.ContainsFunc(domain.Slots(sq), func(s domain.Slot) bool { return s.Start.Equal(booking.Start.Time) }) {
+	if !slices.ContainsFunc(slots.Free(sq), func(s slots.Slot) bool { return s.Start.Equal(booking.Start.Time) }) {
 		return domain.Offer{}, domain.ErrSlotUnavailable
 	}
 	return offer, nil

@@ -17,7 +17,7 @@ import (
 // bespokeSections say, for the sections without a Kind, where their rules are told.
 var bespokeSections = map[string]string{
 	"booking": "Online booking: the bookable users, locations and services, free slots and `POST booking/appointments`. " +
-		"Hand-written (`adapters/httpapi/booking_handler.go`, `app/usecase/booking.go`, `domain/slots.go`); see docs/integrators/booking.md.",
+		"Hand-written (`adapters/httpapi/booking_handler.go`, `app/usecase/booking.go`, `domain/slots`); see docs/integrators/booking.md.",
 	"files": "The practice's files, uploads of the devices included: list, metadata, download with `Range`, `POST files` (multipart, the upload rules). " +
 		"Hand-written (`adapters/httpapi/files_handler.go`, `app/usecase/files.go`); see docs/integrators/files.md.",
 	"company": "The token's own company: `GET company`. Hand-written (`adapters/httpapi/company_handler.go`).",

@@ -29,6 +29,7 @@ import (
 	"encoding/json"
 
 	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/domain/slots"
 	"github.com/praxis-health/praxis/test/bench/benchserver"
 	"github.com/praxis-health/praxis/test/testenv"
 )
@@ -78,7 +79,7 @@ func run(binary, pgURL, redisURL string, clients int, duration, maxP99 time.Dura
 		return err
 	}
 	slots := fmt.Sprintf("/api/oauth/v2/resource/booking/slots?service_id=%s&location_id=%s&from=%s&to=%s",
-		service, location, from.Format(time.DateOnly), from.AddDate(0, 0, domain.MaxSlotDays-1).Format(time.DateOnly))
+		service, location, from.Format(time.DateOnly), from.AddDate(0, 0, slots.MaxDays-1).Format(time.DateOnly))
 	body, err := get(httpc, srv.URL+slots, token)
 	if err != nil {
 		return err
@@ -141,7 +142,7 @@ func practice(dir string, from time.Time, zone *time.Location) (file, service, l
 		add("service-assignments", domain.NewObjectID(), fmt.Sprintf(`{"user_id":%q,"service_id":%q}`, u, service))
 	}
 	for j := range 500 {
-		day := from.AddDate(0, 0, j%domain.MaxSlotDays)
+		day := from.AddDate(0, 0, j%slots.MaxDays)
 		start := time.Date(day.Year(), day.Month(), day.Day(), 8+j%10, 15*(j%4), 0, 0, zone)
 		add("appointments", domain.NewObjectID(), fmt.Sprintf(`{"title":"Blocked","user_id":%q,"location_id":%q,"service_id":%q,"start":%q,"end":%q}`,
 			users[j%10], locations[j%2], service, start.Format(time.RFC3339), start.Add(20*time.Minute).Format(time.RFC3339)))

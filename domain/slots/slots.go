@@ -1,4 +1,8 @@
-package domain
+// Package slots computes the free starts of booking/slots: a pure function
+// of the candidates' working hours, absences and busy spans in a window of
+// local dates (docs/contract.md, booking), kept apart from the catalogue
+// that says who offers what (domain.BookingCatalog).
+package slots
 
 import (
 	"cmp"
@@ -6,153 +10,75 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/praxis-health/praxis/domain"
 )
 
-// MaxSlotDays is the longest window booking/slots answers, both dates counted.
-const MaxSlotDays = 31
+// MaxDays is the longest window booking/slots answers, both dates counted.
+const MaxDays = 31
 
-// Offer is one bookable combination: a user offering a service at a
-// location, for DurationMinutes (the assignment's, else the service's).
-type Offer struct {
-	User, Service, Location UUID
-	DurationMinutes         int
-}
-
-// CatalogSections are the sections a BookingCatalog is read from: those the
-// table marks inCatalog. A write to any of them changes the company's CatalogVersion.
-var CatalogSections = func() []string {
-	var out []string
-	for _, k := range Kinds() {
-		if k.HasHook(HookCatalogVersion) {
-			out = append(out, k.Slug)
-		}
-	}
-	return out
-}()
-
-// BookingCatalog is the company's master data as the booking widget sees it.
-type BookingCatalog struct {
-	Users     map[UUID]User
-	Locations map[UUID]Location
-	Services  map[UUID]Service
-	// Assignments are the live service assignments.
-	Assignments []ServiceAssignment
-}
-
-// Offers are the catalogue's bookable combinations: an active, online-bookable
-// assignment whose user, service and location are active and online-bookable
-// too. An assignment without a location offers every location where its
-// user has working hours; one naming the location wins over it.
-func (c BookingCatalog) Offers() []Offer {
-	type key struct{ user, service, location UUID }
-	found := map[key]Offer{}
-	specific := map[key]bool{}
-	for _, a := range c.Assignments {
-		u, uok := c.Users[a.UserID]
-		s, sok := c.Services[a.ServiceID]
-		if !uok || !sok || !on(a.Active) || !on(a.OnlineBookable) || !bookable(u.Active, u.OnlineBookable) ||
-			!bookable(s.Active, s.OnlineBookable) {
-			continue
-		}
-		duration := s.DurationMinutes
-		if a.DurationMinutes != nil {
-			duration = *a.DurationMinutes
-		}
-		locations := []UUID{}
-		if a.LocationID != nil {
-			locations = append(locations, *a.LocationID)
-		} else {
-			for _, w := range u.WorkingHours {
-				if !slices.Contains(locations, w.LocationID) {
-					locations = append(locations, w.LocationID)
-				}
-			}
-		}
-		for _, l := range locations {
-			loc, ok := c.Locations[l]
-			k := key{a.UserID, a.ServiceID, l}
-			if !ok || !bookable(loc.Active, loc.OnlineBookable) || (specific[k] && a.LocationID == nil) {
-				continue
-			}
-			found[k] = Offer{User: a.UserID, Service: a.ServiceID, Location: l, DurationMinutes: duration}
-			specific[k] = specific[k] || a.LocationID != nil
-		}
-	}
-	out := make([]Offer, 0, len(found))
-	for _, o := range found {
-		out = append(out, o)
-	}
-	slices.SortFunc(out, func(a, b Offer) int {
-		return cmp.Or(cmp.Compare(a.User, b.User), cmp.Compare(a.Service, b.Service), cmp.Compare(a.Location, b.Location))
-	})
-	return out
-}
-
-func on(b *bool) bool                    { return b != nil && *b }
-func bookable(active, online *bool) bool { return on(active) && on(online) }
-
-// SlotQuery is everything the free slots of one service at one location
-// depend on; Slots is a pure function of it.
-type SlotQuery struct {
-	From, To      Date
+// Query is everything the free slots of one service at one location
+// depend on; Free is a pure function of it.
+type Query struct {
+	From, To      domain.Date
 	Zone          *time.Location
 	Now           time.Time
 	NoticeMinutes int
-	Service       UUID
-	Location      UUID
+	Service       domain.UUID
+	Location      domain.UUID
 	StepMinutes   int
 	BufferMinutes int
-	Candidates    []SlotCandidate
+	Candidates    []Candidate
 	// Busy are the candidates' active appointments at any location, each
 	// blocking [start, end + its service's buffer). Sorted by user, then
 	// From, as the calendar lists them, they are used as they are;
 	// otherwise a sorted copy is.
-	Busy []BusySpan
+	Busy []Busy
 }
 
-// BusySpan is [From, Until) in Unix seconds during which User is taken: a
+// Busy is [From, Until) in Unix seconds during which User is taken: a
 // non-cancelled appointment at any location plus its service's buffer.
-type BusySpan struct {
-	User        UUID
+type Busy struct {
+	User        domain.UUID
 	From, Until int64
 }
 
-// Busy is the span a blocks in whole seconds: a fraction of a second past
+// BusyOf is the span a blocks in whole seconds: a fraction of a second past
 // its end still blocks that second.
-func (a AppointmentSpan) Busy() BusySpan {
+func BusyOf(a domain.AppointmentSpan) Busy {
 	until := a.BlockedUntil.Unix()
 	if a.BlockedUntil.Nanosecond() > 0 {
 		until++
 	}
-	return BusySpan{User: a.User, From: a.Start.Unix(), Until: until}
+	return Busy{User: a.User, From: a.Start.Unix(), Until: until}
 }
 
 // compareBusy orders spans by user, then start.
-func compareBusy(a, b BusySpan) int {
+func compareBusy(a, b Busy) int {
 	return cmp.Or(cmp.Compare(a.User, b.User), cmp.Compare(a.From, b.From))
 }
 
-// SlotCandidate is a user who offers the service at the location.
-type SlotCandidate struct {
-	User            UUID
+// Candidate is a user who offers the service at the location.
+type Candidate struct {
+	User            domain.UUID
 	DurationMinutes int
-	WorkingHours    []WorkingTime
-	Absences        []Absence
+	WorkingHours    []domain.WorkingTime
+	Absences        []domain.Absence
 }
 
 // Slot is one bookable start.
 type Slot struct {
 	Start, End              time.Time
-	User, Location, Service UUID
+	User, Location, Service domain.UUID
 }
 
-// Slots computes the free slots of q, sorted by start, then user. Working
+// Free computes the free slots of q, sorted by start, then user. Working
 // hours are wall-clock times of each local date, so a daylight-saving day
 // yields the same local starts as any other: a start whose local time does
 // not exist that day yields no slot, an ambiguous one is taken once.
-func Slots(q SlotQuery) []Slot {
+func Free(q Query) []Slot {
 	var out []Slot
-	withFreeStarts(q, func(candidates []SlotCandidate, found []freeStart) {
+	withFreeStarts(q, func(candidates []Candidate, found []freeStart) {
 		out = make([]Slot, len(found))
 		for i, f := range found {
 			c := candidates[f.candidate]
@@ -163,11 +89,11 @@ func Slots(q SlotQuery) []Slot {
 	return out
 }
 
-// AppendSlotsJSON appends the answer of booking/slots for q to b:
+// AppendJSON appends the answer of booking/slots for q to b:
 // {"time_zone":…,"data":[{"start","end","user_id","location_id","service_id"}]},
 // times with the zone's offset, rendered straight from the computation.
-func AppendSlotsJSON(b []byte, q SlotQuery) []byte {
-	withFreeStarts(q, func(candidates []SlotCandidate, found []freeStart) {
+func AppendJSON(b []byte, q Query) []byte {
+	withFreeStarts(q, func(candidates []Candidate, found []freeStart) {
 		b = slices.Grow(b, 64+len(found)*240)
 		b = strconv.AppendQuote(append(b, `{"time_zone":`...), q.Zone.String())
 		b = append(b, `,"data":[`...)
@@ -202,7 +128,7 @@ var startsPool = sync.Pool{New: func() any { return new([]freeStart) }}
 // withFreeStarts computes the free starts of q, sorted by start, then user,
 // and the candidates (in user order) their indexes refer to, and hands them
 // to use; they are reused once use returns.
-func withFreeStarts(q SlotQuery, use func(candidates []SlotCandidate, found []freeStart)) {
+func withFreeStarts(q Query, use func(candidates []Candidate, found []freeStart)) {
 	p := startsPool.Get().(*[]freeStart)
 	candidates, found := freeStarts(q, (*p)[:0])
 	use(candidates, found)
@@ -211,7 +137,7 @@ func withFreeStarts(q SlotQuery, use func(candidates []SlotCandidate, found []fr
 }
 
 // freeStarts appends the free starts of q to found.
-func freeStarts(q SlotQuery, found []freeStart) ([]SlotCandidate, []freeStart) {
+func freeStarts(q Query, found []freeStart) ([]Candidate, []freeStart) {
 	earliest := q.Now.Add(time.Duration(q.NoticeMinutes) * time.Minute).Unix()
 	busy := q.Busy
 	if !slices.IsSortedFunc(busy, compareBusy) {
@@ -219,8 +145,8 @@ func freeStarts(q SlotQuery, found []freeStart) ([]SlotCandidate, []freeStart) {
 	}
 	// Candidates in user order, so that the order of their indexes is that of their ids.
 	candidates := slices.Clone(q.Candidates)
-	slices.SortFunc(candidates, func(a, b SlotCandidate) int { return cmp.Compare(a.User, b.User) })
-	taken := make([][]BusySpan, len(candidates)) // each candidate's spans, the same every day
+	slices.SortFunc(candidates, func(a, b Candidate) int { return cmp.Compare(a.User, b.User) })
+	taken := make([][]Busy, len(candidates)) // each candidate's spans, the same every day
 	for i, c := range candidates {
 		taken[i] = spansOf(busy, c.User)
 	}
@@ -287,11 +213,11 @@ func wallClockOf(day time.Time, zone *time.Location) func(minutes int) (time.Tim
 }
 
 // longestSpan bounds how far before a slot an overlapping appointment may start.
-const longestSpan = MaxAppointmentLength + 2*time.Hour + time.Minute
+const longestSpan = domain.MaxAppointmentLength + 2*time.Hour + time.Minute
 
 // spansOf is the run of user's spans in busy, sorted by compareBusy.
-func spansOf(busy []BusySpan, user UUID) []BusySpan {
-	lo, _ := slices.BinarySearchFunc(busy, user, func(s BusySpan, u UUID) int { return cmp.Compare(s.User, u) })
+func spansOf(busy []Busy, user domain.UUID) []Busy {
+	lo, _ := slices.BinarySearchFunc(busy, user, func(s Busy, u domain.UUID) int { return cmp.Compare(s.User, u) })
 	hi := lo
 	for hi < len(busy) && busy[hi].User == user {
 		hi++
@@ -301,9 +227,9 @@ func spansOf(busy []BusySpan, user UUID) []BusySpan {
 
 // overlapsBusy reports whether [start, end) meets one of spans, one user's
 // spans sorted by start.
-func overlapsBusy(spans []BusySpan, start, end int64) bool {
+func overlapsBusy(spans []Busy, start, end int64) bool {
 	longest := int64(longestSpan / time.Second)
-	i, _ := slices.BinarySearchFunc(spans, start-longest, func(s BusySpan, t int64) int { return cmp.Compare(s.From, t+1) })
+	i, _ := slices.BinarySearchFunc(spans, start-longest, func(s Busy, t int64) int { return cmp.Compare(s.From, t+1) })
 	for ; i < len(spans) && spans[i].From < end; i++ {
 		if spans[i].Until > start {
 			return true
@@ -312,7 +238,7 @@ func overlapsBusy(spans []BusySpan, start, end int64) bool {
 	return false
 }
 
-func overlapsAbsence(absences []Absence, start, end time.Time) bool {
+func overlapsAbsence(absences []domain.Absence, start, end time.Time) bool {
 	for _, a := range absences {
 		if a.Start.Before(end) && a.End.After(start) {
 			return true
@@ -321,22 +247,12 @@ func overlapsAbsence(absences []Absence, start, end time.Time) bool {
 	return false
 }
 
-// Minutes is the time of day as minutes past midnight; 24:00 is 1440.
-func (t TimeOfDay) Minutes() int {
-	if len(t) != 5 {
-		return 0
-	}
-	h, _ := strconv.Atoi(string(t[:2]))
-	m, _ := strconv.Atoi(string(t[3:]))
-	return h*60 + m
-}
-
-// SlotWindow validates the from and to query parameters of booking/slots:
-// local dates, from ≤ to, at most MaxSlotDays both counted.
-func SlotWindow(from, to string) (Date, Date, error) {
-	var errs FieldErrors
-	f, ferr := ParseDate(from)
-	t, terr := ParseDate(to)
+// Window validates the from and to query parameters of booking/slots:
+// local dates, from ≤ to, at most MaxDays both counted.
+func Window(from, to string) (domain.Date, domain.Date, error) {
+	var errs domain.FieldErrors
+	f, ferr := domain.ParseDate(from)
+	t, terr := domain.ParseDate(to)
 	fok, tok := ferr == nil, terr == nil
 	if !fok {
 		errs.Add("from", "must be a date YYYY-MM-DD from 0001-01-01 to 9999-12-31")
@@ -348,31 +264,9 @@ func SlotWindow(from, to string) (Date, Date, error) {
 		switch days := int(t.Sub(f).Hours() / 24); {
 		case days < 0:
 			errs.Add("to", "must not be before from")
-		case days >= MaxSlotDays:
-			errs.Add("to", "must be at most "+strconv.Itoa(MaxSlotDays)+" days from from, both counted")
+		case days >= MaxDays:
+			errs.Add("to", "must be at most "+strconv.Itoa(MaxDays)+" days from from, both counted")
 		}
 	}
-	return Date(from), Date(to), errs.Err()
-}
-
-// Duration is how long an appointment of service with user at location
-// lasts: the live, active assignment's length (one naming the location
-// first, then one for every location), else the service's.
-func (c BookingCatalog) Duration(user, service, location UUID) int {
-	general := 0
-	for _, a := range c.Assignments {
-		if a.UserID != user || a.ServiceID != service || !on(a.Active) || a.DurationMinutes == nil {
-			continue
-		}
-		switch {
-		case a.LocationID != nil && *a.LocationID == location:
-			return *a.DurationMinutes
-		case a.LocationID == nil:
-			general = *a.DurationMinutes
-		}
-	}
-	if general > 0 {
-		return general
-	}
-	return c.Services[service].DurationMinutes
+	return domain.Date(from), domain.Date(to), errs.Err()
 }
