@@ -51,7 +51,7 @@ func indexColumns(company domain.CompanyID, x domain.PatientIndex, pg bool) map[
 		"phone": x.Phone, "email": x.Email, "search_version": indexVersion,
 	}
 	if pg {
-		row["search_words"] = lexemes(company, x.Words)
+		row["search_words"] = lexemes(wordTag(company), x.Words)
 	}
 	return row
 }
@@ -63,16 +63,16 @@ func setIndex(q *bun.UpdateQuery, company domain.CompanyID, x domain.PatientInde
 		Set("birth_date = ?", x.BirthDate).Set("kvnr = ?", x.KVNR).Set("phone = ?", x.Phone).Set("email = ?", x.Email).
 		Set("search_version = ?", indexVersion)
 	if q.Dialect().Name() == dialect.PG {
-		q = q.Set("search_words = CAST(? AS tsvector)", lexemes(company, x.Words))
+		q = q.Set("search_words = CAST(? AS tsvector)", lexemes(wordTag(company), x.Words))
 	}
 	return q
 }
 
 // lexemes is the text of a customer's search_words: each word a quoted
 // lexeme "tag:field:word" (PostgreSQL's tsvector input; it sorts them and
-// drops repeats). The words are folded letters and digits, quoted anyway.
-func lexemes(company domain.CompanyID, words []domain.IndexWord) string {
-	tag := wordTag(company)
+// drops repeats). The words are folded letters and digits, quoted anyway;
+// tag is the company's (wordTag), hashed once by a caller writing many.
+func lexemes(tag string, words []domain.IndexWord) string {
 	var b strings.Builder
 	for i, w := range words {
 		if i > 0 {

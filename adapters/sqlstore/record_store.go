@@ -527,6 +527,7 @@ func (s *RecordStore) Put(ctx context.Context, company domain.CompanyID, kind *d
 		pg := db.Dialect().Name() == dialect.PG
 		rows := make([]customerRow, len(fresh))
 		var words []indexed // SQLite's, for customer_words; PostgreSQL's go in the rows
+		tag := wordTag(company)
 		var top int64
 		for i, o := range fresh {
 			id, _ := strconv.ParseInt(o.ID, 10, 64)
@@ -537,7 +538,7 @@ func (s *RecordStore) Put(ctx context.Context, company domain.CompanyID, kind *d
 				SearchFamily: x.Family, SearchGiven: x.Given, BirthDate: x.BirthDate, KVNR: x.KVNR, Phone: x.Phone, Email: x.Email,
 				SearchVersion: indexVersion}
 			if pg {
-				rows[i].SearchWords = lexemes(company, x.Words)
+				rows[i].SearchWords = lexemes(tag, x.Words)
 			} else {
 				words = append(words, indexed{id, x})
 			}
