@@ -8,8 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // Shape is what a kind's objects hang on, which decides its storage and filters.
@@ -213,7 +211,9 @@ type Object struct {
 
 // Decode validates a create body and normalizes it. Every failing field is
 // reported at once, as *ValidationErrors.
-func (k *Kind) Decode(body []byte, rc RuleContext) (Object, error) { return k.decode(body, rc, false) }
+func (k *Kind) Decode(body Document, rc RuleContext) (Object, error) {
+	return k.decode(body, rc, false)
+}
 
 // required lists the create schema's required fields.
 func (k *Kind) required() []string {
@@ -229,10 +229,10 @@ func (k *Kind) required() []string {
 // server sets through the API (a fee service's status, an illness
 // notification's end) come with the data; computed ones are computed again.
 func (k *Kind) DecodeImport(body []byte, rc RuleContext) (Object, error) {
-	return k.decode(body, rc, true)
+	return k.decode(ParseDocument(body), rc, true)
 }
 
-func (k *Kind) decode(body []byte, rc RuleContext, withServer bool, tolerate ...string) (Object, error) {
+func (k *Kind) decode(body Document, rc RuleContext, withServer bool, tolerate ...string) (Object, error) {
 	p := k.newPayload()
 	if err := k.schemas.decodeInput(body, p, withServer, tolerate...); err != nil {
 		return Object{}, err
@@ -260,14 +260,10 @@ func (k *Kind) validate(p Payload, rc RuleContext) (Object, error) {
 // Merge applies a JSON merge patch (RFC 7386) to a stored payload and
 // validates the result whole, as a create would be. Server fields and
 // immutable fields may not be changed.
-func (k *Kind) Merge(stored, patch []byte, rc RuleContext) (Object, error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(patch))
+func (k *Kind) Merge(stored []byte, patch Document, rc RuleContext) (Object, error) {
+	p, err := patch.object("the body must be one JSON merge patch object")
 	if err != nil {
-		return Object{}, ErrMalformedJSON
-	}
-	p, ok := doc.(map[string]any)
-	if !ok {
-		return Object{}, FieldErrors{{"", "the body must be one JSON merge patch object"}}.Err()
+		return Object{}, err
 	}
 	var base map[string]any
 	if err := json.Unmarshal(stored, &base); err != nil {
@@ -305,7 +301,7 @@ func (k *Kind) Merge(stored, patch []byte, rc RuleContext) (Object, error) {
 	if err != nil {
 		return Object{}, err
 	}
-	obj, err := k.decode(merged, rc, false, absent...)
+	obj, err := k.decode(ParseDocument(merged), rc, false, absent...)
 	if err != nil || carry == nil {
 		return obj, err
 	}

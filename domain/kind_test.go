@@ -36,7 +36,7 @@ func TestEveryKindAcceptsItsExampleAndNamesEachMissingRequiredField(t *testing.T
 		t.Run(k.Slug, func(t *testing.T) {
 			t.Parallel()
 			body := exampleBody(k)
-			obj, err := k.Decode([]byte(body), rc)
+			obj, err := k.Decode(domain.ParseDocument([]byte(body)), rc)
 			if err != nil {
 				t.Fatalf("example refused: %v", err)
 			}
@@ -59,7 +59,7 @@ func TestEveryKindAcceptsItsExampleAndNamesEachMissingRequiredField(t *testing.T
 				_ = json.Unmarshal([]byte(body), &doc)
 				doc[f.(string)] = nil // null on create means absent
 				blanked, _ := json.Marshal(doc)
-				_, err := k.Decode(blanked, rc)
+				_, err := k.Decode(domain.ParseDocument(blanked), rc)
 				if msg, ok := fieldsOf(t, err)[f.(string)]; !ok || msg != "is required" {
 					t.Errorf("blanking %s: errors %v", f, err)
 				}
@@ -71,7 +71,7 @@ func TestEveryKindAcceptsItsExampleAndNamesEachMissingRequiredField(t *testing.T
 func TestDecodeReportsEveryFieldAtOnceWithoutValues(t *testing.T) {
 	t.Parallel()
 	body := `{"customer_id":0,"text":"   ","noted_on":"2999-01-01","title":"Secret\u0007Title","nope":1,"user_id":"ABC"}`
-	_, err := domain.KindOf("notes").Decode([]byte(body), rc)
+	_, err := domain.KindOf("notes").Decode(domain.ParseDocument([]byte(body)), rc)
 	got := fieldsOf(t, err)
 	for _, f := range []string{"customer_id", "text", "title", "nope", "user_id"} {
 		if _, ok := got[f]; !ok {
@@ -82,7 +82,7 @@ func TestDecodeReportsEveryFieldAtOnceWithoutValues(t *testing.T) {
 		t.Errorf("a message repeats a value: %v", err)
 	}
 	// noted_on passes the schema; its rule is checked once the schema holds.
-	_, err = domain.KindOf("notes").Decode([]byte(`{"customer_id":1,"text":"x","noted_on":"2999-01-01"}`), rc)
+	_, err = domain.KindOf("notes").Decode(domain.ParseDocument([]byte(`{"customer_id":1,"text":"x","noted_on":"2999-01-01"}`)), rc)
 	if got := fieldsOf(t, err); got["noted_on"] != "must not be in the future" {
 		t.Errorf("noted_on: %v", got)
 	}
@@ -139,7 +139,7 @@ func TestKindRules(t *testing.T) {
 		{"illness-notifications", `{"customer_id":1,"user_id":"019bc0e2-1280-781f-a8e2-5d940ed90475","issued_on":"2026-03-09","incapable_from":"2026-03-06","cause":"illness","ended_by_id":"019cd6cf-68f8-70c6-a6a3-a4506513270e"}`, "ended_by_id"},
 	}
 	for _, c := range cases {
-		_, err := domain.KindOf(c.kind).Decode([]byte(c.body), rc)
+		_, err := domain.KindOf(c.kind).Decode(domain.ParseDocument([]byte(c.body)), rc)
 		if err == nil {
 			t.Errorf("%s %s: accepted", c.kind, c.body)
 			continue
@@ -154,14 +154,14 @@ func TestIllnessNotificationAcceptsTheWorkingDayBeforeAcrossAWeekend(t *testing.
 	t.Parallel()
 	// 2026-03-09 is a Monday: the Friday before is one working day earlier.
 	body := `{"customer_id":1,"user_id":"019bc0e2-1280-781f-a8e2-5d940ed90475","issued_on":"2026-03-09","incapable_from":"2026-03-06","cause":"illness"}`
-	if _, err := domain.KindOf("illness-notifications").Decode([]byte(body), rc); err != nil {
+	if _, err := domain.KindOf("illness-notifications").Decode(domain.ParseDocument([]byte(body)), rc); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func TestDateTimesAreAnsweredInTheCompanyZoneAndMeasurementsGetTheirLOINC(t *testing.T) {
 	t.Parallel()
-	obj, err := domain.KindOf("measurements").Decode([]byte(`{"customer_id":1,"measured_at":"2026-07-10T07:08:00.9Z","type":"weight","value":"70.5","unit":"kg"}`), rc)
+	obj, err := domain.KindOf("measurements").Decode(domain.ParseDocument([]byte(`{"customer_id":1,"measured_at":"2026-07-10T07:08:00.9Z","type":"weight","value":"70.5","unit":"kg"}`)), rc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,11 +176,11 @@ func TestDateTimesAreAnsweredInTheCompanyZoneAndMeasurementsGetTheirLOINC(t *tes
 func TestMergePatchValidatesTheWholeResult(t *testing.T) {
 	t.Parallel()
 	k := domain.CustomersKind()
-	obj, err := k.Decode([]byte(exampleBody(k)), rc)
+	obj, err := k.Decode(domain.ParseDocument([]byte(exampleBody(k))), rc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	merged, err := k.Merge(obj.JSON, []byte(`{"phone":null,"address":{"city":"Graz","postal_code":"8010"}}`), rc)
+	merged, err := k.Merge(obj.JSON, domain.ParseDocument([]byte(`{"phone":null,"address":{"city":"Graz","postal_code":"8010"}}`)), rc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,10 +188,10 @@ func TestMergePatchValidatesTheWholeResult(t *testing.T) {
 	if !strings.Contains(s, `"phone":null`) || !strings.Contains(s, `"city":"Graz"`) || !strings.Contains(s, `"street":"Hauptstraße 1"`) {
 		t.Errorf("merged: %s", s)
 	}
-	if _, err := k.Merge(obj.JSON, []byte(`{"first_name":null}`), rc); fieldsOf(t, err)["first_name"] != "is required" {
+	if _, err := k.Merge(obj.JSON, domain.ParseDocument([]byte(`{"first_name":null}`)), rc); fieldsOf(t, err)["first_name"] != "is required" {
 		t.Errorf("clearing a required field: %v", err)
 	}
-	if _, err := k.Merge(obj.JSON, []byte(`{"id":5}`), rc); fieldsOf(t, err)["id"] != "cannot be changed" {
+	if _, err := k.Merge(obj.JSON, domain.ParseDocument([]byte(`{"id":5}`)), rc); fieldsOf(t, err)["id"] != "cannot be changed" {
 		t.Errorf("changing the id: %v", err)
 	}
 }
@@ -226,31 +226,31 @@ func TestChecksums(t *testing.T) {
 func TestMedicalFeeServiceTotalAndPatchRules(t *testing.T) {
 	t.Parallel()
 	k := domain.KindOf("medical-fee-services")
-	obj, err := k.Decode([]byte(exampleBody(k)), rc)
+	obj, err := k.Decode(domain.ParseDocument([]byte(exampleBody(k))), rc)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if s := string(obj.JSON); !strings.Contains(s, `"total":"76.50"`) || !strings.Contains(s, `"status":"open"`) || !strings.Contains(s, `"invoice_id":null`) {
 		t.Fatalf("the spec's worked example: %s", s)
 	}
-	if _, err := k.Decode([]byte(strings.Replace(exampleBody(k), `"quantity":"1"`, `"quantity":"1","total":"1.00"`, 1)), rc); fieldsOf(t, err)["total"] != "is set by the server" {
+	if _, err := k.Decode(domain.ParseDocument([]byte(strings.Replace(exampleBody(k), `"quantity":"1"`, `"quantity":"1","total":"1.00"`, 1))), rc); fieldsOf(t, err)["total"] != "is set by the server" {
 		t.Errorf("a client's total: %v", err)
 	}
-	changed, err := k.Merge(obj.JSON, []byte(`{"quantity":"2.5","unit_price":"10.01","discount_percent":"0"}`), rc)
+	changed, err := k.Merge(obj.JSON, domain.ParseDocument([]byte(`{"quantity":"2.5","unit_price":"10.01","discount_percent":"0"}`)), rc)
 	if err != nil || !strings.Contains(string(changed.JSON), `"total":"25.03"`) { // 25.025 half up
 		t.Fatalf("patched total: %s %v", changed.JSON, err)
 	}
-	cancelled, err := k.Merge(obj.JSON, []byte(`{"status":"cancelled"}`), rc)
+	cancelled, err := k.Merge(obj.JSON, domain.ParseDocument([]byte(`{"status":"cancelled"}`)), rc)
 	if err != nil || !strings.Contains(string(cancelled.JSON), `"status":"cancelled"`) {
 		t.Fatalf("cancel: %s %v", cancelled.JSON, err)
 	}
-	if _, err := k.Merge(cancelled.JSON, []byte(`{"name":"X"}`), rc); !errors.Is(err, domain.ErrConflict) {
+	if _, err := k.Merge(cancelled.JSON, domain.ParseDocument([]byte(`{"name":"X"}`)), rc); !errors.Is(err, domain.ErrConflict) {
 		t.Errorf("a PATCH of a cancelled service: %v, want a conflict", err)
 	}
-	if _, err := k.Merge(obj.JSON, []byte(`{"status":"billed"}`), rc); fieldsOf(t, err)["status"] == "" {
+	if _, err := k.Merge(obj.JSON, domain.ParseDocument([]byte(`{"status":"billed"}`)), rc); fieldsOf(t, err)["status"] == "" {
 		t.Errorf("setting billed: %v", err)
 	}
-	if _, err := k.Merge(obj.JSON, []byte(`{"customer_id":99}`), rc); fieldsOf(t, err)["customer_id"] != "cannot be changed" {
+	if _, err := k.Merge(obj.JSON, domain.ParseDocument([]byte(`{"customer_id":99}`)), rc); fieldsOf(t, err)["customer_id"] != "cannot be changed" {
 		t.Errorf("changing the customer: %v", err)
 	}
 }
@@ -287,20 +287,20 @@ func TestNumbersDatesAndMalformedBodies(t *testing.T) {
 		t.Fatalf("the example has no series count to replace: %s", exampleBody(k))
 	}
 	for _, n := range []string{"12", "12.0", "1.2e1", "120E-1", "12.000"} {
-		obj, err := k.Decode([]byte(with(n)), rc)
+		obj, err := k.Decode(domain.ParseDocument([]byte(with(n))), rc)
 		if err != nil || !strings.Contains(string(obj.JSON), `"count":12`) {
 			t.Errorf("count %s: %v %s", n, err, obj.JSON)
 		}
 	}
 	for n, want := range map[string]string{"12.5": "must be of type integer", "1e400": "must be at most 60", "99999999999999999999": "must be at most 60", "1e999999999": "must be of type integer"} {
-		_, err := k.Decode([]byte(with(n)), rc)
+		_, err := k.Decode(domain.ParseDocument([]byte(with(n))), rc)
 		if got := fieldsOf(t, err)["series.count"]; got != want {
 			t.Errorf("count %s: %q, want %q (%v)", n, got, want, err)
 		}
 	}
 	notes := domain.KindOf("notes")
 	for _, d := range []string{"0000-01-01", "10000-01-01", "2026-02-30"} {
-		_, err := notes.Decode([]byte(`{"customer_id":1,"text":"x","noted_on":"`+d+`"}`), rc)
+		_, err := notes.Decode(domain.ParseDocument([]byte(`{"customer_id":1,"text":"x","noted_on":"`+d+`"}`)), rc)
 		if got := fieldsOf(t, err)["noted_on"]; !strings.HasPrefix(got, "must be a date YYYY-MM-DD") {
 			t.Errorf("noted_on %s: %q", d, got)
 		}
@@ -329,18 +329,18 @@ func TestNumbersDatesAndMalformedBodies(t *testing.T) {
 	_ = json.Unmarshal([]byte(appointment.ExampleWith(domain.SampleIDs)), &body)
 	body["start"] = "2026-12-01T09:00:00+24:00"
 	raw, _ := json.Marshal(body)
-	if _, err := appointment.Decode(raw, rc); fieldsOf(t, err)["start"] == "" {
+	if _, err := appointment.Decode(domain.ParseDocument(raw), rc); fieldsOf(t, err)["start"] == "" {
 		t.Errorf("an appointment starting at +24:00: %v", err)
 	}
 	for _, body := range []string{`{"customer_id":1,`, `{'a':1}`, "\xff", `{"a":1}}`} {
-		if _, err := notes.Decode([]byte(body), rc); !errors.Is(err, domain.ErrMalformedJSON) {
+		if _, err := notes.Decode(domain.ParseDocument([]byte(body)), rc); !errors.Is(err, domain.ErrMalformedJSON) {
 			t.Errorf("%q: %v, want malformed JSON", body, err)
 		}
-		if _, err := domain.CustomersKind().Merge([]byte(`{}`), []byte(body), rc); !errors.Is(err, domain.ErrMalformedJSON) {
+		if _, err := domain.CustomersKind().Merge([]byte(`{}`), domain.ParseDocument([]byte(body)), rc); !errors.Is(err, domain.ErrMalformedJSON) {
 			t.Errorf("patch %q: %v, want malformed JSON", body, err)
 		}
 	}
-	if _, err := notes.Decode([]byte(`[1]`), rc); errors.Is(err, domain.ErrMalformedJSON) || !errors.Is(err, domain.ErrInvalid) {
+	if _, err := notes.Decode(domain.ParseDocument([]byte(`[1]`)), rc); errors.Is(err, domain.ErrMalformedJSON) || !errors.Is(err, domain.ErrInvalid) {
 		t.Errorf("JSON that is no object is a 422: %v", err)
 	}
 }
@@ -351,7 +351,7 @@ func TestNumbersDatesAndMalformedBodies(t *testing.T) {
 func TestPatchOfACustomerStoredWithoutBirthDate(t *testing.T) {
 	t.Parallel()
 	k := domain.CustomersKind()
-	obj, err := k.Decode([]byte(exampleBody(k)), rc)
+	obj, err := k.Decode(domain.ParseDocument([]byte(exampleBody(k))), rc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -359,17 +359,17 @@ func TestPatchOfACustomerStoredWithoutBirthDate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	merged, err := k.Merge(stored, []byte(`{"phone":"+43660123456"}`), rc)
+	merged, err := k.Merge(stored, domain.ParseDocument([]byte(`{"phone":"+43660123456"}`)), rc)
 	if err != nil || !strings.Contains(string(merged.JSON), `"birth_date":null`) {
 		t.Fatalf("a patch that leaves the absent birth date alone: %v %s", err, merged.JSON)
 	}
-	if _, err := k.Merge(stored, []byte(`{"birth_date":null}`), rc); fieldsOf(t, err)["birth_date"] != "is required" {
+	if _, err := k.Merge(stored, domain.ParseDocument([]byte(`{"birth_date":null}`)), rc); fieldsOf(t, err)["birth_date"] != "is required" {
 		t.Errorf("clearing it: %v", err)
 	}
-	if _, err := k.Merge(obj.JSON, []byte(`{"birth_date":null}`), rc); fieldsOf(t, err)["birth_date"] != "is required" {
+	if _, err := k.Merge(obj.JSON, domain.ParseDocument([]byte(`{"birth_date":null}`)), rc); fieldsOf(t, err)["birth_date"] != "is required" {
 		t.Errorf("clearing a stored birth date: %v", err)
 	}
-	if m, err := k.Merge(stored, []byte(`{"birth_date":"1990-05-01"}`), rc); err != nil || !strings.Contains(string(m.JSON), `"birth_date":"1990-05-01"`) {
+	if m, err := k.Merge(stored, domain.ParseDocument([]byte(`{"birth_date":"1990-05-01"}`)), rc); err != nil || !strings.Contains(string(m.JSON), `"birth_date":"1990-05-01"`) {
 		t.Errorf("setting it: %v", err)
 	}
 }

@@ -20,3 +20,14 @@ var outcomeStatus = [...]int{OutcomeOK: 200, OutcomeCreated: 201, OutcomeNoConte
 
 // Status is the outcome's HTTP status, for the doors and the audit trail.
 func (o Outcome) Status() int { return outcomeStatus[o] }
+
+// OutcomeOf is the outcome whose status is status: how a store that keeps
+// the status (an Idempotency-Key's saved answer) reads it back.
+func OutcomeOf(status int) (Outcome, bool) {
+	for o, s := range outcomeStatus {
+		if s == status {
+			return Outcome(o), true
+		}
+	}
+	return 0, false
+}

@@ -191,19 +191,58 @@ func deepCopy(v map[string]any) map[string]any {
 	return out
 }
 
+// Document is a write's body as a door read it: one JSON value, decoded
+// (numbers as written, json.Number), not yet judged; or why it could not be
+// read (ErrMalformedJSON). A use case judges it (Kind.Decode, Kind.Merge) in
+// the write's own order, so that a body that is no JSON is refused where it
+// always was: after the write's other refusals (a missing object, a stale
+// version, a reused key). Judging takes the value apart: judge a Document once.
+type Document struct {
+	value any
+	err   error
+}
+
+// ParseDocument reads a JSON body.
+func ParseDocument(body []byte) Document {
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
+	if err != nil {
+		return Document{err: ErrMalformedJSON}
+	}
+	return Document{value: v}
+}
+
+// DocumentOf is fields as a body: how a door that builds its write itself
+// (a form of the settings site, a FHIR resource) hands it over.
+func DocumentOf(fields any) Document {
+	raw, err := json.Marshal(fields)
+	if err != nil {
+		return Document{err: err}
+	}
+	return ParseDocument(raw)
+}
+
+// object is the document's JSON object; refusal says what the body must be
+// when it is another value.
+func (d Document) object(refusal string) (map[string]any, error) {
+	if d.err != nil {
+		return nil, d.err
+	}
+	obj, ok := d.value.(map[string]any)
+	if !ok {
+		return nil, FieldErrors{{"", refusal}}.Err()
+	}
+	return obj, nil
+}
+
 // decodeInput validates body against the schemas and decodes it into dst.
 // A body that is not one JSON object, a server field, and every schema
 // failure are reported together as field errors; a body that is no JSON at
 // all is ErrMalformedJSON. tolerate names fields whose absence is not an
 // error (a PATCH of an object stored without them).
-func (s *Schemas) decodeInput(body []byte, dst any, withServer bool, tolerate ...string) error {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
+func (s *Schemas) decodeInput(body Document, dst any, withServer bool, tolerate ...string) error {
+	obj, err := body.object("the body must be one JSON object")
 	if err != nil {
-		return ErrMalformedJSON
-	}
-	obj, ok := doc.(map[string]any)
-	if !ok {
-		return FieldErrors{{"", "the body must be one JSON object"}}.Err()
+		return err
 	}
 	var errs FieldErrors
 	schema := s.full

@@ -40,16 +40,16 @@ type DeviceCredential struct {
 // reads: orders made and cancelled by the practice, fetched and reported by
 // the bridge with a device's credential, results assigned by staff.
 type DeviceOrders interface {
-	Create(ctx context.Context, grant domain.Grant, body []byte, key *IdempotencyKey) (Response, error)
-	Cancel(ctx context.Context, grant domain.Grant, id string, w Write) (Response, error)
+	Create(ctx context.Context, grant domain.Grant, body domain.Document, key *IdempotencyKey) (WrittenObject, error)
+	Cancel(ctx context.Context, grant domain.Grant, id string, w Write) (WrittenObject, error)
 	// Report is the bridge's word on an order of its device: written, taken
 	// or failed (with reason).
-	Report(ctx context.Context, grant domain.Grant, id, status, reason string, w Write) (Response, error)
+	Report(ctx context.Context, grant domain.Grant, id, status, reason string, w Write) (WrittenObject, error)
 	// Outbox waits up to wait for orders of the grant's device to write and
 	// answers them with their GDT files.
 	Outbox(ctx context.Context, grant domain.Grant, wait time.Duration) (Outbox, error)
 	// Assign files a result that matched no order under one (it is then done).
-	Assign(ctx context.Context, grant domain.Grant, order string, file domain.FileID, w Write) (Response, error)
+	Assign(ctx context.Context, grant domain.Grant, order string, file domain.FileID, w Write) (WrittenObject, error)
 	// Credential makes or rotates the device's OAuth client for its bridge.
 	Credential(ctx context.Context, grant domain.Grant, device string, overlap time.Duration) (DeviceCredential, error)
 }

@@ -1,7 +1,12 @@
 package ports
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/praxis-health/praxis/domain"
@@ -38,6 +43,40 @@ func (o StoredObject) Append(b []byte, kind *domain.Kind) []byte {
 // JSON is o as Append writes it, in a buffer sized for it.
 func (o StoredObject) JSON(kind *domain.Kind) []byte {
 	return o.Append(make([]byte, 0, len(o.Payload)+domain.ObjectOverhead), kind)
+}
+
+// ParseObject reads back an object that Append wrote (never a tombstone):
+// how an Idempotency-Key's saved answer, kept in the resource API's JSON, is
+// the object again. The payload is the fields between the id and the
+// version, byte for byte, so that Append renders the object as it was.
+func ParseObject(kind *domain.Kind, b []byte) (StoredObject, error) {
+	var head struct {
+		ID         json.RawMessage `json:"id"`
+		CustomerID *int64          `json:"customer_id"`
+		Version    int64           `json:"version"`
+		CreatedAt  time.Time       `json:"created_at"`
+		UpdatedAt  time.Time       `json:"updated_at"`
+	}
+	if err := json.Unmarshal(b, &head); err != nil {
+		return StoredObject{}, fmt.Errorf("a saved object: %w", err)
+	}
+	prefix := len(`{"id":`) + len(head.ID)
+	end := bytes.LastIndex(b, []byte(`,"version":`))
+	if !bytes.HasPrefix(b, []byte(`{"id":`)) || end < prefix || head.Version < 1 {
+		return StoredObject{}, errors.New("a saved object: not an object as Append writes it")
+	}
+	payload := append(append([]byte{'{'}, bytes.TrimPrefix(b[prefix:end], []byte{','})...), '}')
+	o := StoredObject{Payload: payload, Version: head.Version, CreatedAt: head.CreatedAt, UpdatedAt: head.UpdatedAt}
+	if kind.NumericIDs() {
+		o.ID = string(head.ID)
+	} else if err := json.Unmarshal(head.ID, &o.ID); err != nil {
+		return StoredObject{}, fmt.Errorf("a saved object's id: %w", err)
+	}
+	if head.CustomerID != nil && kind.HasCustomer() {
+		c := domain.CustomerID(*head.CustomerID)
+		o.Customer = &c
+	}
+	return o, nil
 }
 
 // AppendObjects appends objs to b as one JSON array, each as Append writes
@@ -104,11 +143,14 @@ type RecordStore interface {
 	Put(ctx context.Context, company domain.CompanyID, kind *domain.Kind, objs []StoredObject, existing map[string]StoredObject, at time.Time) error
 }
 
-// SavedResponse is the first answer to a request with an Idempotency-Key.
-type SavedResponse struct {
-	Status   int
+// SavedWrite is a write's first answer as an Idempotency-Key keeps it: the
+// outcome, the location, and the value written in the encoding of the use
+// case that wrote it (an object as the resource API renders it, which is
+// what keys saved by earlier builds hold too).
+type SavedWrite struct {
+	Outcome  domain.Outcome
 	Location string
-	Body     []byte
+	Value    []byte
 }
 
 // IdempotencyKey identifies a request that may be retried: the client's key
@@ -122,25 +164,34 @@ type IdempotencyKey struct {
 // of its effect, for 24 hours (IdempotencyWindow): an older key is claimed anew.
 type IdempotencyStore interface {
 	// Find returns the saved answer of a key claimed and committed within the window, or nil.
-	Find(ctx context.Context, company domain.CompanyID, client domain.ClientID, key IdempotencyKey) (*SavedResponse, error)
+	Find(ctx context.Context, company domain.CompanyID, client domain.ClientID, key IdempotencyKey) (*SavedWrite, error)
 	// Claim takes key for this transaction. When the key is already taken it
 	// returns the saved answer; another fingerprint is domain.ErrIdempotencyKeyReused.
 	// A concurrent transaction claiming the same key waits for this one.
-	Claim(ctx context.Context, company domain.CompanyID, client domain.ClientID, key IdempotencyKey, at time.Time) (*SavedResponse, error)
+	Claim(ctx context.Context, company domain.CompanyID, client domain.ClientID, key IdempotencyKey, at time.Time) (*SavedWrite, error)
 	// Save records the answer of a claimed key.
-	Save(ctx context.Context, company domain.CompanyID, client domain.ClientID, key IdempotencyKey, resp SavedResponse) error
+	Save(ctx context.Context, company domain.CompanyID, client domain.ClientID, key IdempotencyKey, answer SavedWrite) error
 }
 
 // IdempotencyWindow is how long a key answers retries.
 const IdempotencyWindow = 24 * time.Hour
 
-// Response is a write's answer, ready to send. Version is the object's
-// version after the write (its ETag), 0 for an answer that names none.
-type Response struct {
-	SavedResponse
+// Written is a write's answer, for each door to render in its own wire:
+// what the write came to (its outcome: the status every door answers and
+// the audit event records, domain.Outcome), where a made thing is (its
+// section and id, "customers/7"), the value the write left (zero when the
+// outcome is OutcomeNoContent), and whether this is a retried key's replay
+// of the first answer, which the store kept.
+type Written[T any] struct {
+	Outcome  domain.Outcome
+	Location string
+	Value    T
 	Replayed bool
-	Version  int64
 }
+
+// WrittenObject is the answer of a write to an object of a generic
+// section: the object as the write left it (its version is the ETag).
+type WrittenObject = Written[StoredObject]
 
 // RecordPage is a page of a section's feed as the records' port answers
 // it; with include=customer (ListQuery.IncludeCustomers) the customers its
@@ -182,13 +233,13 @@ type Records interface {
 	// fields, patientmatch.FactsOf) may be, best first, at most count (0:
 	// all candidates found).
 	Match(ctx context.Context, grant domain.Grant, asked patientmatch.Facts, count int) ([]Match, error)
-	// MatchOnce is the native match: a body of patientmatch.Request, the
-	// answer rendered, under the request's Idempotency-Key.
-	MatchOnce(ctx context.Context, grant domain.Grant, body []byte, key *IdempotencyKey) (Response, error)
-	Create(ctx context.Context, grant domain.Grant, kind *domain.Kind, body []byte, key *IdempotencyKey) (Response, error)
+	// MatchOnce is the native match, asked under the request's Idempotency-Key.
+	MatchOnce(ctx context.Context, grant domain.Grant, req patientmatch.Request, key *IdempotencyKey) (Written[[]Match], error)
+	// Create makes an object of the fields body holds, once judged by the kind.
+	Create(ctx context.Context, grant domain.Grant, kind *domain.Kind, body domain.Document, key *IdempotencyKey) (WrittenObject, error)
 	// Patch applies a merge patch if the object is still at the version
 	// w names (else a *domain.StaleVersion, nothing written).
-	Patch(ctx context.Context, grant domain.Grant, kind *domain.Kind, id string, patch []byte, w Write) (Response, error)
+	Patch(ctx context.Context, grant domain.Grant, kind *domain.Kind, id string, patch domain.Document, w Write) (WrittenObject, error)
 }
 
 // Match is one candidate of a match: the customer, its score in [0, 1]
@@ -197,6 +248,46 @@ type Match struct {
 	Customer StoredObject
 	Score    float64
 	Grade    patientmatch.Grade
+}
+
+// AppendMatches appends the candidates of a match to b as the resource API
+// answers them: {"data":[{"score":…,"grade":…,"customer":{…}}]}.
+func AppendMatches(b []byte, matches []Match) []byte {
+	b = append(b, `{"data":[`...)
+	for i, m := range matches {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"score":`...)
+		b = strconv.AppendFloat(b, m.Score, 'f', -1, 64)
+		b = append(append(append(b, `,"grade":"`...), m.Grade...), `","customer":`...)
+		b = append(m.Customer.Append(b, domain.CustomersKind()), '}')
+	}
+	return append(b, "]}"...)
+}
+
+// ParseMatches reads back what AppendMatches wrote (an Idempotency-Key's
+// saved answer).
+func ParseMatches(b []byte) ([]Match, error) {
+	var saved struct {
+		Data []struct {
+			Score    float64            `json:"score"`
+			Grade    patientmatch.Grade `json:"grade"`
+			Customer json.RawMessage    `json:"customer"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(b, &saved); err != nil {
+		return nil, fmt.Errorf("a saved match: %w", err)
+	}
+	matches := make([]Match, len(saved.Data))
+	for i, m := range saved.Data {
+		customer, err := ParseObject(domain.CustomersKind(), m.Customer)
+		if err != nil {
+			return nil, err
+		}
+		matches[i] = Match{Customer: customer, Score: m.Score, Grade: m.Grade}
+	}
+	return matches, nil
 }
 
 // OfferedPage is a page of what the booking widget may book, in id order:
@@ -225,11 +316,11 @@ type Booking interface {
 	// computes them); it holds pooled buffers only while answer runs.
 	Slots(ctx context.Context, grant domain.Grant, q domain.SlotRequest, answer func(slots.Query) error) error
 	// Book books a free slot; domain.ErrSlotUnavailable when it is not, or no longer, free.
-	Book(ctx context.Context, grant domain.Grant, body []byte, key *IdempotencyKey) (Response, error)
+	Book(ctx context.Context, grant domain.Grant, body domain.Document, key *IdempotencyKey) (WrittenObject, error)
 }
 
 // Appointments adds the appointments' own step to the generic section.
 type Appointments interface {
 	// Cancel ends a booked or arrived appointment: its slot is free at once.
-	Cancel(ctx context.Context, grant domain.Grant, id string, body []byte, w Write) (Response, error)
+	Cancel(ctx context.Context, grant domain.Grant, id string, body domain.Document, w Write) (WrittenObject, error)
 }

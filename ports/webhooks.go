@@ -108,8 +108,8 @@ type Webhooks interface {
 	// Update and Delete refuse with a *domain.StaleVersion when the
 	// endpoint is no longer at the version w names; w's Idempotency-Key
 	// replays the first answer of a retry.
-	Update(ctx context.Context, grant domain.Grant, id uuid.UUID, in WebhookInput, w Write) (Response, error)
-	Delete(ctx context.Context, grant domain.Grant, id uuid.UUID, w Write) (Response, error)
+	Update(ctx context.Context, grant domain.Grant, id uuid.UUID, in WebhookInput, w Write) (Written[webhook.View], error)
+	Delete(ctx context.Context, grant domain.Grant, id uuid.UUID, w Write) (Written[webhook.View], error)
 	RotateSecret(ctx context.Context, grant domain.Grant, id uuid.UUID, overlap time.Duration) (webhook.Endpoint, webhook.Secret, error)
 	// Replay moves the endpoint back, if it is still at the version ifMatch names.
 	Replay(ctx context.Context, grant domain.Grant, id uuid.UUID, from ReplayFrom, ifMatch domain.Precondition) (webhook.Endpoint, error)

@@ -3,6 +3,7 @@
 package test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -309,6 +310,114 @@ func TestReadByIDs(t *testing.T) {
 		} {
 			if r := p.get(t, query); r.status != http.StatusUnprocessableEntity || !contains(fieldsOf(t, r), field) {
 				t.Errorf("GET %s: %d %s, want 422 naming %s", query, r.status, r.body, field)
+			}
+		}
+	})
+}
+
+// TestIdempotencyKeysAcrossBuilds: an Idempotency-Key's first answer is
+// kept as every build since the first kept it — the status, the location
+// and the body as answered — so a rolling upgrade replays in both
+// directions: the row this build saves is the answer it sent, byte for
+// byte (what an earlier build replays), and a row as an earlier build saved
+// it is replayed by another replica of this one as saved, not as the object
+// now stands. Creates, a PATCH, a cancel, a match, and the webhook
+// endpoints' PATCH and DELETE (no content).
+func TestIdempotencyKeysAcrossBuilds(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, b backend) {
+		key, _ := webhook.NewKey()
+		s := startServer(t, b, "PRAXIS_WEBHOOK_KEY="+key)
+		p := newPractice(t, s)
+		// The clients' tokens are asked of each process: the embedded
+		// token store is the process's own.
+		records, webhooks := s.newClient(t, p.company, sectionScopes()), s.newClient(t, p.company, everyScope())
+		p.auth = "Authorization: Bearer " + s.tokenFor(t, records)
+		hooks := "Authorization: Bearer " + s.tokenFor(t, webhooks)
+		endpoint := s.request(t, http.MethodPost, endpointsPath, "application/json", `{"url":"https://integrator.example/hook","event_types":["*"]}`, hooks)
+		if endpoint.status != http.StatusCreated {
+			t.Fatalf("endpoint: %d %s", endpoint.status, endpoint.body)
+		}
+		ep := endpointsPath + "/" + endpoint.decode(t)["id"].(string)
+		appointment := p.post(t, "appointments", p.example(domain.AppointmentsKind(), ""))
+		if appointment.status != http.StatusCreated {
+			t.Fatalf("appointment: %d %s", appointment.status, appointment.body)
+		}
+		customer := fmt.Sprintf("customers/%d", p.customer)
+		type write struct {
+			name, method, path, body string
+			client                   oauthClient
+			ifMatch                  string
+			// was and then turn the first answer into one an earlier build
+			// saved while the object stood otherwise ("" for no content).
+			was, then string
+		}
+		writes := []write{
+			{"customer", http.MethodPost, resource + "customers", `{"first_name":"Maria","last_name":"Ueberreiter","birth_date":"1975-03-01"}`, records, "", "Ueberreiter", "Überreiter"},
+			{"device order", http.MethodPost, resource + "device-orders", p.example(domain.KindOf("device-orders"), ""), records, "", `"status":"open"`, `"status":"cancelled"`},
+			{"patch", http.MethodPatch, resource + customer, `{"title":"Dr."}`, records, `"1"`, `"Dr."`, `"Mag."`},
+			{"cancel", http.MethodPost, resource + "appointments/" + appointment.decode(t)["id"].(string) + "/cancel", `{"reason":"customer_request"}`, records, `"1"`, "customer_request", "practice_request"},
+			{"match", http.MethodPost, resource + "customers/match", `{"customer":{"last_name":"Berger","birth_date":"1980-02-29"}}`, records, "", `"Berger"`, `"Bergér"`},
+			{"endpoint patch", http.MethodPatch, ep, `{"description":"billing"}`, webhooks, `"1"`, "billing", "accounts"},
+			{"endpoint delete", http.MethodDelete, ep, "", webhooks, `"2"`, "", ""},
+		}
+		db := s.openDB(t)
+		defer db.Close()
+		replica := s.replica(t)
+		tokens := map[*server]map[string]string{s: {}, replica: {}}
+		for _, w := range writes {
+			idem := "Idempotency-Key: " + uuid.NewString()
+			headersAt := func(at *server) []string {
+				token, ok := tokens[at][w.client.ID]
+				if !ok {
+					token = at.tokenFor(t, w.client)
+					tokens[at][w.client.ID] = token
+				}
+				headers := []string{"Authorization: Bearer " + token, idem}
+				if w.ifMatch != "" {
+					headers = append(headers, "If-Match: "+w.ifMatch)
+				}
+				return headers
+			}
+			contentType := "application/json"
+			if w.body == "" {
+				contentType = ""
+			}
+			first := s.request(t, w.method, w.path, contentType, w.body, headersAt(s)...)
+			if first.status >= 300 {
+				t.Fatalf("%s: %d %s", w.name, first.status, first.body)
+			}
+			var row struct {
+				Status   int    `bun:"status"`
+				Location string `bun:"location"`
+				Body     []byte `bun:"body"`
+			}
+			k := strings.TrimPrefix(idem, "Idempotency-Key: ")
+			if err := db.NewSelect().Table("idempotency_keys").Column("status", "location", "body").Where("key = ?", k).Scan(context.Background(), &row); err != nil {
+				t.Fatalf("%s: the key's row: %v", w.name, err)
+			}
+			location := ""
+			if first.status == http.StatusCreated {
+				location = strings.TrimPrefix(first.header.Get("Location"), resource)
+			}
+			if row.Status != first.status || string(row.Body) != string(first.body) || (first.status == http.StatusCreated && row.Location != location) {
+				t.Errorf("%s: saved %d %q %s, answered %d %q %s", w.name, row.Status, row.Location, row.Body, first.status, location, first.body)
+			}
+			earlier := row.Body
+			if w.was != "" {
+				if !strings.Contains(string(row.Body), w.was) {
+					t.Fatalf("%s: the answer has no %s: %s", w.name, w.was, row.Body)
+				}
+				earlier = []byte(strings.Replace(string(row.Body), w.was, w.then, 1))
+				if _, err := db.NewUpdate().Table("idempotency_keys").Set("body = ?", earlier).Where("key = ?", k).Exec(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			again := replica.request(t, w.method, w.path, contentType, w.body, headersAt(replica)...)
+			if again.status != first.status || string(again.body) != string(earlier) || again.header.Get("Idempotent-Replayed") != "true" ||
+				again.header.Get("Location") != first.header.Get("Location") || again.header.Get("ETag") != first.header.Get("ETag") {
+				t.Errorf("%s: replayed %d %q %q %q %s, want %d %q %q %s", w.name, again.status, again.header.Get("Idempotent-Replayed"),
+					again.header.Get("Location"), again.header.Get("ETag"), again.body, first.status, first.header.Get("Location"), first.header.Get("ETag"), earlier)
 			}
 		}
 	})

@@ -258,11 +258,8 @@ func (s *Server) create(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	native, err := json.Marshal(fields)
-	if err != nil {
-		return err
-	}
-	var resp ports.Response
+	native := domain.DocumentOf(fields)
+	var resp ports.WrittenObject
 	if rt.writer.booked {
 		resp, err = s.booking.Book(c.UserContext(), httpkit.GrantOf(c), native, key)
 	} else {
@@ -301,11 +298,7 @@ func (s *Server) update(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	patch, err := json.Marshal(fields)
-	if err != nil {
-		return err
-	}
-	resp, err := s.records.Patch(c.UserContext(), httpkit.GrantOf(c), domain.KindOf(rt.section), id, patch, ports.Write{IfMatch: cond, Key: key})
+	resp, err := s.records.Patch(c.UserContext(), httpkit.GrantOf(c), domain.KindOf(rt.section), id, domain.DocumentOf(fields), ports.Write{IfMatch: cond, Key: key})
 	if err != nil {
 		return atPath(rt, err)
 	}
@@ -322,8 +315,8 @@ func writeKey(c *fiber.Ctx, body []byte) (*ports.IdempotencyKey, error) {
 }
 
 // written answers a write with the resource as it now is.
-func (s *Server) written(c *fiber.Ctx, rt *resourceType, resp ports.Response) error {
-	o, err := decodeObject(resp.Body)
+func (s *Server) written(c *fiber.Ctx, rt *resourceType, resp ports.WrittenObject) error {
+	o, err := decodeObject(resp.Value.JSON(domain.KindOf(rt.section)))
 	if err != nil {
 		return err
 	}
@@ -331,12 +324,13 @@ func (s *Server) written(c *fiber.Ctx, rt *resourceType, resp ports.Response) er
 	if resp.Replayed {
 		c.Set("Idempotent-Replayed", "true")
 	}
-	version := strconv.FormatInt(resp.Version, 10)
+	version := strconv.FormatInt(resp.Value.Version, 10)
 	c.Set(fiber.HeaderETag, `W/"`+version+`"`)
-	if resp.Status == fiber.StatusCreated {
+	status := resp.Outcome.Status()
+	if resp.Outcome == domain.OutcomeCreated {
 		c.Set(fiber.HeaderLocation, s.base(c)+"/"+rt.name+"/"+idOf(o)+"/_history/"+version) // a vread of the current version
 	}
-	return send(c.Status(resp.Status), r)
+	return send(c.Status(status), r)
 }
 
 // atPath names, in a refusal of the native fields, the resource's element.

@@ -109,8 +109,8 @@ func (h *BookingSection) slots(c *fiber.Ctx) error {
 var slotBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
 func (h *BookingSection) book(c *fiber.Ctx) error {
-	return created(c, func(body []byte, key *ports.IdempotencyKey) (ports.Response, error) {
-		return h.booking.Book(c.UserContext(), grantOf(c), body, key)
+	return created(c, objectOf(domain.AppointmentsKind()), func(body []byte, key *ports.IdempotencyKey) (ports.WrittenObject, error) {
+		return h.booking.Book(c.UserContext(), grantOf(c), domain.ParseDocument(body), key)
 	})
 }
 
@@ -123,9 +123,9 @@ func (h *BookingSection) cancel(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	resp, err := h.appointments.Cancel(c.UserContext(), grantOf(c), c.Params("id"), body, w)
+	resp, err := h.appointments.Cancel(c.UserContext(), grantOf(c), c.Params("id"), domain.ParseDocument(body), w)
 	if err != nil {
 		return err
 	}
-	return sendWritten(c, resp)
+	return sendWritten(c, resp, objectOf(domain.AppointmentsKind()))
 }

@@ -32,9 +32,11 @@ func (h *DeviceOrders) Register(r fiber.Router) {
 	r.Post("/devices/:id/credential", requireScope(domain.WriteScope("devices")), h.credential)
 }
 
+var ordersKind = domain.KindOf("device-orders")
+
 func (h *DeviceOrders) create(c *fiber.Ctx) error {
-	return created(c, func(body []byte, key *ports.IdempotencyKey) (ports.Response, error) {
-		return h.orders.Create(c.UserContext(), grantOf(c), body, key)
+	return created(c, objectOf(ordersKind), func(body []byte, key *ports.IdempotencyKey) (ports.WrittenObject, error) {
+		return h.orders.Create(c.UserContext(), grantOf(c), domain.ParseDocument(body), key)
 	})
 }
 
@@ -47,7 +49,7 @@ func (h *DeviceOrders) cancel(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return sendWritten(c, resp)
+	return sendWritten(c, resp, objectOf(ordersKind))
 }
 
 func (h *DeviceOrders) report(status string) fiber.Handler {
@@ -74,7 +76,7 @@ func (h *DeviceOrders) report(status string) fiber.Handler {
 		if err != nil {
 			return err
 		}
-		return sendWritten(c, resp)
+		return sendWritten(c, resp, objectOf(ordersKind))
 	}
 }
 
@@ -104,7 +106,7 @@ func (h *DeviceOrders) assign(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return sendWritten(c, resp)
+	return sendWritten(c, resp, objectOf(ordersKind))
 }
 
 // maxOutboxWait is the longest a long poll waits: below the usual 60 s of

@@ -4,6 +4,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/domain/patientmatch"
 	"github.com/praxis-health/praxis/ports"
 )
 
@@ -97,23 +98,30 @@ func (h *Records) get(k *domain.Kind) fiber.Handler {
 
 func (h *Records) create(k *domain.Kind) fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		return created(c, func(body []byte, key *ports.IdempotencyKey) (ports.Response, error) {
-			return h.records.Create(c.UserContext(), grantOf(c), k, body, key)
+		return created(c, objectOf(k), func(body []byte, key *ports.IdempotencyKey) (ports.WrittenObject, error) {
+			return h.records.Create(c.UserContext(), grantOf(c), k, domain.ParseDocument(body), key)
 		})
 	}
 }
 
 // match answers POST customers/match: the patients the body's may be.
 func (h *Records) match(c *fiber.Ctx) error {
-	return created(c, func(body []byte, key *ports.IdempotencyKey) (ports.Response, error) {
-		return h.records.MatchOnce(c.UserContext(), grantOf(c), body, key)
+	return created(c, matchesOf, func(body []byte, key *ports.IdempotencyKey) (ports.Written[[]ports.Match], error) {
+		req, err := patientmatch.ParseRequest(body)
+		if err != nil {
+			return ports.Written[[]ports.Match]{}, err
+		}
+		return h.records.MatchOnce(c.UserContext(), grantOf(c), req, key)
 	})
 }
 
+// matchesOf renders a match's candidates, which carry no version.
+func matchesOf(m []ports.Match) ([]byte, int64, error) { return ports.AppendMatches(nil, m), 0, nil }
+
 // created serves a POST that makes something from a JSON body: the body
-// and its Idempotency-Key read, the use case's answer sent with its ETag
-// and Location.
-func created(c *fiber.Ctx, create func(body []byte, key *ports.IdempotencyKey) (ports.Response, error)) error {
+// and its Idempotency-Key read, the use case's answer rendered and sent with
+// its ETag and Location.
+func created[T any](c *fiber.Ctx, render func(T) ([]byte, int64, error), create func(body []byte, key *ports.IdempotencyKey) (ports.Written[T], error)) error {
 	body, err := jsonBody(c)
 	if err != nil {
 		return err
@@ -126,7 +134,7 @@ func created(c *fiber.Ctx, create func(body []byte, key *ports.IdempotencyKey) (
 	if err != nil {
 		return err
 	}
-	return sendWritten(c, resp)
+	return sendWritten(c, resp, render)
 }
 
 func (h *Records) patch(k *domain.Kind) fiber.Handler {
@@ -139,11 +147,11 @@ func (h *Records) patch(k *domain.Kind) fiber.Handler {
 		if err != nil {
 			return err
 		}
-		resp, err := h.records.Patch(c.UserContext(), grantOf(c), k, c.Params("id"), body, w)
+		resp, err := h.records.Patch(c.UserContext(), grantOf(c), k, c.Params("id"), domain.ParseDocument(body), w)
 		if err != nil {
 			return err
 		}
-		return sendWritten(c, resp)
+		return sendWritten(c, resp, objectOf(k))
 	}
 }
 

@@ -46,20 +46,30 @@ func sendVersioned(c *fiber.Ctx, status int, body []byte, version int64) error {
 	return sendJSON(c, status, body)
 }
 
-// sendWritten answers a write of one object: its status and body (a
-// replay's first answer, marked), the ETag of the version it left, and a
-// Location where it made one.
-func sendWritten(c *fiber.Ctx, resp ports.Response) error {
-	if resp.Replayed {
+// sendWritten answers a write in the resource API's wire: the outcome's
+// status (a replay's first answer, marked), a Location where it made
+// something, and the value render writes with its version (the ETag; 0
+// for a value that has none). No content is answered without a body.
+func sendWritten[T any](c *fiber.Ctx, w ports.Written[T], render func(T) (body []byte, version int64, err error)) error {
+	if w.Replayed {
 		c.Set("Idempotent-Replayed", "true")
 	}
-	if resp.Status == fiber.StatusCreated {
-		c.Set(fiber.HeaderLocation, resourcePrefix+"/"+resp.Location)
+	if w.Outcome == domain.OutcomeCreated {
+		c.Set(fiber.HeaderLocation, resourcePrefix+"/"+w.Location)
 	}
-	if len(resp.Body) == 0 {
-		return c.SendStatus(resp.Status)
+	if w.Outcome == domain.OutcomeNoContent {
+		return c.SendStatus(w.Outcome.Status())
 	}
-	return sendVersioned(c, resp.Status, resp.Body, resp.Version)
+	body, version, err := render(w.Value)
+	if err != nil {
+		return err
+	}
+	return sendVersioned(c, w.Outcome.Status(), body, version)
+}
+
+// objectOf renders an object of kind that a write left.
+func objectOf(kind *domain.Kind) func(ports.StoredObject) ([]byte, int64, error) {
+	return func(o ports.StoredObject) ([]byte, int64, error) { return o.JSON(kind), o.Version, nil }
 }
 
 // staleVersion is the 412's own part: the current version, in the problem

@@ -129,6 +129,12 @@ func (h *WebhookEndpoints) get(c *fiber.Ctx) error {
 	return c.JSON(webhook.ViewOf(e, "", time.Now()))
 }
 
+// endpointOf renders an endpoint that a write left.
+func endpointOf(v webhook.View) ([]byte, int64, error) {
+	body, err := json.Marshal(v) //nolint:gosec // G117: a change's view has no secret (ports.Webhooks.Update), and its JSON key is omitted when empty
+	return body, v.Version, err
+}
+
 func (h *WebhookEndpoints) update(c *fiber.Ctx) error {
 	id, err := endpointID(c)
 	if err != nil {
@@ -146,7 +152,7 @@ func (h *WebhookEndpoints) update(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return sendWritten(c, resp)
+	return sendWritten(c, resp, endpointOf)
 }
 
 func (h *WebhookEndpoints) delete(c *fiber.Ctx) error {
@@ -162,7 +168,7 @@ func (h *WebhookEndpoints) delete(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return sendWritten(c, resp)
+	return sendWritten(c, resp, endpointOf)
 }
 
 func (h *WebhookEndpoints) rotate(c *fiber.Ctx) error {

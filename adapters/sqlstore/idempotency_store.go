@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/google/uuid"
@@ -35,10 +36,21 @@ type idempotencyRow struct {
 	CreatedAt   time.Time `bun:"created_at"`
 }
 
+// answer is the row's saved answer. The row keeps the outcome as its
+// status (domain.Outcome.Status), as every earlier build wrote it, so that
+// keys saved before a rolling upgrade replay after it, and back.
+func (r *idempotencyRow) answer() (*ports.SavedWrite, error) {
+	outcome, ok := domain.OutcomeOf(r.Status)
+	if !ok {
+		return nil, fmt.Errorf("idempotency key %q: saved status %d is no outcome", r.Key, r.Status)
+	}
+	return &ports.SavedWrite{Outcome: outcome, Location: r.Location, Value: r.Body}, nil
+}
+
 // Claim inserts the key; on PostgreSQL a concurrent claim of the same key
 // waits on the primary key until this transaction ends, then finds the
 // saved answer (or, if this one rolled back, claims the key itself).
-func (s *IdempotencyStore) Claim(ctx context.Context, company domain.CompanyID, client domain.ClientID, key ports.IdempotencyKey, at time.Time) (*ports.SavedResponse, error) {
+func (s *IdempotencyStore) Claim(ctx context.Context, company domain.CompanyID, client domain.ClientID, key ports.IdempotencyKey, at time.Time) (*ports.SavedWrite, error) {
 	db := conn(ctx, s.db)
 	// A key past the window answers no more: it is claimed anew.
 	_, err := tenantOf(db, company).DeleteModel((*idempotencyRow)(nil)).Where("client_id = ?", string(client)).
@@ -65,10 +77,10 @@ func (s *IdempotencyStore) Claim(ctx context.Context, company domain.CompanyID, 
 	if !bytes.Equal(saved.Fingerprint, key.Fingerprint) {
 		return nil, domain.ErrIdempotencyKeyReused
 	}
-	return &ports.SavedResponse{Status: saved.Status, Location: saved.Location, Body: saved.Body}, nil
+	return saved.answer()
 }
 
-func (s *IdempotencyStore) Find(ctx context.Context, company domain.CompanyID, client domain.ClientID, key ports.IdempotencyKey) (*ports.SavedResponse, error) {
+func (s *IdempotencyStore) Find(ctx context.Context, company domain.CompanyID, client domain.ClientID, key ports.IdempotencyKey) (*ports.SavedWrite, error) {
 	var saved idempotencyRow
 	err := tenantOf(conn(ctx, s.db), company).SelectModel(&saved).Where("client_id = ?", string(client)).
 		Where("key = ?", key.Key).Where("created_at >= ?", time.Now().UTC().Add(-ports.IdempotencyWindow)).Where("status > 0").Scan(ctx)
@@ -81,12 +93,12 @@ func (s *IdempotencyStore) Find(ctx context.Context, company domain.CompanyID, c
 	if !bytes.Equal(saved.Fingerprint, key.Fingerprint) {
 		return nil, domain.ErrIdempotencyKeyReused
 	}
-	return &ports.SavedResponse{Status: saved.Status, Location: saved.Location, Body: saved.Body}, nil
+	return saved.answer()
 }
 
-func (s *IdempotencyStore) Save(ctx context.Context, company domain.CompanyID, client domain.ClientID, key ports.IdempotencyKey, resp ports.SavedResponse) error {
+func (s *IdempotencyStore) Save(ctx context.Context, company domain.CompanyID, client domain.ClientID, key ports.IdempotencyKey, answer ports.SavedWrite) error {
 	_, err := tenantOf(conn(ctx, s.db), company).UpdateModel((*idempotencyRow)(nil)).
-		Set("status = ?", resp.Status).Set("location = ?", resp.Location).Set("body = ?", resp.Body).
+		Set("status = ?", answer.Outcome.Status()).Set("location = ?", answer.Location).Set("body = ?", answer.Value).
 		Where("client_id = ?", string(client)).Where("key = ?", key.Key).Exec(ctx)
 	return translate(err)
 }

@@ -162,16 +162,11 @@ func (s *Site) registerDevice(c *fiber.Ctx) error {
 		}
 	}
 	body["procedures"] = procedures
-	raw, _ := json.Marshal(body)
-	resp, err := s.api.Records.Create(ctx(c), memberOf(c).Grant(), devicesKind, raw, nil)
+	resp, err := s.api.Records.Create(ctx(c), memberOf(c).Grant(), devicesKind, domain.DocumentOf(body), nil)
 	if err != nil {
 		return err
 	}
-	var made struct {
-		ID string `json:"id"`
-	}
-	_ = json.Unmarshal(resp.Body, &made)
-	c.Locals(objectKey{}, made.ID)
+	c.Locals(objectKey{}, resp.Value.ID)
 	c.Status(fiber.StatusCreated)
 	return s.devices(c, "")
 }
@@ -207,19 +202,17 @@ func (s *Site) orderAtDevice(c *fiber.Ctx) error {
 			body[field] = v
 		}
 	}
-	raw, _ := json.Marshal(body)
-	resp, err := s.api.Orders.Create(ctx(c), memberOf(c).Grant(), raw, nil)
+	resp, err := s.api.Orders.Create(ctx(c), memberOf(c).Grant(), domain.DocumentOf(body), nil)
 	if err != nil {
 		return err
 	}
-	var made struct {
-		ID     string `json:"id"`
-		Number int64  `json:"number"`
+	order, err := domain.DeviceOrderOf(resp.Value.Payload)
+	if err != nil {
+		return err
 	}
-	_ = json.Unmarshal(resp.Body, &made)
-	c.Locals(objectKey{}, made.ID)
+	c.Locals(objectKey{}, resp.Value.ID)
 	c.Status(fiber.StatusCreated)
-	return s.devicesView(c, "", nil, strconv.FormatInt(made.Number, 10))
+	return s.devicesView(c, "", nil, strconv.FormatInt(order.Number, 10))
 }
 
 func (s *Site) cancelDeviceOrder(c *fiber.Ctx) error {

@@ -178,7 +178,7 @@ func (a *Admin) CreateCustomer(ctx context.Context, in NewCustomerInput) (domain
 		}
 		audit.Touch(ctx, stored.ID)
 		audit.Created(ctx, fmt.Sprint(stored.ID))
-		return a.audits.inTx(ctx, in.Company, domain.OutcomeCreated.Status())
+		return a.audits.inTx(ctx, in.Company, domain.OutcomeCreated)
 	})
 	return stored, err
 }

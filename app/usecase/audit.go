@@ -294,13 +294,13 @@ func (a *Auditor) name(ctx context.Context, e *audit.Event) {
 
 // inTx puts the request's event into the write's transaction, with the
 // write's outcome: it commits with the write or not at all.
-func (a *Auditor) inTx(ctx context.Context, company domain.CompanyID, status int) error {
+func (a *Auditor) inTx(ctx context.Context, company domain.CompanyID, outcome domain.Outcome) error {
 	access := audit.From(ctx)
 	if access == nil || a == nil {
 		return nil
 	}
 	arrive(ctx) // its event goes with the write: no batch waits for it
-	e := access.Event(status, "")
+	e := access.Event(outcome.Status(), "")
 	a.name(ctx, &e)
 	if err := a.log.Append(ctx, company, []audit.Event{e}); err != nil {
 		return err

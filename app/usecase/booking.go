@@ -213,41 +213,41 @@ func deref(p *int, def int) int {
 // one, all in one transaction with its Idempotency-Key: the slot is checked
 // again inside it, after a lock on the user's calendar, and on PostgreSQL
 // the database refuses an overlapping online booking besides.
-func (b *Booking) Book(ctx context.Context, grant domain.Grant, body []byte, key *ports.IdempotencyKey) (ports.Response, error) {
+func (b *Booking) Book(ctx context.Context, grant domain.Grant, body domain.Document, key *ports.IdempotencyKey) (ports.WrittenObject, error) {
 	company, rc, err := b.company(ctx, grant.CompanyID)
 	if err != nil {
-		return ports.Response{}, err
+		return ports.WrittenObject{}, err
 	}
 	req, err := domain.BookingKind.Decode(body, rc)
 	if err != nil {
-		return ports.Response{}, err
+		return ports.WrittenObject{}, err
 	}
 	booking := domain.Booking(req)
-	return b.idempotently(ctx, grant, key, rc.Now, func(ctx context.Context) (ports.Response, error) {
+	appointments := domain.AppointmentsKind()
+	return idempotently(ctx, &b.writeOnce, grant, key, rc.Now, keptObjects(appointments), func(ctx context.Context) (ports.WrittenObject, error) {
 		if err := b.checkRefs(ctx, grant.CompanyID, req); err != nil {
-			return ports.Response{}, err
+			return ports.WrittenObject{}, err
 		}
 		offer, err := b.freeSlot(ctx, company, booking, rc)
 		if err != nil {
-			return ports.Response{}, err
+			return ports.WrittenObject{}, err
 		}
 		customer, err := b.customerOf(ctx, grant.CompanyID, booking, rc)
 		if err != nil {
-			return ports.Response{}, err
+			return ports.WrittenObject{}, err
 		}
 		obj, err := booking.Appointment(customer, offer, rc)
 		if err != nil {
-			return ports.Response{}, err
+			return ports.WrittenObject{}, err
 		}
-		appointments := domain.AppointmentsKind()
 		stored, err := b.store.Insert(ctx, grant.CompanyID, appointments,
 			ports.StoredObject{ID: appointments.NewID(), Customer: &customer, Payload: obj.JSON, CreatedAt: rc.Now})
 		if err != nil {
-			return ports.Response{}, err
+			return ports.WrittenObject{}, err
 		}
 		audit.Touch(ctx, customer)
 		audit.Created(ctx, stored.ID)
-		return answer(domain.OutcomeCreated, appointments.Slug+"/"+stored.ID, appointments, stored), nil
+		return answer(domain.OutcomeCreated, appointments.Slug+"/"+stored.ID, stored), nil
 	})
 
 }

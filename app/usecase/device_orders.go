@@ -49,51 +49,51 @@ var (
 
 // Create checks the order, renders its GDT record once (a customer who
 // lacks a field the record needs is a 422 naming it), numbers it and stores it.
-func (d *DeviceOrders) Create(ctx context.Context, grant domain.Grant, body []byte, key *ports.IdempotencyKey) (ports.Response, error) {
+func (d *DeviceOrders) Create(ctx context.Context, grant domain.Grant, body domain.Document, key *ports.IdempotencyKey) (ports.WrittenObject, error) {
 	if err := grant.Require(domain.WriteScope(ordersKind.Slug)); err != nil {
-		return ports.Response{}, err
+		return ports.WrittenObject{}, err
 	}
 	rc, err := d.ruleContext(ctx, grant.CompanyID)
 	if err != nil {
-		return ports.Response{}, err
+		return ports.WrittenObject{}, err
 	}
 	var device string
-	resp, err := d.idempotently(ctx, grant, key, rc.Now, func(ctx context.Context) (ports.Response, error) {
+	resp, err := idempotently(ctx, &d.writeOnce, grant, key, rc.Now, keptObjects(ordersKind), func(ctx context.Context) (ports.WrittenObject, error) {
 		obj, err := ordersKind.Decode(body, rc)
 		if err != nil {
-			return ports.Response{}, err
+			return ports.WrittenObject{}, err
 		}
 		if err := d.checkRefs(ctx, grant.CompanyID, obj); err != nil {
-			return ports.Response{}, err
+			return ports.WrittenObject{}, err
 		}
 		var o domain.DeviceOrder
 		if err := json.Unmarshal(obj.JSON, &o); err != nil {
-			return ports.Response{}, err
+			return ports.WrittenObject{}, err
 		}
 		id := ordersKind.NewID()
 		if o.Number, err = d.orders.Next(ctx, grant.CompanyID, ordersKind.Slug); err != nil {
-			return ports.Response{}, err
+			return ports.WrittenObject{}, err
 		}
 		dev, err := d.device(ctx, grant.CompanyID, string(o.DeviceID))
 		if err != nil {
-			return ports.Response{}, err
+			return ports.WrittenObject{}, err
 		}
 		written, err := d.render(ctx, grant.CompanyID, dev, id, o, "")
 		if err != nil {
-			return ports.Response{}, err
+			return ports.WrittenObject{}, err
 		}
 		payload, err := domain.SetFields(obj.JSON, map[string]any{ordersKind.Counter: o.Number, "approximated_fields": written.Approximated})
 		if err != nil {
-			return ports.Response{}, err
+			return ports.WrittenObject{}, err
 		}
 		stored, err := d.store.Insert(ctx, grant.CompanyID, ordersKind, ports.StoredObject{ID: id, Customer: obj.Customer, Payload: payload, CreatedAt: rc.Now})
 		if err != nil {
-			return ports.Response{}, err
+			return ports.WrittenObject{}, err
 		}
 		device = string(o.DeviceID)
 		touch(ctx, ordersKind, stored)
 		audit.Created(ctx, stored.ID)
-		return answer(domain.OutcomeCreated, ordersKind.Slug+"/"+stored.ID, ordersKind, stored), nil
+		return answer(domain.OutcomeCreated, ordersKind.Slug+"/"+stored.ID, stored), nil
 	})
 
 	if err == nil && !resp.Replayed {
@@ -146,9 +146,9 @@ func (d *DeviceOrders) device(ctx context.Context, company domain.CompanyID, id 
 
 // Cancel ends an order that is not done: the bridge withdraws its file if
 // it was written (deleted while unread; a 6303 for a GDT 3.0 device).
-func (d *DeviceOrders) Cancel(ctx context.Context, grant domain.Grant, id string, w ports.Write) (ports.Response, error) {
+func (d *DeviceOrders) Cancel(ctx context.Context, grant domain.Grant, id string, w ports.Write) (ports.WrittenObject, error) {
 	if err := grant.Require(domain.WriteScope(ordersKind.Slug)); err != nil {
-		return ports.Response{}, err
+		return ports.WrittenObject{}, err
 	}
 	var device string
 	resp, err := d.change(ctx, grant, ordersKind, id, w, func(_ context.Context, current ports.StoredObject, rc domain.RuleContext) ([]byte, error) {
@@ -185,16 +185,16 @@ const (
 // Report records what the bridge did with an order of its device. Reports
 // that arrive late (an order cancelled or done meanwhile) are kept as
 // times, never turn a closed order back; a repeated one changes nothing.
-func (d *DeviceOrders) Report(ctx context.Context, grant domain.Grant, id, status, reason string, w ports.Write) (ports.Response, error) {
+func (d *DeviceOrders) Report(ctx context.Context, grant domain.Grant, id, status, reason string, w ports.Write) (ports.WrittenObject, error) {
 	if err := grant.Require(domain.ScopeDeviceBridge); err != nil {
-		return ports.Response{}, err
+		return ports.WrittenObject{}, err
 	}
 	device, err := d.deviceOf(ctx, grant)
 	if err != nil {
-		return ports.Response{}, err
+		return ports.WrittenObject{}, err
 	}
 	if status == ReportFailed && reason == "" {
-		return ports.Response{}, domain.FieldErrors{{Field: "reason", Message: "is required when the order failed"}}.Err()
+		return ports.WrittenObject{}, domain.FieldErrors{{Field: "reason", Message: "is required when the order failed"}}.Err()
 	}
 	return d.change(ctx, grant, ordersKind, id, w, func(ctx context.Context, current ports.StoredObject, rc domain.RuleContext) ([]byte, error) {
 		o, err := orderOf(current)
@@ -426,9 +426,9 @@ func (w *wakeups) notify(company domain.CompanyID, device string) {
 
 // Assign files a result that matched no order under one: the order is
 // done and names the file, the file names the order.
-func (d *DeviceOrders) Assign(ctx context.Context, grant domain.Grant, order string, file domain.FileID, w ports.Write) (ports.Response, error) {
+func (d *DeviceOrders) Assign(ctx context.Context, grant domain.Grant, order string, file domain.FileID, w ports.Write) (ports.WrittenObject, error) {
 	if err := grant.Require(domain.WriteScope(ordersKind.Slug)); err != nil {
-		return ports.Response{}, err
+		return ports.WrittenObject{}, err
 	}
 	return d.change(ctx, grant, ordersKind, order, w, func(ctx context.Context, current ports.StoredObject, rc domain.RuleContext) ([]byte, error) {
 		o, err := orderOf(current)

@@ -189,7 +189,7 @@ func (e *Exchange) Import(ctx context.Context, company domain.CompanyID, src io.
 		if dryRun {
 			return errDryRun
 		}
-		return e.audits.inTx(ctx, company, domain.OutcomeOK.Status())
+		return e.audits.inTx(ctx, company, domain.OutcomeOK)
 	})
 	if err != nil && !errors.Is(err, errDryRun) {
 		return ImportReport{}, err

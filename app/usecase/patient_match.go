@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/praxis-health/praxis/domain"
@@ -72,40 +71,31 @@ func (r *Records) Match(ctx context.Context, grant domain.Grant, facts patientma
 	return out, nil
 }
 
-// MatchOnce is the native match (POST …/customers/match): the body read
-// (patientmatch.ParseRequest), the candidates answered as
-// {"data":[{"score":…,"grade":…,"customer":{…}}]}, under the request's
-// Idempotency-Key like every POST: a retry replays the first answer.
-func (r *Records) MatchOnce(ctx context.Context, grant domain.Grant, body []byte, key *ports.IdempotencyKey) (ports.Response, error) {
-	req, err := patientmatch.ParseRequest(body)
-	if err != nil {
-		return ports.Response{}, err
-	}
+// MatchOnce is the native match (POST …/customers/match; the door reads
+// its body, patientmatch.ParseRequest): the candidates answered, under the
+// request's Idempotency-Key like every POST: a retry replays the first answer.
+func (r *Records) MatchOnce(ctx context.Context, grant domain.Grant, req patientmatch.Request, key *ports.IdempotencyKey) (ports.Written[[]ports.Match], error) {
 	if err := grant.Require(domain.ReadScope(domain.CustomersKind().Slug)); err != nil {
-		return ports.Response{}, err
+		return ports.Written[[]ports.Match]{}, err
 	}
 	count := 0
 	if req.Count != nil {
 		count = *req.Count
 	}
-	return r.idempotently(ctx, grant, key, time.Now(), func(ctx context.Context) (ports.Response, error) {
+	return idempotently(ctx, &r.writeOnce, grant, key, time.Now(), keptMatches, func(ctx context.Context) (ports.Written[[]ports.Match], error) {
 		matches, err := r.Match(ctx, grant, patientmatch.FactsOf(req.Customer), count)
 		if err != nil {
-			return ports.Response{}, err
+			return ports.Written[[]ports.Match]{}, err
 		}
 		if req.OnlyCertain != nil && *req.OnlyCertain {
 			matches = patientmatch.OnlyCertain(matches, func(m ports.Match) patientmatch.Grade { return m.Grade })
 		}
-		out := []byte(`{"data":[`)
-		for i, m := range matches {
-			if i > 0 {
-				out = append(out, ',')
-			}
-			out = append(out, `{"score":`...)
-			out = strconv.AppendFloat(out, m.Score, 'f', -1, 64)
-			out = append(append(append(out, `,"grade":"`...), m.Grade...), `","customer":`...)
-			out = append(m.Customer.Append(out, domain.CustomersKind()), '}')
-		}
-		return ports.Response{SavedResponse: ports.SavedResponse{Status: domain.OutcomeOK.Status(), Body: append(out, "]}"...)}}, nil
+		return ports.Written[[]ports.Match]{Outcome: domain.OutcomeOK, Value: matches}, nil
 	})
+}
+
+// keptMatches keeps a match's candidates as the resource API renders them.
+var keptMatches = keeping[[]ports.Match]{
+	encode: func(m []ports.Match) ([]byte, error) { return ports.AppendMatches(nil, m), nil },
+	decode: ports.ParseMatches,
 }

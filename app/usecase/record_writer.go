@@ -114,30 +114,30 @@ func touch(ctx context.Context, kind *domain.Kind, o ports.StoredObject) {
 // then the new payload (next, which reads through the transaction's ctx)
 // stored and answered.
 func (r *recordWriter) change(ctx context.Context, grant domain.Grant, kind *domain.Kind, id string, w ports.Write,
-	next func(ctx context.Context, current ports.StoredObject, rc domain.RuleContext) ([]byte, error)) (ports.Response, error) {
+	next func(ctx context.Context, current ports.StoredObject, rc domain.RuleContext) ([]byte, error)) (ports.WrittenObject, error) {
 	rc, err := r.ruleContext(ctx, grant.CompanyID)
 	if err != nil {
-		return ports.Response{}, err
+		return ports.WrittenObject{}, err
 	}
-	return r.idempotently(ctx, grant, w.Key, rc.Now, func(ctx context.Context) (ports.Response, error) {
+	return idempotently(ctx, &r.writeOnce, grant, w.Key, rc.Now, keptObjects(kind), func(ctx context.Context) (ports.WrittenObject, error) {
 		current, err := r.store.Get(ctx, grant.CompanyID, kind, id, true)
 		if err != nil {
-			return ports.Response{}, err
+			return ports.WrittenObject{}, err
 		}
 		touch(ctx, kind, current)
 		if err := w.IfMatch.CheckVersion(current.Version); err != nil {
-			return ports.Response{}, err
+			return ports.WrittenObject{}, err
 		}
 		payload, err := next(ctx, current, rc)
 		if err != nil {
-			return ports.Response{}, err
+			return ports.WrittenObject{}, err
 		}
 		updated, err := r.store.Update(ctx, grant.CompanyID, kind, id, payload, rc.Now)
 		if err != nil {
-			return ports.Response{}, err
+			return ports.WrittenObject{}, err
 		}
 		touch(ctx, kind, updated)
-		return answer(domain.OutcomeOK, kind.Slug+"/"+updated.ID, kind, updated), nil
+		return answer(domain.OutcomeOK, kind.Slug+"/"+updated.ID, updated), nil
 	})
 
 }

@@ -156,39 +156,39 @@ func (r *Records) Get(ctx context.Context, grant domain.Grant, kind *domain.Kind
 // Create validates body, checks its references in the company and stores it,
 // all in one transaction with the Idempotency-Key, if one came: a retry
 // replays the first answer, a concurrent twin waits for it and replays it.
-func (r *Records) Create(ctx context.Context, grant domain.Grant, kind *domain.Kind, body []byte, key *ports.IdempotencyKey) (ports.Response, error) {
+func (r *Records) Create(ctx context.Context, grant domain.Grant, kind *domain.Kind, body domain.Document, key *ports.IdempotencyKey) (ports.WrittenObject, error) {
 	if kind.ReadOnly {
-		return ports.Response{}, errors.New("no POST on " + kind.Slug) // the router offers none
+		return ports.WrittenObject{}, errors.New("no POST on " + kind.Slug) // the router offers none
 	}
 	if err := grant.Require(domain.WriteScope(kind.Slug)); err != nil {
-		return ports.Response{}, err
+		return ports.WrittenObject{}, err
 	}
 	rc, err := r.ruleContext(ctx, grant.CompanyID)
 	if err != nil {
-		return ports.Response{}, err
+		return ports.WrittenObject{}, err
 	}
-	return r.idempotently(ctx, grant, key, rc.Now, func(ctx context.Context) (ports.Response, error) {
+	return idempotently(ctx, &r.writeOnce, grant, key, rc.Now, keptObjects(kind), func(ctx context.Context) (ports.WrittenObject, error) {
 		obj, err := kind.Decode(body, rc)
 		if err != nil {
-			return ports.Response{}, err
+			return ports.WrittenObject{}, err
 		}
 		if err := r.checkRefs(ctx, grant.CompanyID, obj); err != nil {
-			return ports.Response{}, err
+			return ports.WrittenObject{}, err
 		}
 		if err := r.fillEnd(ctx, grant.CompanyID, &obj); err != nil {
-			return ports.Response{}, err
+			return ports.WrittenObject{}, err
 		}
 		stored, err := r.store.Insert(ctx, grant.CompanyID, kind,
 			ports.StoredObject{ID: kind.NewID(), Customer: obj.Customer, Payload: obj.JSON, CreatedAt: rc.Now})
 		if err != nil {
-			return ports.Response{}, uniqueClash(kind, err)
+			return ports.WrittenObject{}, uniqueClash(kind, err)
 		}
 		if err := applyEffects(ctx, r.store, grant.CompanyID, obj.Effects(stored.ID), rc.Now); err != nil {
-			return ports.Response{}, err
+			return ports.WrittenObject{}, err
 		}
 		touch(ctx, kind, stored)
 		audit.Created(ctx, stored.ID)
-		return answer(domain.OutcomeCreated, kind.Slug+"/"+stored.ID, kind, stored), nil
+		return answer(domain.OutcomeCreated, kind.Slug+"/"+stored.ID, stored), nil
 	})
 
 }
@@ -203,18 +203,18 @@ func uniqueClash(kind *domain.Kind, err error) error {
 }
 
 // answer is a write's answer with the object as it now stands.
-func answer(outcome domain.Outcome, location string, kind *domain.Kind, o ports.StoredObject) ports.Response {
-	return ports.Response{SavedResponse: ports.SavedResponse{Status: outcome.Status(), Location: location, Body: o.JSON(kind)}, Version: o.Version}
+func answer(outcome domain.Outcome, location string, o ports.StoredObject) ports.WrittenObject {
+	return ports.WrittenObject{Outcome: outcome, Location: location, Value: o}
 }
 
 // Patch applies a JSON merge patch and validates the result whole, if the
 // object is still at the version the client read (If-Match).
-func (r *Records) Patch(ctx context.Context, grant domain.Grant, kind *domain.Kind, id string, patch []byte, w ports.Write) (ports.Response, error) {
+func (r *Records) Patch(ctx context.Context, grant domain.Grant, kind *domain.Kind, id string, patch domain.Document, w ports.Write) (ports.WrittenObject, error) {
 	if !kind.Patch {
-		return ports.Response{}, errors.New("no PATCH on " + kind.Slug) // the router offers none
+		return ports.WrittenObject{}, errors.New("no PATCH on " + kind.Slug) // the router offers none
 	}
 	if err := grant.Require(domain.WriteScope(kind.Slug)); err != nil {
-		return ports.Response{}, err
+		return ports.WrittenObject{}, err
 	}
 	resp, err := r.change(ctx, grant, kind, id, w, func(ctx context.Context, current ports.StoredObject, rc domain.RuleContext) ([]byte, error) {
 		obj, err := kind.Merge(current.Payload, patch, rc)
@@ -233,9 +233,9 @@ func (r *Records) Patch(ctx context.Context, grant domain.Grant, kind *domain.Ki
 }
 
 // Cancel ends a booked or arrived appointment; the slot is free at once.
-func (r *Records) Cancel(ctx context.Context, grant domain.Grant, id string, body []byte, w ports.Write) (ports.Response, error) {
+func (r *Records) Cancel(ctx context.Context, grant domain.Grant, id string, body domain.Document, w ports.Write) (ports.WrittenObject, error) {
 	if err := grant.Require(domain.WriteScope(domain.AppointmentsKind().Slug)); err != nil {
-		return ports.Response{}, err
+		return ports.WrittenObject{}, err
 	}
 	return r.change(ctx, grant, domain.AppointmentsKind(), id, w, func(_ context.Context, current ports.StoredObject, rc domain.RuleContext) ([]byte, error) {
 		reasons, err := domain.CancellationKind.Decode(body, rc)

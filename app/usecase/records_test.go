@@ -34,12 +34,12 @@ func newPracticeFixture(t *testing.T, env *testenv.Embedded) practiceFixture {
 
 func (f practiceFixture) create(t *testing.T, k *domain.Kind, body string) (map[string]any, error) {
 	t.Helper()
-	resp, err := f.env.Records.Create(context.Background(), f.grant, k, []byte(body), nil)
+	resp, err := f.env.Records.Create(context.Background(), f.grant, k, domain.ParseDocument([]byte(body)), nil)
 	if err != nil {
 		return nil, err
 	}
 	var out map[string]any
-	return out, json.Unmarshal(resp.Body, &out)
+	return out, json.Unmarshal(resp.Value.JSON(k), &out)
 }
 
 // TestRecordsUseCaseRequiredFields: for every kind, blanking each required

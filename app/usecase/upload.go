@@ -195,14 +195,14 @@ type firstAnswer struct {
 }
 
 // replayed ends a commit whose key a concurrent twin claimed first.
-type replayed struct{ saved *ports.SavedResponse }
+type replayed struct{ saved *ports.SavedWrite }
 
 func (r *replayed) Error() string { return "idempotency key answered by an earlier request" }
 
 // replay rebuilds the first request's result from the records it made.
-func (u *Uploads) replay(ctx context.Context, company domain.CompanyID, saved *ports.SavedResponse) (ports.UploadResult, error) {
+func (u *Uploads) replay(ctx context.Context, company domain.CompanyID, saved *ports.SavedWrite) (ports.UploadResult, error) {
 	var first firstAnswer
-	if err := json.Unmarshal(saved.Body, &first); err != nil {
+	if err := json.Unmarshal(saved.Value, &first); err != nil {
 		return ports.UploadResult{}, fmt.Errorf("saved upload answer: %w", err)
 	}
 	result := ports.UploadResult{Skipped: first.Skipped, Replayed: true}
@@ -419,7 +419,7 @@ func (up *upload) commit() error {
 		if up.source == domain.SourceAPI {
 			outcome = domain.OutcomeCreated
 		}
-		if err := up.audits.inTx(ctx, up.target.Company.ID, outcome.Status()); err != nil {
+		if err := up.audits.inTx(ctx, up.target.Company.ID, outcome); err != nil {
 			return err
 		}
 		if key.Key == "" {
@@ -433,7 +433,7 @@ func (up *upload) commit() error {
 		if err != nil {
 			return err
 		}
-		return up.keys.Save(ctx, up.target.Company.ID, up.keyScope(), key, ports.SavedResponse{Status: domain.OutcomeOK.Status(), Body: body})
+		return up.keys.Save(ctx, up.target.Company.ID, up.keyScope(), key, ports.SavedWrite{Outcome: domain.OutcomeOK, Value: body})
 	})
 	var twin *replayed
 	if errors.As(err, &twin) || errors.Is(err, domain.ErrIdempotencyKeyReused) {

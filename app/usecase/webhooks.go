@@ -2,7 +2,6 @@ package usecase
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -147,12 +146,12 @@ func (w *Webhooks) List(ctx context.Context, grant domain.Grant) ([]webhook.Endp
 
 // Update changes the fields in gives, if the endpoint is still at the
 // version wr names.
-func (w *Webhooks) Update(ctx context.Context, grant domain.Grant, id uuid.UUID, in ports.WebhookInput, wr ports.Write) (ports.Response, error) {
+func (w *Webhooks) Update(ctx context.Context, grant domain.Grant, id uuid.UUID, in ports.WebhookInput, wr ports.Write) (ports.Written[webhook.View], error) {
 	if err := grant.Require(domain.ScopeWebhooksWrite); err != nil {
-		return ports.Response{}, err
+		return ports.Written[webhook.View]{}, err
 	}
 	now := w.now().UTC()
-	return w.writes.idempotently(ctx, grant, wr.Key, now, func(ctx context.Context) (ports.Response, error) {
+	return idempotently(ctx, &w.writes, grant, wr.Key, now, keptEndpoints, func(ctx context.Context) (ports.Written[webhook.View], error) {
 		e, err := w.store.Change(ctx, grant.CompanyID, id, func(e *webhook.Endpoint) error {
 			if err := wr.IfMatch.CheckVersion(e.Version); err != nil {
 				return err
@@ -161,39 +160,34 @@ func (w *Webhooks) Update(ctx context.Context, grant domain.Grant, id uuid.UUID,
 			return w.apply(grant, e, in)
 		})
 		if err != nil {
-			return ports.Response{}, err
+			return ports.Written[webhook.View]{}, err
 		}
-		return endpointAnswer(domain.OutcomeOK, e, now)
+		return endpointAnswer(domain.OutcomeOK, e, now), nil
 	})
 
 }
 
 // endpointAnswer is a change's answer with the endpoint as it now stands:
 // never a secret, which only a create or a rotation answers, once.
-func endpointAnswer(outcome domain.Outcome, e webhook.Endpoint, now time.Time) (ports.Response, error) {
-	body, err := json.Marshal(webhook.ViewOf(e, "", now)) //nolint:gosec // G117: the view's secret is empty here, and so is its JSON key (omitempty)
-	if err != nil {
-		return ports.Response{}, err
-	}
-	return ports.Response{SavedResponse: ports.SavedResponse{Status: outcome.Status(), Location: "webhook-endpoints/" + e.ID.String(), Body: body},
-		Version: e.Version}, nil
+func endpointAnswer(outcome domain.Outcome, e webhook.Endpoint, now time.Time) ports.Written[webhook.View] {
+	return ports.Written[webhook.View]{Outcome: outcome, Location: "webhook-endpoints/" + e.ID.String(), Value: webhook.ViewOf(e, "", now)}
 }
 
 // Delete removes the endpoint and its delivery log, if it is still at the
 // version wr names. The answer is 204, replayed to a retry of its key.
-func (w *Webhooks) Delete(ctx context.Context, grant domain.Grant, id uuid.UUID, wr ports.Write) (ports.Response, error) {
+func (w *Webhooks) Delete(ctx context.Context, grant domain.Grant, id uuid.UUID, wr ports.Write) (ports.Written[webhook.View], error) {
 	if err := grant.Require(domain.ScopeWebhooksWrite); err != nil {
-		return ports.Response{}, err
+		return ports.Written[webhook.View]{}, err
 	}
-	return w.writes.idempotently(ctx, grant, wr.Key, w.now().UTC(), func(ctx context.Context) (ports.Response, error) {
+	return idempotently(ctx, &w.writes, grant, wr.Key, w.now().UTC(), keptEndpoints, func(ctx context.Context) (ports.Written[webhook.View], error) {
 		_, err := w.store.Change(ctx, grant.CompanyID, id, func(e *webhook.Endpoint) error { return wr.IfMatch.CheckVersion(e.Version) })
 		if err != nil {
-			return ports.Response{}, err
+			return ports.Written[webhook.View]{}, err
 		}
 		if err := w.store.Delete(ctx, grant.CompanyID, id); err != nil {
-			return ports.Response{}, err
+			return ports.Written[webhook.View]{}, err
 		}
-		return ports.Response{SavedResponse: ports.SavedResponse{Status: domain.OutcomeNoContent.Status()}}, nil
+		return ports.Written[webhook.View]{Outcome: domain.OutcomeNoContent}, nil
 	})
 
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/domain/webhook"
 	"github.com/praxis-health/praxis/ports"
 )
 
@@ -17,15 +18,41 @@ type writeOnce struct {
 	audits *Auditor
 }
 
+// keeping is how a write's answer is kept under its Idempotency-Key: its
+// value encoded, and decoded again for a retry's replay. Each encoding is
+// the one the resource API renders the value in, which keys saved by
+// earlier builds (that kept the rendered answer) hold too.
+type keeping[T any] struct {
+	encode func(T) ([]byte, error)
+	decode func([]byte) (T, error)
+}
+
+// keptObjects keeps an object of kind as the resource API renders it.
+func keptObjects(kind *domain.Kind) keeping[ports.StoredObject] {
+	return keeping[ports.StoredObject]{
+		encode: func(o ports.StoredObject) ([]byte, error) { return o.JSON(kind), nil },
+		decode: func(b []byte) (ports.StoredObject, error) { return ports.ParseObject(kind, b) },
+	}
+}
+
+// keptEndpoints keeps a webhook endpoint's view as JSON.
+var keptEndpoints = keeping[webhook.View]{
+	encode: func(v webhook.View) ([]byte, error) { return json.Marshal(v) }, //nolint:gosec // G117: a change's view has no secret (endpointAnswer), and its JSON key is omitted when empty
+	decode: func(b []byte) (webhook.View, error) {
+		var v webhook.View
+		return v, json.Unmarshal(b, &v)
+	},
+}
+
 // idempotently claims the key first (a retry replays the first answer, a
 // concurrent twin waits here for the first one's commit), then runs write,
 // then saves its answer under the key, all in one transaction. A retry of
 // a conditional write is replayed before its If-Match is looked at, so a
 // client that lost the answer to its own write is told that answer, not
 // that the object has moved on.
-func (w *writeOnce) idempotently(ctx context.Context, grant domain.Grant, key *ports.IdempotencyKey, now time.Time,
-	write func(ctx context.Context) (ports.Response, error)) (ports.Response, error) {
-	var resp ports.Response
+func idempotently[T any](ctx context.Context, w *writeOnce, grant domain.Grant, key *ports.IdempotencyKey, now time.Time,
+	kept keeping[T], write func(ctx context.Context) (ports.Written[T], error)) (ports.Written[T], error) {
+	var answer ports.Written[T]
 	err := w.tx.InTx(ctx, func(ctx context.Context) error {
 		if key != nil {
 			saved, err := w.keys.Claim(ctx, grant.CompanyID, grant.ClientID, *key, now)
@@ -33,38 +60,39 @@ func (w *writeOnce) idempotently(ctx context.Context, grant domain.Grant, key *p
 				return err
 			}
 			if saved != nil {
-				resp = ports.Response{SavedResponse: *saved, Replayed: true, Version: versionIn(saved.Body)}
-				return nil
+				answer, err = answerOf(saved, kept)
+				return err
 			}
 		}
 		written, err := write(ctx)
 		if err != nil {
 			return err
 		}
-		resp = written
-		if err := w.audits.inTx(ctx, grant.CompanyID, written.Status); err != nil {
+		answer = written
+		if err := w.audits.inTx(ctx, grant.CompanyID, written.Outcome); err != nil {
 			return err
 		}
-		if key != nil {
-			saved := written.SavedResponse
-			if saved.Body == nil {
-				saved.Body = []byte{} // an answer without a body (204) is saved as one
-			}
-			return w.keys.Save(ctx, grant.CompanyID, grant.ClientID, *key, saved)
+		if key == nil {
+			return nil
 		}
-		return nil
+		saved := ports.SavedWrite{Outcome: written.Outcome, Location: written.Location, Value: []byte{}} // no content is kept as an empty value
+		if written.Outcome != domain.OutcomeNoContent {
+			if saved.Value, err = kept.encode(written.Value); err != nil {
+				return err
+			}
+		}
+		return w.keys.Save(ctx, grant.CompanyID, grant.ClientID, *key, saved)
 	})
-	return resp, err
+	return answer, err
 }
 
-// versionIn reads the version of a saved answer's object, for the ETag of
-// its replay; 0 when it names none (an empty 204).
-func versionIn(body []byte) int64 {
-	var v struct {
-		Version int64 `json:"version"`
+// answerOf is the first answer of a retried key, as its write gave it.
+func answerOf[T any](saved *ports.SavedWrite, kept keeping[T]) (ports.Written[T], error) {
+	answer := ports.Written[T]{Outcome: saved.Outcome, Location: saved.Location, Replayed: true}
+	if saved.Outcome == domain.OutcomeNoContent || len(saved.Value) == 0 {
+		return answer, nil
 	}
-	if len(body) == 0 || json.Unmarshal(body, &v) != nil {
-		return 0
-	}
-	return v.Version
+	var err error
+	answer.Value, err = kept.decode(saved.Value)
+	return answer, err
 }

@@ -55,7 +55,7 @@ func (f recordFixture) insert(t *testing.T, ctx context.Context, k *domain.Kind)
 func (f recordFixture) insertIn(ctx context.Context, k *domain.Kind, company domain.CompanyID, customer domain.CustomerID) (ports.StoredObject, error) {
 	ids := domain.ExampleIDs{Customer: customer, User: domain.NewObjectID(), Diagnosis: domain.NewObjectID(),
 		Location: domain.NewObjectID(), Service: domain.NewObjectID(), Device: domain.NewObjectID()}
-	obj, err := k.Decode([]byte(k.ExampleWith(ids)), suiteRC)
+	obj, err := k.Decode(domain.ParseDocument([]byte(k.ExampleWith(ids))), suiteRC)
 	if err != nil {
 		return ports.StoredObject{}, err
 	}
@@ -485,7 +485,7 @@ func customersNumbered(t *testing.T, newRepos func(t *testing.T) RecordRepositor
 	other, _ := NewCompany(t, f.r.Repositories, "Other", 10)
 	ctx := context.Background()
 	k := domain.CustomersKind()
-	obj, err := k.Decode([]byte(k.Example), suiteRC)
+	obj, err := k.Decode(domain.ParseDocument([]byte(k.Example)), suiteRC)
 	if err != nil {
 		t.Fatal(err)
 	}
