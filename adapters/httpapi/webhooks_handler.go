@@ -131,7 +131,7 @@ func (h *WebhookEndpoints) get(c *fiber.Ctx) error {
 
 // endpointOf renders an endpoint that a write left.
 func endpointOf(v webhook.View) ([]byte, int64, error) {
-	body, err := json.Marshal(v) //nolint:gosec // G117: a change's view has no secret (ports.Webhooks.Update), and its JSON key is omitted when empty
+	body, err := v.JSON()
 	return body, v.Version, err
 }
 

@@ -37,7 +37,7 @@ func keptObjects(kind *domain.Kind) keeping[ports.StoredObject] {
 
 // keptEndpoints keeps a webhook endpoint's view as JSON.
 var keptEndpoints = keeping[webhook.View]{
-	encode: func(v webhook.View) ([]byte, error) { return json.Marshal(v) }, //nolint:gosec // G117: a change's view has no secret (endpointAnswer), and its JSON key is omitted when empty
+	encode: webhook.View.JSON,
 	decode: func(b []byte) (webhook.View, error) {
 		var v webhook.View
 		return v, json.Unmarshal(b, &v)

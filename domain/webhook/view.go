@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/praxis-health/praxis/domain"
@@ -24,6 +25,13 @@ type View struct {
 	Version                 int64      `json:"version"`
 	CreatedAt               time.Time  `json:"created_at"`
 	UpdatedAt               time.Time  `json:"updated_at"`
+}
+
+// JSON is the view as the resource API answers a change of its endpoint,
+// and as an Idempotency-Key keeps that answer: one encoding for both, so
+// that a replay is the first answer byte for byte.
+func (v View) JSON() ([]byte, error) {
+	return json.Marshal(v) //nolint:gosec // G117: a view carries a secret only in the answer that shows it once; its JSON key is omitted when empty
 }
 
 // ViewOf is e's answer at now, with secret when one was just made.
