@@ -83,6 +83,7 @@ var Persistence = fx.Module("persistence",
 		fx.Annotate(sqlstore.NewRecordStore, fx.As(new(ports.RecordStore))),
 		fx.Annotate(sqlstore.NewDeviceOrderStore, fx.As(new(ports.DeviceOrderStore))),
 		fx.Annotate(sqlstore.NewIdempotencyStore, fx.As(new(ports.IdempotencyStore))),
+		fx.Annotate(sqlstore.NewErasures, fx.As(new(ports.Erasures))),
 		asHealthCheck(func(db *bun.DB) ports.HealthCheck { return sqlstore.HealthCheck{DB: db} }),
 	),
 )

@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -82,8 +83,11 @@ type Company struct {
 	// DisabledAt is when the company was disabled: from then on it uploads
 	// nothing and its clients get no tokens. Its data stays.
 	DisabledAt *time.Time
-	CreatedAt  time.Time
-	UpdatedAt  time.Time
+	// RetentionHold, when set, is the last day (in the company's time zone)
+	// its data must be kept: until that day has passed it cannot be erased.
+	RetentionHold Date
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
 }
 
 // CompanySettings are what may change of a company after its creation.
@@ -127,6 +131,57 @@ func (c *Company) Apply(s CompanySettings, now time.Time) error {
 
 // Disabled reports whether the company has been disabled.
 func (c Company) Disabled() bool { return c.DisabledAt != nil }
+
+// HeldAt reports whether a retention hold is in force at now: the hold's
+// day has not passed yet in the company's time zone.
+func (c Company) HeldAt(now time.Time) bool {
+	if c.RetentionHold == "" {
+		return false
+	}
+	loc, err := time.LoadLocation(c.TimeZone)
+	if err != nil {
+		loc = time.UTC
+	}
+	return !DateOf(now, loc).After(c.RetentionHold)
+}
+
+// ParseRetentionHold reads a hold's last day, YYYY-MM-DD; "" clears the hold.
+func ParseRetentionHold(s string) (Date, error) {
+	if s == "" {
+		return "", nil
+	}
+	if _, err := time.Parse(time.DateOnly, s); err != nil {
+		return "", invalid("until", "must be a date, YYYY-MM-DD")
+	}
+	return Date(s), nil
+}
+
+// ErrRetentionHold: the company is under a retention hold and cannot be erased.
+var ErrRetentionHold = fmt.Errorf("the company is under a retention hold: %w", ErrConflict)
+
+// Erasure is what remains of an erased company: one record outside it that
+// says who erased it, when, and what was taken and deleted. It names no
+// patient, no staff member and no secret.
+type Erasure struct {
+	Company CompanyID
+	At      time.Time
+	// By names who erased it (the operator's name, or the resource that declared it).
+	By string
+	// ExportSHA256 is the hash of the export taken before, when one was named.
+	ExportSHA256 string
+	// Rows is how many rows of the company the erasure deleted, over every table.
+	Rows int64
+	// AuditSeq and AuditHash are the head of the company's audit chain at
+	// the erasure (0 and "" for a company without events): a checkpoint kept
+	// outside the database can be held against where the chain ended.
+	AuditSeq  int64
+	AuditHash string
+	// Blobs is how many stored objects were deleted; BlobsErasedAt is when
+	// the last went (nil while some remain: running the erasure again
+	// finishes it).
+	Blobs         int64
+	BlobsErasedAt *time.Time
+}
 
 // NewCompany validates a new company and gives it a fresh id and upload secret.
 // The secret is returned once, to be shown to the practice; only its hash is kept.

@@ -31,6 +31,28 @@ type CompanyRepository interface {
 	ReserveStorage(ctx context.Context, id domain.CompanyID, n int64) error
 	// ListIDs lists every company: for operators' maintenance only, never for a request.
 	ListIDs(ctx context.Context) ([]domain.CompanyID, error)
+	// SetRetentionHold sets the company's retention hold to its last day
+	// ("" lifts it); domain.ErrNotFound for an unknown company.
+	SetRetentionHold(ctx context.Context, id domain.CompanyID, until domain.Date) error
+}
+
+// Erasures deletes a company's rows and keeps the one record of it that
+// remains (docs/contract.md §9).
+type Erasures interface {
+	// EraseRows deletes every row of rec.Company in every table — its own
+	// row last — and keeps rec, with the rows counted and the audit chain's
+	// head filled in, in one transaction: all of it or nothing.
+	// domain.ErrNotFound when there is no such company.
+	EraseRows(ctx context.Context, rec domain.Erasure) (domain.Erasure, error)
+	// Get answers the erasure record of company; domain.ErrNotFound when it was never erased.
+	Get(ctx context.Context, company domain.CompanyID) (domain.Erasure, error)
+	// BlobsErased adds n to the company's stored objects deleted and, unless
+	// at is zero (some remain), notes that the last went at at.
+	BlobsErased(ctx context.Context, company domain.CompanyID, n int64, at time.Time) error
+	// Remaining walks the schema: every table with a company column, and the
+	// company's rows in it (0 for each after an erasure; the companies
+	// table counts the company's own row).
+	Remaining(ctx context.Context, company domain.CompanyID) (map[string]int64, error)
 }
 
 // CustomerRepository keeps patients.

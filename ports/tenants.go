@@ -45,4 +45,24 @@ type Tenants interface {
 	EnsureClient(ctx context.Context, in ClientInput) (domain.Client, domain.Secret, error)
 	RotateClientSecret(ctx context.Context, company domain.CompanyID, client domain.Client, overlap time.Duration) (domain.Secret, error)
 	RevokeClient(ctx context.Context, client domain.ClientID) error
+	// EraseCompany deletes every row, object, token and session of the
+	// company and keeps one erasure record; domain.ErrRetentionHold while a
+	// hold is in force. Run again, it finishes an interrupted erasure, and
+	// for an erased company it answers the record and the proof again.
+	EraseCompany(ctx context.Context, company domain.CompanyID, in EraseInput) (ErasureReport, error)
+}
+
+// EraseInput says who erases a company and the export taken before, if any.
+type EraseInput struct {
+	By           string
+	ExportSHA256 string
+}
+
+// ErasureReport is an erasure's record and its proof: the schema walked
+// (the company's rows left in each table with a company column) and the
+// blob store walked (its objects left) — all zero.
+type ErasureReport struct {
+	Erasure   domain.Erasure
+	Remaining map[string]int64
+	Objects   int64
 }

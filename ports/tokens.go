@@ -32,6 +32,10 @@ type TokenStore interface {
 	// Usage answers the client's calls per day (counted by Authorize, kept
 	// ratelimit.UsageDays days) and its last call, as of now.
 	Usage(ctx context.Context, client domain.ClientID, now time.Time) (ratelimit.Usage, error)
+	// ForgetUsage deletes the client's call counts (its days and its last
+	// call), when its company is erased. Its rate-limit windows end with
+	// their window.
+	ForgetUsage(ctx context.Context, client domain.ClientID) error
 	// Revoke ends one token; an unknown one is no error.
 	Revoke(ctx context.Context, tokenHash []byte) error
 	// RevokeClient ends every live token of the client at once and refuses

@@ -316,6 +316,7 @@ func TestSettingsInABrowser(t *testing.T) {
 		other := s.newCompany(t, 10<<20)
 		othersClient := s.newClient(t, other, "company:read")
 		joinPath := s.invite(t, c, site, "anna@praxis.example")
+		s.praxis(t, nil, "admin", "company", "hold", "--company", c.ID, "--until", "2031-12-31", "--json")
 		b := newBrowser(t, site, shotsDir(t, be.name))
 		var secrets []string // every secret shown, to look for afterwards
 
@@ -327,6 +328,9 @@ func TestSettingsInABrowser(t *testing.T) {
 		b.waitPath("/settings/")
 		if got := b.text("dl.facts dd"); !strings.Contains(got, "Praxis") {
 			t.Errorf("overview names %q", got)
+		}
+		if got := b.text("dl.facts"); !strings.Contains(got, "Retention hold") || !strings.Contains(got, "until the end of 2031-12-31") {
+			t.Errorf("overview shows no retention hold: %q", got)
 		}
 		b.html()
 		b.screenshot("overview-en")

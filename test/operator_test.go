@@ -404,6 +404,39 @@ func TestOperator(t *testing.T) {
 		if st := s.storageOf(t, practice.ID); st.files != 2 || st.objects != 2 || countCompanies(t, s, string(huber.UID)) != 1 {
 			t.Errorf("the company's data after deletion: %+v", st)
 		}
+		// A Company with deletionPolicy Erase, deleted under a retention
+		// hold: it stays, its Ready condition says why, and its data too;
+		// the hold lifted (and the resource touched, so that it is asked at
+		// once), every row and file of the company goes, and the resource.
+		gruber := c.company("dr-gruber", operator.CompanySpec{DisplayName: "Praxis Dr. Gruber", DeletionPolicy: operator.Erase})
+		if err := c.kc.Create(ctx, gruber); err != nil {
+			t.Fatal(err)
+		}
+		c.ready(t, gruber)
+		gdata := c.secret(t, "dr-gruber-upload")
+		leaving := company{ID: string(gdata["company_id"]), Secret: string(gdata["upload_secret"])}
+		if r := s.upload(t, "/api/gdt/upload", gdtHeaders(leaving, s.newCustomer(t, leaving)), pdf); r.status != http.StatusOK {
+			t.Fatalf("upload: %d %s", r.status, r.Message)
+		}
+		s.praxis(t, nil, "admin", "company", "hold", "--company", leaving.ID, "--until", time.Now().AddDate(0, 0, 1).Format(time.DateOnly), "--json")
+		if err := c.kc.Delete(ctx, gruber); err != nil {
+			t.Fatal(err)
+		}
+		c.condition(t, gruber, metav1.ConditionFalse, "RetentionHold")
+		if st := s.storageOf(t, leaving.ID); st.files != 1 || st.objects != 1 {
+			t.Errorf("a held company's data after its deletion was refused: %+v", st)
+		}
+		s.praxis(t, nil, "admin", "company", "hold", "--company", leaving.ID, "--clear", "--json")
+		c.update(t, gruber, func() { gruber.Annotations = map[string]string{"example.org/hold-lifted": "yes"} })
+		c.gone(t, gruber)
+		db := s.openDB(t)
+		defer db.Close()
+		if left, _ := companyRows(t, db, leaving.ID); slices.ContainsFunc(slices.Collect(maps.Values(left)), func(n int64) bool { return n > 0 }) {
+			t.Errorf("rows of the erased company: %v", left)
+		}
+		if n := s.storedObjects(leaving.ID); n > 0 {
+			t.Errorf("stored objects of the erased company: %d", n)
+		}
 		for _, secret := range []string{rotated.Secret, cl.Secret, cal.Secret} {
 			if strings.Contains(op.log.String(), secret) || strings.Contains(s.log.String(), secret) {
 				t.Error("a secret reached a log")
@@ -431,7 +464,7 @@ func TestOperatorResumesAfterCrash(t *testing.T) {
 		defer db.Close()
 		companies, customers, clients, tx := sqlstore.NewCompanyRepository(db), sqlstore.NewCustomerRepository(db), sqlstore.NewClientRepository(db), sqlstore.NewTransactor(db)
 		admin := usecase.NewAdmin(companies, customers, clients, memstore.New(memstore.Limits{}), tx,
-			usecase.NewAuditor(sqlstore.NewAuditLog(db), tx, companies, customers, clients, nil))
+			usecase.NewAuditor(sqlstore.NewAuditLog(db), tx, companies, customers, clients, nil), sqlstore.NewErasures(db), nil)
 		left, lost, err := admin.EnsureCompany(ctx, usecase.NewCompanyInput{Name: "Praxis Dr. Huber", ExternalRef: string(huber.UID)})
 		if err != nil || lost == "" {
 			t.Fatalf("seed: %v", err)

@@ -197,6 +197,13 @@ func (s *Store) Usage(_ context.Context, client domain.ClientID, now time.Time) 
 	return out, nil
 }
 
+func (s *Store) ForgetUsage(_ context.Context, client domain.ClientID) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.usage, client)
+	return nil
+}
+
 func (s *Store) Revoke(_ context.Context, tokenHash []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -25,8 +25,8 @@ const RotateUploadSecretAnnotation = "praxis-health.io/rotate-upload-secret" //n
 // RotateUploadSecretAnnotation its secret answers.
 const rotatedForAnnotation = "praxis-health.io/rotated-for"
 
-// DeletionPolicy says what deleting a Company does to the company: its data
-// always stays and its clients are always revoked.
+// DeletionPolicy says what deleting a Company does to the company: its
+// clients are always revoked; its data stays, unless the policy is Erase.
 type DeletionPolicy string
 
 const (
@@ -34,6 +34,10 @@ const (
 	Retain DeletionPolicy = "Retain"
 	// Disable also refuses its uploads and tokens from then on.
 	Disable DeletionPolicy = "Disable"
+	// Erase deletes every row, stored file, token and session of the
+	// company (praxis admin company erase); refused, and the resource kept,
+	// while a retention hold is in force.
+	Erase DeletionPolicy = "Erase"
 )
 
 // CompanySpec is a practice as a SaaS operator declares it.

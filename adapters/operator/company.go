@@ -2,9 +2,11 @@ package operator
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -29,7 +31,7 @@ func (r *companyReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !res.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, r.retire(ctx, &res)
+		return r.retire(ctx, &res)
 	}
 	if err := addFinalizer(ctx, r.kube, &res); err != nil {
 		return ctrl.Result{}, err
@@ -132,23 +134,38 @@ func (r *companyReconciler) inviteAdmins(ctx context.Context, res *Company, comp
 	return nil
 }
 
+// holdRecheck is how often a Company deleted under a retention hold asks
+// again whether the hold has ended (a change of the resource asks at once).
+const holdRecheck = 10 * time.Minute
+
 // retire revokes the company's clients (and with Disable disables it) before
-// the resource goes; no data is deleted.
-func (r *companyReconciler) retire(ctx context.Context, res *Company) error {
+// the resource goes; no data is deleted, except with Erase: then every row,
+// object and token of the company goes, and the resource waits while a
+// retention hold is in force (its Ready condition says until when).
+func (r *companyReconciler) retire(ctx context.Context, res *Company) (ctrl.Result, error) {
 	if !controllerutil.ContainsFinalizer(res, finalizer) {
-		return nil
+		return ctrl.Result{}, nil
 	}
 	if res.Status.CompanyID != "" {
 		id, err := domain.ParseCompanyID(res.Status.CompanyID)
 		if err != nil {
-			return err
+			return ctrl.Result{}, err
 		}
-		if err := r.tenants.RetireCompany(ctx, id, res.Spec.DeletionPolicy == Disable); err != nil {
-			return err
+		if res.Spec.DeletionPolicy == Erase {
+			before := res.statusCopy()
+			_, err := r.tenants.EraseCompany(ctx, id, ports.EraseInput{By: "operator: Company " + res.Namespace + "/" + res.Name})
+			if errors.Is(err, domain.ErrRetentionHold) {
+				return ctrl.Result{RequeueAfter: holdRecheck}, reportStatus(ctx, r.kube, res, before, err)
+			}
+			if err != nil {
+				return ctrl.Result{}, reportStatus(ctx, r.kube, res, before, err)
+			}
+		} else if err := r.tenants.RetireCompany(ctx, id, res.Spec.DeletionPolicy == Disable); err != nil {
+			return ctrl.Result{}, err
 		}
 	}
 	controllerutil.RemoveFinalizer(res, finalizer)
-	return r.kube.Update(ctx, res)
+	return ctrl.Result{}, r.kube.Update(ctx, res)
 }
 
 func uploadSecretName(res *Company) string {

@@ -71,6 +71,8 @@ func reportStatus(ctx context.Context, kube client.Client, res declared, before 
 		cond.Reason, cond.Message, retry = "InvalidSpec", err.Error(), nil
 	case errors.Is(err, domain.ErrCompanyDisabled):
 		cond.Reason, cond.Message, retry = "CompanyDisabled", err.Error(), nil
+	case errors.Is(err, domain.ErrRetentionHold): // asked again every holdRecheck, not with backoff
+		cond.Reason, cond.Message, retry = "RetentionHold", err.Error(), nil
 	case errors.Is(err, errWaiting):
 		cond.Reason, cond.Message, retry = "CompanyNotReady", err.Error(), nil
 	case apierrors.IsAlreadyExists(err), errors.As(err, new(*controllerutil.AlreadyOwnedError)):

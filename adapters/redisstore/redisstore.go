@@ -346,6 +346,22 @@ func (s *Store) authorizeScript(ctx context.Context, tokenHash []byte, limits ra
 		Reset: time.Duration(reset) * time.Millisecond}, nil
 }
 
+// ForgetUsage deletes the client's day counters and last call in one round
+// trip: the days Usage reads, and the one before them (a counter lives a
+// day past the days it is read).
+func (s *Store) ForgetUsage(ctx context.Context, client domain.ClientID) error {
+	prefix := s.prefix + "usage:" + string(client) + ":"
+	today := ratelimit.UsageDay(time.Now())
+	keys := []string{prefix + "last"}
+	for i := range int64(ratelimit.UsageDays) + 1 {
+		keys = append(keys, prefix+strconv.FormatInt(today-i, 10))
+	}
+	if err := s.rdb.Del(ctx, keys...).Err(); err != nil {
+		return domain.Unavailable(fmt.Errorf("redis: forget usage: %w", err))
+	}
+	return nil
+}
+
 // Usage reads the client's day counters and last call in one round trip.
 func (s *Store) Usage(ctx context.Context, client domain.ClientID, now time.Time) (ratelimit.Usage, error) {
 	prefix := s.prefix + "usage:" + string(client) + ":"

@@ -26,6 +26,7 @@ type companyRow struct {
 	ExternalRef      *string    `bun:"external_ref"`
 	CatalogVersion   int64      `bun:"catalog_version"`
 	DisabledAt       *time.Time `bun:"disabled_at"`
+	RetentionHold    *string    `bun:"retention_hold"`
 	CreatedAt        time.Time  `bun:"created_at"`
 	UpdatedAt        time.Time  `bun:"updated_at"`
 }
@@ -44,6 +45,9 @@ func (r companyRow) toDomain() (domain.Company, error) {
 		c.ExternalRef = *r.ExternalRef
 	}
 	c.DisabledAt = utcPtr(r.DisabledAt)
+	if r.RetentionHold != nil {
+		c.RetentionHold = domain.Date(*r.RetentionHold)
+	}
 	return c, nil
 }
 
@@ -109,6 +113,11 @@ func (r *CompanyRepository) UpdateSettings(ctx context.Context, c domain.Company
 func (r *CompanyRepository) Disable(ctx context.Context, id domain.CompanyID, at time.Time) error {
 	res, err := tenantOf(conn(ctx, r.db), id).UpdateOwn().
 		Set("disabled_at = COALESCE(disabled_at, ?)", at.UTC()).Exec(ctx)
+	return affectedOne(res, err)
+}
+
+func (r *CompanyRepository) SetRetentionHold(ctx context.Context, id domain.CompanyID, until domain.Date) error {
+	res, err := tenantOf(conn(ctx, r.db), id).UpdateOwn().Set("retention_hold = ?", optional(string(until))).Exec(ctx)
 	return affectedOne(res, err)
 }
 

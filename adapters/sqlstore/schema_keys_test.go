@@ -22,6 +22,7 @@ var (
 		"bun_migrations":      "the migrator's",
 		"bun_migration_locks": "the migrator's",
 		"tombstones":          "digests of ended tokens and sessions, one list every replica reads whole; no company's data",
+		"company_erasures":    "what remains of an erased company, outside it: who erased it, when, counts and hashes",
 	}
 	// keyExceptions are keys of tenant tables without company_id, by name.
 	keyExceptions = map[string]string{

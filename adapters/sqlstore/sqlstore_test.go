@@ -71,6 +71,7 @@ func repositoriesOn(db *bun.DB) porttest.Repositories {
 		Deprecated:   sqlstore.NewDeprecatedCalls(db),
 		AssertionIDs: sqlstore.NewAssertionIDs(db),
 		Exports:      sqlstore.NewExportJobs(db),
+		Erasures:     sqlstore.NewErasures(db),
 	}
 }
 

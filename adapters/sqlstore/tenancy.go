@@ -88,6 +88,12 @@ func (t tenant) UpdateOwn() *bun.UpdateQuery {
 	return t.db.NewUpdate().Model((*companyRow)(nil)).Where("?TableAlias.id = ?", t.company())
 }
 
+// DeleteOwn deletes the company's own row of the companies table: the
+// erasure's last statement, once no other row names the company.
+func (t tenant) DeleteOwn() *bun.DeleteQuery {
+	return t.db.NewDelete().Model((*companyRow)(nil)).Where("?TableAlias.id = ?", t.company())
+}
+
 // Raw is a statement of the company's that the builders cannot write (a
 // chain of data-modifying CTEs): its arguments are indexed, ?0 being the
 // company, and every table it reads or changes must be limited by ?0.

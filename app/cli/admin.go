@@ -1,9 +1,13 @@
 package cli
 
 import (
+	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -11,12 +15,13 @@ import (
 	"github.com/praxis-health/praxis/app/usecase"
 	"github.com/praxis-health/praxis/domain"
 	"github.com/praxis-health/praxis/domain/audit"
+	"github.com/praxis-health/praxis/ports"
 )
 
 func adminCmd() *cobra.Command {
 	admin := &cobra.Command{Use: "admin", Short: "Manage companies, customers and clients"}
 	company := &cobra.Command{Use: "company", Short: "Manage companies"}
-	company.AddCommand(companyCreateCmd(), rotateUploadSecretCmd())
+	company.AddCommand(companyCreateCmd(), rotateUploadSecretCmd(), companyHoldCmd(), companyEraseCmd())
 	customer := &cobra.Command{Use: "customer", Short: "Manage customers"}
 	customer.AddCommand(customerCreateCmd())
 	client := &cobra.Command{Use: "client", Short: "Manage OAuth clients of integrators"}
@@ -119,6 +124,123 @@ func rotateUploadSecretCmd() *cobra.Command {
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	_ = cmd.MarkFlagRequired("company")
 	return cmd
+}
+
+type holdOutput struct {
+	CompanyID string `json:"company_id"`
+	// HeldUntil is the hold's last day, "" without a hold.
+	HeldUntil string `json:"held_until"`
+}
+
+func companyHoldCmd() *cobra.Command {
+	var companyFlag, until string
+	var clear, asJSON bool
+	cmd := &cobra.Command{
+		Use:   "hold",
+		Short: "Show, set or lift a company's retention hold: until its last day has passed the company cannot be erased",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			id, err := domain.ParseCompanyID(companyFlag)
+			if err != nil {
+				return fmt.Errorf("--company: %w", err)
+			}
+			if until != "" && clear {
+				return fmt.Errorf("--until sets a hold, --clear lifts it: name one")
+			}
+			return withUseCase(cmd, func(ctx context.Context, admin *usecase.Admin) error {
+				var c domain.Company
+				var err error
+				if until == "" && !clear {
+					c, err = admin.RetentionHold(ctx, id)
+				} else {
+					c, err = admin.SetRetentionHold(ctx, id, until)
+				}
+				if err != nil {
+					return err
+				}
+				out := holdOutput{CompanyID: id.String(), HeldUntil: string(c.RetentionHold)}
+				if asJSON {
+					return printJSON(cmd.OutOrStdout(), out)
+				}
+				if out.HeldUntil == "" {
+					_, err = fmt.Fprintf(cmd.OutOrStdout(), "company %s: no retention hold\n", out.CompanyID)
+					return err
+				}
+				_, err = fmt.Fprintf(cmd.OutOrStdout(), "company %s: held until the end of %s (%s)\n", out.CompanyID, out.HeldUntil, c.TimeZone)
+				return err
+			})
+		},
+	}
+	cmd.Flags().StringVar(&companyFlag, "company", "", "company UUID (required)")
+	cmd.Flags().StringVar(&until, "until", "", "the hold's last day, YYYY-MM-DD, in the company's time zone")
+	cmd.Flags().BoolVar(&clear, "clear", false, "lift the hold")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	_ = cmd.MarkFlagRequired("company")
+	return cmd
+}
+
+type erasureOutput struct {
+	CompanyID    string           `json:"company_id"`
+	ErasedAt     time.Time        `json:"erased_at"`
+	ErasedBy     string           `json:"erased_by"`
+	ExportSHA256 string           `json:"export_sha256,omitempty"`
+	Rows         int64            `json:"rows_erased"`
+	Objects      int64            `json:"objects_erased"`
+	AuditSeq     int64            `json:"audit_head_seq"`
+	AuditHash    string           `json:"audit_head_hash"`
+	Remaining    map[string]int64 `json:"remaining_rows"`
+	ObjectsLeft  int64            `json:"remaining_objects"`
+}
+
+func companyEraseCmd() *cobra.Command {
+	var companyFlag, confirm string
+	var in ports.EraseInput
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "erase",
+		Short: "Erase a company: every row, stored file, token and session of it; one erasure record remains (refused under a retention hold)",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			id, err := domain.ParseCompanyID(companyFlag)
+			if err != nil {
+				return fmt.Errorf("--company: %w", err)
+			}
+			if !strings.EqualFold(strings.TrimSpace(confirm), id.String()) {
+				return fmt.Errorf("erasing cannot be undone: repeat the company's id with --confirm")
+			}
+			in.By = cmp.Or(strings.TrimSpace(in.By), os.Getenv("USER"), "operator")
+			in.ExportSHA256 = strings.ToLower(in.ExportSHA256)
+			if in.ExportSHA256 != "" && !isSHA256(in.ExportSHA256) {
+				return fmt.Errorf("--export-sha256: must be 64 hexadecimal digits")
+			}
+			return withUseCase(cmd, func(ctx context.Context, admin *usecase.Admin) error {
+				r, err := admin.EraseCompany(ctx, id, in)
+				if err != nil {
+					return err
+				}
+				e := r.Erasure
+				out := erasureOutput{CompanyID: id.String(), ErasedAt: e.At, ErasedBy: e.By, ExportSHA256: e.ExportSHA256, Rows: e.Rows,
+					Objects: e.Blobs, AuditSeq: e.AuditSeq, AuditHash: e.AuditHash, Remaining: r.Remaining, ObjectsLeft: r.Objects}
+				if asJSON {
+					return printJSON(cmd.OutOrStdout(), out)
+				}
+				_, err = fmt.Fprintf(cmd.OutOrStdout(), "company %s erased at %s by %s: %d rows, %d stored objects; audit chain ended at event %d (%s)\n"+
+					"proof: %d tables walked, no row left; blob store walked, no object left\n",
+					out.CompanyID, out.ErasedAt.Format(time.RFC3339), out.ErasedBy, out.Rows, out.Objects, out.AuditSeq, out.AuditHash, len(out.Remaining))
+				return err
+			})
+		},
+	}
+	cmd.Flags().StringVar(&companyFlag, "company", "", "company UUID (required)")
+	cmd.Flags().StringVar(&confirm, "confirm", "", "the company's UUID once more (required)")
+	cmd.Flags().StringVar(&in.By, "by", "", "who erases it, kept in the erasure record (default: $USER, else operator)")
+	cmd.Flags().StringVar(&in.ExportSHA256, "export-sha256", "", "SHA-256 of the export taken before, kept in the erasure record")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	_ = cmd.MarkFlagRequired("company")
+	return cmd
+}
+
+func isSHA256(s string) bool {
+	b, err := hex.DecodeString(s)
+	return err == nil && len(b) == sha256.Size
 }
 
 type customerOutput struct {

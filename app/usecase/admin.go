@@ -19,16 +19,19 @@ type Admin struct {
 	tokens    ports.TokenStore
 	tx        ports.Transactor
 	audits    *Auditor
+	erasures  ports.Erasures
+	blobs     ports.BlobStore
 	now       func() time.Time
 }
 
 var _ ports.Tenants = (*Admin)(nil)
 
 // NewAdmin wires the admin use case; audits records the patients the
-// operator writes.
+// operator writes; erasures and blobs end a company that leaves.
 func NewAdmin(companies ports.CompanyRepository, customers ports.CustomerRepository, clients ports.ClientRepository, tokens ports.TokenStore,
-	tx ports.Transactor, audits *Auditor) *Admin {
-	return &Admin{companies: companies, customers: customers, clients: clients, tokens: tokens, tx: tx, audits: audits, now: time.Now}
+	tx ports.Transactor, audits *Auditor, erasures ports.Erasures, blobs ports.BlobStore) *Admin {
+	return &Admin{companies: companies, customers: customers, clients: clients, tokens: tokens, tx: tx, audits: audits,
+		erasures: erasures, blobs: blobs, now: time.Now}
 }
 
 // NewCompanyInput names a new practice.

@@ -137,6 +137,7 @@ func RunRecordStoreSuite(t *testing.T, newRepos func(t *testing.T) RecordReposit
 		{"customers: a search sorted by names, birth date and last change pages as a keyset over the keys and the number; another company's never", patientsSorted, false},
 		{"observed sections: found by a row's code and date, kept in step by every write and delete; another company's never", observedFound, false},
 		{"a section's list narrowed by payload fields, dates, days, creation and ids; another company's never", payloadConditions, false},
+		{"erasure: every row of the company goes with its own in one transaction, its record stays; another company's rows stay", erasureEndsTheCompany, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if !c.serial {

@@ -33,6 +33,8 @@ type Repositories struct {
 	AssertionIDs ports.AssertionIDs
 	// Exports keeps the FHIR Bulk Data export jobs.
 	Exports ports.ExportJobs
+	// Erasures ends a company's rows and keeps its record.
+	Erasures ports.Erasures
 }
 
 // RunRepositorySuite checks a database adapter against the ports' contract.

@@ -116,6 +116,24 @@ func tokenUsage(t *testing.T, newStores func(t *testing.T) TokenStores) {
 	if later, _ := s.Tokens.Usage(ctx, "pc_usage_a", time.Now().Add(24*time.Hour*ratelimit.UsageDays)); later.Total() != 0 {
 		t.Errorf("a week on the calls still count: %+v", later)
 	}
+
+	// Forgotten (its company erased): the client's counts go, another's stay.
+	hashB, grantB := newToken(t, "pc_usage_b", company, time.Hour)
+	if err := s.Tokens.Save(ctx, hashB, grantB); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Tokens.Authorize(ctx, hashB, limits); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Tokens.ForgetUsage(ctx, "pc_usage_a"); err != nil {
+		t.Fatal(err)
+	}
+	if gone, err := s.Tokens.Usage(ctx, "pc_usage_a", time.Now()); err != nil || gone.Total() != 0 || gone.LastUse != nil {
+		t.Errorf("usage after it was forgotten: %+v %v", gone, err)
+	}
+	if kept, _ := s.Tokens.Usage(ctx, "pc_usage_b", time.Now()); kept.Today() != 1 || kept.LastUse == nil {
+		t.Errorf("another client's usage after one was forgotten: %+v", kept)
+	}
 }
 
 func tokenSaveLookup(t *testing.T, newStores func(t *testing.T) TokenStores) {

@@ -15,6 +15,7 @@ import (
 	"github.com/praxis-health/praxis/adapters/sqlstore"
 	"github.com/praxis-health/praxis/app/usecase"
 	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/ports"
 )
 
 // Embedded is the upload use case on in-memory embedded stores (SQLite and a
@@ -28,6 +29,16 @@ type Embedded struct {
 	OAuth     *usecase.OAuth
 	Records   *usecase.Records
 	Exchange  *usecase.Exchange
+	Tokens    *memstore.Store
+
+	auditor *usecase.Auditor
+}
+
+// AdminOver is another admin use case on the same stores, whose blob
+// store is blobs (one that fails on purpose, say).
+func (e *Embedded) AdminOver(blobs ports.BlobStore) *usecase.Admin {
+	return usecase.NewAdmin(e.Companies, sqlstore.NewCustomerRepository(e.DB), sqlstore.NewClientRepository(e.DB), e.Tokens,
+		sqlstore.NewTransactor(e.DB), e.auditor, sqlstore.NewErasures(e.DB), blobs)
 }
 
 // fuzzLockout counts wrong secrets like production but locks for only 10 ms,
@@ -53,11 +64,14 @@ func NewEmbedded(tb testing.TB) *Embedded {
 		DB:        db,
 		Bucket:    bucket,
 		Companies: companies,
-		Admin:     usecase.NewAdmin(companies, customers, clients, tokens, sqlstore.NewTransactor(db), auditor),
+		Admin: usecase.NewAdmin(companies, customers, clients, tokens, sqlstore.NewTransactor(db), auditor,
+			sqlstore.NewErasures(db), blobstore.New(bucket)),
 		Uploads: usecase.NewUploads(companies, customers, sqlstore.NewFileRepository(db), sqlstore.NewIdempotencyStore(db), sqlstore.NewTransactor(db),
 			blobstore.New(bucket), sniff.Sniffer{}, tokens, fuzzLockout, auditor, sqlstore.NewRecordStore(db), sqlstore.NewDeviceOrderStore(db), clients),
 		OAuth:    usecase.NewOAuth(clients, tokens, tokens, nil, nil, usecase.OAuthSettings{TokenTTL: time.Hour, Lockout: fuzzLockout}),
 		Records:  usecase.NewRecords(sqlstore.NewRecordStore(db), sqlstore.NewIdempotencyStore(db), sqlstore.NewTransactor(db), companies, auditor),
 		Exchange: usecase.NewExchange(sqlstore.NewRecordStore(db), sqlstore.NewFileRepository(db), sqlstore.NewTransactor(db), companies, auditor),
+		Tokens:   tokens,
+		auditor:  auditor,
 	}
 }
