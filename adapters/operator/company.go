@@ -118,17 +118,28 @@ func (r *companyReconciler) inviteAdmins(ctx context.Context, res *Company, comp
 	for k, v := range stored.Data {
 		data[k] = v
 	}
+	// The Secret, read from the API server itself, decides: an address
+	// whose link it holds was invited, though the status may not say so
+	// yet (a reconcile on a cached copy older than the last status write,
+	// or a crash between the Secret and the status). Inviting it again
+	// would replace the link the admin may already hold: the older stops
+	// working.
+	invited := false
 	for _, email := range todo {
+		if _, ok := data[secretKey(email)]; ok {
+			continue
+		}
 		link, err := r.invite(ctx, company, email)
 		if err != nil {
 			return fmt.Errorf("invite %s: %w", email, err)
 		}
 		data[secretKey(email)] = []byte(link)
+		invited = true
 	}
-	// A crash between the Secret and the status invites again: the newer
-	// link replaces the older, which stops working.
-	if err := r.secrets.write(ctx, res, stored, data, nil); err != nil {
-		return err
+	if invited {
+		if err := r.secrets.write(ctx, res, stored, data, nil); err != nil {
+			return err
+		}
 	}
 	res.Status.InvitedAdmins = append(res.Status.InvitedAdmins, todo...)
 	return nil
