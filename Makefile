@@ -85,7 +85,8 @@ lint:
 ## in-order throughput, one vs three replicas with a rolling restart, and the hot statements prepared
 ## vs not (GET company and customer, same build, one run), on PostgreSQL + Redis; and on a Patroni
 ## cluster of its own (root): planning's share of PostgreSQL's time and a failover's write gap; the
-## FHIR door's paging and searches, and a FHIR export of a million records against the native sync.
+## FHIR door's paging and searches, a FHIR export of a million records against the native sync, and
+## a quiet practice's reads beside a busy one with and without its share of the replica.
 ## Exits non-zero if a target is missed.
 bench: build
 	$(GO) test -run=NONE -bench=. -benchmem ./...
@@ -104,7 +105,8 @@ bench: build
 	$(GO) run ./test/bench/failover -binary $(BIN); failover=$$?; \
 	$(GO) run ./test/bench/fhir -binary $(BIN); fhir=$$?; \
 	$(GO) run ./test/bench/fhirexport -binary $(BIN); fhirexport=$$?; \
-	exit $$((upload | oauth | booking | records | batch | devices | exchange | audit | webhooks | replicas | prepared | failover | fhir | fhirexport))
+	$(GO) run ./test/bench/neighbours -binary $(BIN); neighbours=$$?; \
+	exit $$((upload | oauth | booking | records | batch | devices | exchange | audit | webhooks | replicas | prepared | failover | fhir | fhirexport | neighbours))
 
 ## fuzz: run each fuzz target for FUZZTIME (their seed corpora run in `make test`), then the
 ## bad-input suite with 20,000 random requests more per backend (the seed is logged)

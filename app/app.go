@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -9,6 +10,8 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/uptrace/bun"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/fx"
 
 	"github.com/praxis-health/praxis/adapters/blobstore"
@@ -185,7 +188,8 @@ var HTTP = fx.Module("http",
 			return httpapi.OAuthOptions{PublicURL: cfg.PublicURL, TrustedProxies: cfg.Proxies()}
 		},
 		asRoute(httpapi.NewOAuth),
-		asRoute(httpapi.NewResources, fx.ParamTags(``, ``, ``, ``, `group:"sections"`)),
+		newCompanyShare,
+		asRoute(httpapi.NewResources, fx.ParamTags(``, ``, ``, ``, ``, `group:"sections"`)),
 		asSection(httpapi.NewCompanySection),
 		asSection(httpapi.NewRecords),
 		asSection(httpapi.NewBookingSection),
@@ -194,8 +198,8 @@ var HTTP = fx.Module("http",
 		asSection(httpapi.NewWebhookEndpoints),
 		asSection(httpapi.NewDeviceOrders),
 		asRoute(func(cfg Config, tel httpkit.Telemetry, auth ports.Authorizer, records ports.Records, files ports.Files, booking ports.Booking,
-			profiles ports.CompanyProfiles, exports ports.Exports, auditor ports.Auditor) *fhir.Server {
-			return fhir.New(auth, records, files, booking, profiles, exports, auditor, fhir.Options{PublicURL: cfg.PublicURL, TokenPath: httpapi.TokenPath,
+			profiles ports.CompanyProfiles, exports ports.Exports, auditor ports.Auditor, share *httpkit.CompanyShare) *fhir.Server {
+			return fhir.New(auth, records, files, booking, profiles, exports, auditor, fhir.Options{PublicURL: cfg.PublicURL, TokenPath: httpapi.TokenPath, Share: share,
 				TrustedProxies: cfg.Proxies(), AuditFailures: httpapi.AuditFailures(tel)})
 		}),
 		usecase.NewAdmin,
@@ -210,6 +214,30 @@ var HTTP = fx.Module("http",
 	),
 	fx.Invoke(serveHTTP, startSweeper, startAuditSweeper, startPatientIndexer),
 )
+
+// companyShareWait is how long a request beyond its company's share waits for a slot.
+const companyShareWait = 100 * time.Millisecond
+
+// newCompanyShare bounds the requests of one company a replica serves at
+// once (PRAXIS_COMPANY_CONCURRENCY; by default half the database pool, at
+// least 2), counting refusals by the company's plan. Half, because on the
+// benchmark's replica (test/bench/neighbours) half the pool brought another
+// practice's p99 beside a busy one to about two thirds (the whole pool: no
+// change), for about an eighth of the busy practice's pages.
+func newCompanyShare(cfg Config, tel *telemetry.Telemetry) (*httpkit.CompanyShare, error) {
+	limit := cfg.CompanyConcurrency
+	if limit == 0 {
+		limit = max(2, cmp.Or(cfg.DatabaseMaxConns, sqlstore.DefaultMaxConns())/2)
+	}
+	busy, err := tel.Meter.Meter("github.com/praxis-health/praxis").Int64Counter("praxis.company.busy",
+		metric.WithDescription("Requests refused because their practice had as many running on this replica as its share allows (429 company-busy)"))
+	if err != nil {
+		return nil, err
+	}
+	return httpkit.NewCompanyShare(limit, companyShareWait, func(ctx context.Context, plan domain.Plan) {
+		busy.Add(ctx, 1, metric.WithAttributes(attribute.String("plan", plan.String())))
+	}), nil
+}
 
 // newSite is the practice's settings pages on the token store's sessions.
 func newSite(cfg Config, settings ports.Settings, sessions ports.Sessions, attempts ports.AttemptCounter, auditor ports.Auditor,

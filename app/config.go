@@ -35,6 +35,12 @@ type Config struct {
 	// a pool about as wide as the CPUs costs PostgreSQL less per query than a wide one whose
 	// backends sleep between queries.
 	DatabaseMaxConns int `env:"PRAXIS_DATABASE_MAX_CONNS" envDefault:"0"`
+	// CompanyConcurrency is how many requests of one practice a replica serves at once through
+	// the resource API and FHIR (a bridge's long poll holds none while it waits): its share of the
+	// database pool, so that one practice's heavy day cannot take the pool from the others. As many
+	// more wait up to 100 ms; any other is answered 429 `company-busy` with `Retry-After: 1`. `0`:
+	// half the database pool (`PRAXIS_DATABASE_MAX_CONNS`, or its default), at least 2.
+	CompanyConcurrency int `env:"PRAXIS_COMPANY_CONCURRENCY" envDefault:"0"`
 	// BlobURL is where file bytes live: `file://DIR` (made absolute; praxis adds `create_dir=true`,
 	// `no_tmp_dir=true` and `metadata=skip` unless the URL says otherwise), `mem://` (tests),
 	// `s3://bucket?endpoint=…&region=…`.
@@ -214,6 +220,8 @@ func LoadConfig() (Config, error) {
 		return Config{}, fmt.Errorf("PRAXIS_TOKEN_TTL must be at least 1s")
 	case cfg.DatabaseMaxConns < 0:
 		return Config{}, fmt.Errorf("PRAXIS_DATABASE_MAX_CONNS must be 0 (by the CPUs) or more")
+	case cfg.CompanyConcurrency < 0:
+		return Config{}, fmt.Errorf("PRAXIS_COMPANY_CONCURRENCY must be 0 (the pool's size) or more")
 	case cfg.AuthMaxFailures < 1:
 		return Config{}, fmt.Errorf("PRAXIS_AUTH_MAX_FAILURES must be at least 1")
 	case cfg.AuthFailureWindow < time.Millisecond || cfg.AuthLockout < time.Millisecond:

@@ -121,6 +121,10 @@ func startServerOn(t *testing.T, b backend, addr string, anyAddr bool, extraEnv 
 		// Servers of parallel tests share the machine's Redis: each deployment
 		// keeps its own keys (its replicas share them).
 		"PRAXIS_REDIS_PREFIX="+testenv.RedisPrefix(),
+		// Tests that fire 16 or 50 requests of one practice at once test
+		// what they name, not the company's share of the pool (its default,
+		// half the pool, would refuse some): TestCompanyShare holds that.
+		"PRAXIS_COMPANY_CONCURRENCY=1000",
 	)
 	s.env = append(s.env, extraEnv...)
 	s.launch(t, addr)

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -53,5 +54,80 @@ func TestRateLimits(t *testing.T) {
 		if r := s.getCompany(t, other); r.status != 200 || !strings.HasPrefix(r.header.Get("RateLimit"), `"default";r=3;t=`) {
 			t.Errorf("another client: %d %q", r.status, r.header.Get("RateLimit"))
 		}
+	})
+}
+
+// TestCompanyShare: a practice has at most its share of a replica running at
+// once — by default half the database pool, at least 2 (here 2): of many requests of
+// one practice at once some are refused 429 company-busy with Retry-After
+// 1, while another practice's requests all pass; a bridge's long polls
+// hold no slot while they wait.
+func TestCompanyShare(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, b backend) {
+		s := startServer(t, b, "PRAXIS_DATABASE_MAX_CONNS=2", "PRAXIS_COMPANY_CONCURRENCY=0", unlimitedRates)
+		busy := newPractice(t, s)
+		quiet := s.newCompany(t, 1<<20)
+		quietToken := s.tokenFor(t, s.newClient(t, quiet, ""))
+
+		// Three long polls of the busy practice's device wait while it works.
+		cred := s.request(t, http.MethodPost, resource+"devices/"+busy.device+"/credential", "", "", busy.auth)
+		if cred.status != http.StatusOK {
+			t.Fatalf("credential: %d %s", cred.status, cred.body)
+		}
+		bridge := s.tokenFor(t, oauthClient{ID: cred.decode(t)["client_id"].(string), Secret: cred.decode(t)["client_secret"].(string)})
+		var polls sync.WaitGroup
+		for range 3 {
+			polls.Go(func() {
+				if r := s.request(t, http.MethodGet, resource+"device-outbox?wait=2", "", "", "Authorization: Bearer "+bridge); r.status != http.StatusOK {
+					t.Errorf("long poll: %d %s", r.status, r.body)
+				}
+			})
+		}
+		time.Sleep(300 * time.Millisecond) // the polls are waiting
+		if r := busy.get(t, "company"); r.status != http.StatusOK {
+			t.Errorf("a request beside three long polls of a share of 2: %d %s", r.status, r.body)
+		}
+
+		refused, quietAnswers := 0, 0
+		for round := 0; round < 20 && refused == 0; round++ {
+			start := make(chan struct{})
+			var mu sync.Mutex
+			var wg sync.WaitGroup
+			for range 40 {
+				wg.Go(func() {
+					<-start
+					r := busy.get(t, "customers?limit=100")
+					if r.status == http.StatusOK {
+						return
+					}
+					mu.Lock()
+					defer mu.Unlock()
+					refused++
+					if r.status != http.StatusTooManyRequests || r.decode(t)["type"] != "company-busy" || r.header.Get("Retry-After") != "1" {
+						t.Errorf("beyond the share: %d %s (Retry-After %q)", r.status, r.body, r.header.Get("Retry-After"))
+					}
+				})
+			}
+			wg.Go(func() {
+				<-start
+				for range 5 {
+					r := s.getCompany(t, quietToken)
+					if r.status != http.StatusOK {
+						t.Errorf("the quiet practice beside a busy one: %d %s", r.status, r.body)
+					}
+					mu.Lock()
+					quietAnswers++
+					mu.Unlock()
+				}
+			})
+			close(start)
+			wg.Wait()
+		}
+		polls.Wait()
+		if refused == 0 {
+			t.Error("20 rounds of 40 requests at once, none refused: the share does not hold")
+		}
+		t.Logf("refused %d of the busy practice's requests; the quiet practice's %d all answered", refused, quietAnswers)
 	})
 }

@@ -38,6 +38,8 @@ type Options struct {
 	TrustedProxies []netip.Prefix
 	// AuditFailures counts answers refused because their audit event could not be written.
 	AuditFailures metric.Int64Counter
+	// Share bounds the requests of one company that run at once (nil: no bound).
+	Share *httpkit.CompanyShare
 }
 
 // Server serves the FHIR door.
@@ -87,7 +89,7 @@ func (s *Server) Register(app fiber.Router) {
 }
 
 func (s *Server) guard() fiber.Handler {
-	return httpkit.BearerCheck{Authenticate: s.authenticate, BodyLimit: bodyLimit, Refuse: refuse}.Handler
+	return httpkit.BearerCheck{Authenticate: s.authenticate, BodyLimit: bodyLimit, Refuse: refuse, Share: s.opts.Share}.Handler
 }
 
 func (s *Server) authenticate(ctx context.Context, token string) (domain.Grant, ratelimit.State, error) {

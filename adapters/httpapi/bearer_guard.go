@@ -17,7 +17,7 @@ func grantOf(c *fiber.Ctx) domain.Grant { return httpkit.GrantOf(c) }
 // guard is the RFC 6750 bearer check (httpkit.BearerCheck), refusing in
 // the resource API's words.
 func (h *Resources) guard() fiber.Handler {
-	return httpkit.BearerCheck{Authenticate: h.authenticate, BodyLimit: httpkit.SmallBodyLimit, Refuse: refuseBearer}.Handler
+	return httpkit.BearerCheck{Authenticate: h.authenticate, BodyLimit: httpkit.SmallBodyLimit, Refuse: refuseBearer, Share: h.share}.Handler
 }
 
 func (h *Resources) authenticate(ctx context.Context, token string) (domain.Grant, ratelimit.State, error) {

@@ -303,7 +303,8 @@ func problemResponse(desc string) object {
 func guarded(responses object) object {
 	responses["503"] = problemResponse("a dependency is unavailable (service-unavailable); Retry-After says when to try again")
 	responses["429"] = problemResponse("the client's rate limit is used up (rate-limited); Retry-After says when the window ends. " +
-		"Every answer after the bearer check carries RateLimit-Policy and RateLimit")
+		"Every answer after the bearer check carries RateLimit-Policy and RateLimit. Or the practice has as many requests running " +
+		"on this server as its share allows (company-busy); Retry-After: 1")
 	responses["400"] = ref("responses", "BearerInvalidRequest")
 	responses["401"] = ref("responses", "Unauthorized")
 	responses["403"] = ref("responses", "Forbidden")

@@ -23,7 +23,7 @@ func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
 	}
 	app := httpapi.Hosted(httpkit.Telemetry{}, nil, httpapi.NewUploads(nil, nil, nil, httpapi.UploadOptions{}, httpkit.Telemetry{}), httpapi.NewHealth(nil), served, httpapi.NewMetrics(http.NotFoundHandler()),
 		httpapi.NewOAuth(nil, httpapi.OAuthOptions{}, httpkit.Telemetry{}), httpapi.NewDocs(),
-		httpapi.NewResources(nil, nil, httpapi.OAuthOptions{}, httpkit.Telemetry{}, []httpkit.Route{httpapi.NewCompanySection(nil), httpapi.NewRecords(nil), httpapi.NewFilesSection(nil, httpapi.UploadOptions{}), httpapi.NewAuditEvents(nil)}))
+		httpapi.NewResources(nil, nil, httpapi.OAuthOptions{}, httpkit.Telemetry{}, nil, []httpkit.Route{httpapi.NewCompanySection(nil), httpapi.NewRecords(nil), httpapi.NewFilesSection(nil, httpapi.UploadOptions{}), httpapi.NewAuditEvents(nil)}))
 	resp, err := app.Test(httptest.NewRequest("GET", "/api/oauth/v2/openapi.json", nil))
 	if err != nil {
 		t.Fatal(err)

@@ -15,13 +15,15 @@ const resourcePrefix = "/api/oauth/v2/resource"
 type Resources struct {
 	auth     ports.Authorizer
 	door     httpkit.AuditDoor
+	share    *httpkit.CompanyShare
 	sections []httpkit.Route
 }
 
 // NewResources guards sections with auth; every request with a valid
 // token is an audit event of its company.
-func NewResources(auth ports.Authorizer, auditor ports.Auditor, opts OAuthOptions, tel httpkit.Telemetry, sections []httpkit.Route) *Resources {
-	return &Resources{auth: auth, door: newAuditDoor(auditor, opts.TrustedProxies, tel), sections: sections}
+func NewResources(auth ports.Authorizer, auditor ports.Auditor, opts OAuthOptions, tel httpkit.Telemetry, share *httpkit.CompanyShare,
+	sections []httpkit.Route) *Resources {
+	return &Resources{auth: auth, door: newAuditDoor(auditor, opts.TrustedProxies, tel), share: share, sections: sections}
 }
 
 // Register mounts the guard first, so that no section, and no unknown path

@@ -75,6 +75,8 @@ type BearerCheck struct {
 	// BodyLimit bounds the body read to look for a token sent in it.
 	BodyLimit int
 	Refuse    func(c *fiber.Ctx, r Refusal) error
+	// Share bounds the requests of one company that run at once (nil: no bound).
+	Share *CompanyShare
 }
 
 // Handler is the check as a fiber handler.
@@ -112,6 +114,16 @@ func (b BearerCheck) Handler(c *fiber.Ctx) error {
 		return b.Refuse(c, Refusal{Status: fiber.StatusTooManyRequests, Code: "rate-limited",
 			Description: "this client's rate limit is used up for now; Retry-After says when the window ends", RetryAfter: rate.ResetSeconds()})
 	}
+	release, ok := b.Share.Acquire(c.UserContext(), grant.CompanyID)
+	if !ok {
+		if b.Share.refused != nil {
+			b.Share.refused(context.WithoutCancel(c.UserContext()), grant.Plan)
+		}
+		return b.Refuse(c, Refusal{Status: fiber.StatusTooManyRequests, Code: "company-busy",
+			Description: "the practice has as many requests running on this server as its share allows; Retry-After says when to try again", RetryAfter: 1})
+	}
+	defer release()
+	c.Locals(shareKey{}, release)
 	return c.Next()
 }
 

@@ -35,9 +35,12 @@ func Streaming(c *fiber.Ctx) error {
 
 // Longer moves the request's deadline extra later for the handlers after
 // it: a long poll's longest wait on top of the usual deadline. The
-// context's values stay.
+// context's values stay; the request's slot of its company's share is
+// given back (CompanyShare).
 func Longer(extra time.Duration) fiber.Handler {
 	return func(c *fiber.Ctx) error {
+		// A request that may wait this long holds no slot of its company's share.
+		ReleaseShare(c)
 		ctx := c.UserContext()
 		deadline, ok := ctx.Deadline()
 		if !ok {

@@ -36,8 +36,11 @@ func Start(binary string, env ...string) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Load programs measure throughput: the per-client rate limits would cap it.
-	return StartAt(binary, addr, append([]string{"PRAXIS_RATE_LIMITS=basic=100000000/m,pro=100000000/m,enterprise=100000000/m"}, env...)...)
+	// Load programs measure throughput: the per-client rate limits would cap
+	// it, and so would a practice's share of the replica (64 clients of one
+	// practice); test/bench/neighbours sets the share it measures.
+	return StartAt(binary, addr, append([]string{"PRAXIS_RATE_LIMITS=basic=100000000/m,pro=100000000/m,enterprise=100000000/m",
+		"PRAXIS_COMPANY_CONCURRENCY=100000"}, env...)...)
 }
 
 // StartAt runs `praxis serve` with env on addr and waits until it is ready.

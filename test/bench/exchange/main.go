@@ -2,6 +2,9 @@
 // the built binary, PostgreSQL and Redis, in one run:
 //   - `praxis admin import` of a million NDJSON lines (notes of one patient):
 //     lines/s and the importer's peak RSS (targets ≥ 10,000 lines/s, < 200 MB);
+//   - `praxis admin company erase` of that practice afterwards: rows/s next
+//     to the import's lines/s (target ≥ 1: ending a practice is not slower
+//     than filling it), and how long its one transaction held the rows;
 //   - GET files/{id}/download of a 15 MiB file in MB/s next to reading the
 //     same blob straight from disk (target ≥ 0.5 of it), and the server's RSS
 //     while 16 downloads run at once (it must stay flat: bytes stream).
@@ -164,10 +167,34 @@ func run(binary, pgURL, redisURL, section string, lines int, minLines, maxRSS, m
 	growth := peak - before
 	fmt.Printf("server RSS under 16 parallel downloads (64 × 15 MiB): %.0f MB before, %.0f MB peak, growth %.0f MB (target < %.0f)\n",
 		before, peak, growth, maxGrowth)
-	if lines > 0 && (rate < minLines || rss >= maxRSS) || ratio < minRatio || growth >= maxGrowth {
+	eraseRatio := 0.0
+	if lines > 0 {
+		erased, elapsed, err := eraseRun(srv, company.ID)
+		if err != nil {
+			return err
+		}
+		eraseRatio = float64(erased) / elapsed.Seconds() / rate
+		fmt.Printf("erasure of the practice afterwards: %d rows and objects in %.1f s, %.0f rows/s; over the import's lines/s %.2f (target ≥ 1)\n",
+			erased, elapsed.Seconds(), float64(erased)/elapsed.Seconds(), eraseRatio)
+	}
+	if lines > 0 && (rate < minLines || rss >= maxRSS || eraseRatio < 1) || ratio < minRatio || growth >= maxGrowth {
 		return fmt.Errorf("target missed")
 	}
 	return nil
+}
+
+// eraseRun erases the company with the built binary: the rows it deleted
+// and the time the command took.
+func eraseRun(srv *benchserver.Deployment, company string) (int64, time.Duration, error) {
+	var report struct {
+		Rows    int64 `json:"rows_erased"`
+		Objects int64 `json:"objects_erased"`
+	}
+	t0 := time.Now()
+	if err := srv.Admin(&report, "admin", "company", "erase", "--company", company, "--confirm", company, "--by", "bench", "--json"); err != nil {
+		return 0, 0, fmt.Errorf("erase: %w", err)
+	}
+	return report.Rows + report.Objects, time.Since(t0), nil
 }
 
 // importRun imports lines of section (notes of one patient, or customers)
