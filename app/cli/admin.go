@@ -222,9 +222,13 @@ func companyEraseCmd() *cobra.Command {
 				if asJSON {
 					return printJSON(cmd.OutOrStdout(), out)
 				}
-				_, err = fmt.Fprintf(cmd.OutOrStdout(), "company %s erased at %s by %s: %d rows, %d stored objects; audit chain ended at event %d (%s)\n"+
+				chain := "no audit events"
+				if out.AuditSeq > 0 {
+					chain = fmt.Sprintf("audit chain ended at event %d (%s)", out.AuditSeq, out.AuditHash)
+				}
+				_, err = fmt.Fprintf(cmd.OutOrStdout(), "company %s erased at %s by %s: %d rows, %d stored objects; %s\n"+
 					"proof: %d tables walked, no row left; blob store walked, no object left\n",
-					out.CompanyID, out.ErasedAt.Format(time.RFC3339), out.ErasedBy, out.Rows, out.Objects, out.AuditSeq, out.AuditHash, len(out.Remaining))
+					out.CompanyID, out.ErasedAt.Format(time.RFC3339), out.ErasedBy, out.Rows, out.Objects, chain, len(out.Remaining))
 				return err
 			})
 		},

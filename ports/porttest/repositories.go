@@ -562,8 +562,12 @@ func filesConditions(t *testing.T, r Repositories) {
 			t.Fatal(err)
 		}
 	}
+	// Listed once no older transaction of the cluster is open (on PostgreSQL
+	// another package's may be): wait for A's three and B's one, which was
+	// written last — A's listed do not mean B's is.
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if page, _ := r.Files.List(ctx, a.ID, domain.ListQuery{Limit: 10}); len(page.Files) == 3 {
+		mine, _ := r.Files.List(ctx, a.ID, domain.ListQuery{Limit: 10})
+		if others, _ := r.Files.List(ctx, b.ID, domain.ListQuery{Limit: 10}); len(mine.Files) == 3 && len(others.Files) == 1 {
 			break
 		}
 	}
