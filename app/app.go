@@ -65,7 +65,7 @@ func AdminOptions(cfg Config) fx.Option {
 		Blobs,
 		Tokens,
 		fx.Provide(usecase.NewAdmin, usecase.NewMaintenance, usecase.NewExchange, usecase.NewUploads, usecase.NewDeprecations, usecase.NewAuditor, usecase.NewSettings,
-			func() ports.Sniffer { return sniff.Sniffer{} }),
+			usecase.NewRestore, func() ports.Sniffer { return sniff.Sniffer{} }, func() ports.RestoreSources { return sqlstore.RestoreSources{} }),
 	)
 }
 

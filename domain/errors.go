@@ -28,6 +28,14 @@ var (
 	ErrNotADevice = errors.New("the token is not a device's credential")
 )
 
+// ErrNotPraxisDatabase: a database named as a restore's source holds no
+// praxis schema (docs/contract.md §6).
+var ErrNotPraxisDatabase = errors.New("the database holds no praxis schema")
+
+// ErrSchemaDiffers: a restore's source was migrated to another schema than
+// this build's; it is migrated to production's first.
+var ErrSchemaDiffers = errors.New("the database's schema is not this build's")
+
 // ValidationError is a rejected value of one named field.
 type ValidationError struct {
 	Field   string

@@ -306,6 +306,9 @@ type Calendar interface {
 	Busy(ctx context.Context, company domain.CompanyID, users []domain.UUID, from, until time.Time, dst []slots.Busy) ([]slots.Busy, error)
 	// Lock serializes the bookings of one user until the transaction ends.
 	Lock(ctx context.Context, company domain.CompanyID, user domain.UUID) error
+	// Blocking answers the ids of the active appointments of user whose
+	// blocked time overlaps [from, until).
+	Blocking(ctx context.Context, company domain.CompanyID, user domain.UUID, from, until time.Time) ([]string, error)
 }
 
 // Booking serves a public booking widget (docs/sections.md §1).

@@ -55,6 +55,25 @@ type Erasures interface {
 	Remaining(ctx context.Context, company domain.CompanyID) (map[string]int64, error)
 }
 
+// RestoreSources opens a copy of the database as it was at an earlier
+// time — a point-in-time restore on a side instance — for the company
+// restore (docs/contract.md §6).
+type RestoreSources interface {
+	// Open connects to the copy a database URL names. It refuses one that
+	// is no praxis database (domain.ErrNotPraxisDatabase) or whose schema is
+	// not this build's (domain.ErrSchemaDiffers: migrate it first).
+	Open(ctx context.Context, databaseURL string) (RestoreSource, error)
+}
+
+// RestoreSource is one copy, read only.
+type RestoreSource interface {
+	// Company answers the company as the copy holds it; domain.ErrNotFound when it holds none.
+	Company(ctx context.Context, id domain.CompanyID) (domain.Company, error)
+	// List pages through a section of the copy, as RecordStore.List.
+	List(ctx context.Context, company domain.CompanyID, kind *domain.Kind, q domain.ListQuery) (Page, error)
+	Close() error
+}
+
 // CustomerRepository keeps patients.
 type CustomerRepository interface {
 	// Create stores c; with c.ID zero the store assigns the next id.

@@ -92,6 +92,18 @@ func startPostgres(t *testing.T) (*privatePostgres, string) {
 // on addr), its commands run after the prefix netns.
 func startPostgresOn(t *testing.T, host, addr string, netns []string) (*privatePostgres, string) {
 	t.Helper()
+	return startPostgresConf(t, host, addr, netns, nil)
+}
+
+// startPostgresWith starts a cluster on loopback whose postgresql.conf
+// ends with the lines conf answers for its folder.
+func startPostgresWith(t *testing.T, conf func(dir string) []string) (*privatePostgres, string) {
+	t.Helper()
+	return startPostgresConf(t, "127.0.0.1", testenv.FreeAddr(t), nil, conf)
+}
+
+func startPostgresConf(t *testing.T, host, addr string, netns []string, conf func(dir string) []string) (*privatePostgres, string) {
+	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("the PostgreSQL fault drill runs its own cluster as the postgres user: it needs root")
 	}
@@ -122,6 +134,14 @@ func startPostgresOn(t *testing.T, host, addr string, netns []string) (*privateP
 		}
 		_, _ = fmt.Fprintf(hba, "host all all %s/24 trust\n", host)
 		_ = hba.Close()
+	}
+	if conf != nil {
+		settings, err := os.OpenFile(filepath.Join(dir, "data", "postgresql.conf"), os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = fmt.Fprintln(settings, strings.Join(conf(dir), "\n"))
+		_ = settings.Close()
 	}
 	_, port, _ := net.SplitHostPort(addr)
 	pg := &privatePostgres{dir: dir, port: port, pgCtl: filepath.Join(bin, "pg_ctl"), host: host, netns: netns}

@@ -68,6 +68,26 @@ func (c *Calendar) Busy(ctx context.Context, company domain.CompanyID, users []d
 	return dst, translate(rows.Err())
 }
 
+// Blocking answers the active appointments of user that block part of [from, until).
+func (c *Calendar) Blocking(ctx context.Context, company domain.CompanyID, user domain.UUID, from, until time.Time) ([]string, error) {
+	if !domain.ValidObjectID(string(user)) {
+		return nil, nil
+	}
+	var ids []uuid.UUID
+	err := tenantOf(conn(ctx, c.db), company).Select("appointment_spans").Column("appointment_id").
+		Where("user_id = ?", uuid.MustParse(string(user))).Where("active").
+		Where("starts_at < ?", until.Unix()).Where("blocks_until > ?", from.Unix()).
+		OrderExpr("starts_at, appointment_id").Scan(ctx, &ids)
+	if err != nil {
+		return nil, translate(err)
+	}
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = id.String()
+	}
+	return out, nil
+}
+
 // Lock serializes the bookings of one user until the transaction ends. On
 // PostgreSQL a transaction-scoped advisory lock; SQLite's immediate
 // transactions are serialized already.

@@ -4,10 +4,8 @@ import (
 	"context"
 	"embed"
 	"fmt"
-	"io/fs"
 
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/dialect"
 	"github.com/uptrace/bun/migrate"
 )
 
@@ -19,19 +17,11 @@ var migrationFiles embed.FS
 // Migrate applies every pending migration. Replicas starting together
 // serialise on the migrator's lock table.
 func Migrate(ctx context.Context, db *bun.DB) error {
-	dir := "migrations/sqlite"
-	if db.Dialect().Name() == dialect.PG {
-		dir = "migrations/postgres"
-	}
-	sub, err := fs.Sub(migrationFiles, dir)
+	ms, err := migrations(db)
 	if err != nil {
 		return err
 	}
-	migrations := migrate.NewMigrations()
-	if err := migrations.Discover(sub); err != nil {
-		return fmt.Errorf("discover migrations: %w", err)
-	}
-	migrator := migrate.NewMigrator(db, migrations, migrate.WithMarkAppliedOnSuccess(true))
+	migrator := migrate.NewMigrator(db, ms, migrate.WithMarkAppliedOnSuccess(true))
 	if err := migrator.Init(ctx); err != nil {
 		return fmt.Errorf("init migrations: %w", err)
 	}

@@ -21,7 +21,7 @@ import (
 func adminCmd() *cobra.Command {
 	admin := &cobra.Command{Use: "admin", Short: "Manage companies, customers and clients"}
 	company := &cobra.Command{Use: "company", Short: "Manage companies"}
-	company.AddCommand(companyCreateCmd(), rotateUploadSecretCmd(), companyHoldCmd(), companyEraseCmd())
+	company.AddCommand(companyCreateCmd(), rotateUploadSecretCmd(), companyHoldCmd(), companyEraseCmd(), restoreCmd())
 	customer := &cobra.Command{Use: "customer", Short: "Manage customers"}
 	customer.AddCommand(customerCreateCmd())
 	client := &cobra.Command{Use: "client", Short: "Manage OAuth clients of integrators"}

@@ -127,3 +127,65 @@ func exportCmd() *cobra.Command {
 	_ = cmd.MarkFlagRequired("company")
 	return cmd
 }
+
+func restoreCmd() *cobra.Command {
+	var companyID, from, sections string
+	var dryRun, asJSON bool
+	cmd := &cobra.Command{
+		Use:   "restore --from DATABASE_URL --company UUID [--sections a,b] [--dry-run] [--json]",
+		Short: "Bring a company's objects back from a copy of the database at an earlier time, as new versions; conflicts are reported, not written",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			company, err := domain.ParseCompanyID(companyID)
+			if err != nil {
+				return fmt.Errorf("--company: %w", err)
+			}
+			opts := usecase.RestoreOptions{DryRun: dryRun}
+			if sections != "" {
+				opts.Sections = strings.Split(sections, ",")
+			}
+			return withUseCase(cmd, func(ctx context.Context, r *usecase.Restore) error {
+				report, err := r.Run(ctx, company, from, opts)
+				var bad *usecase.ImportErrors
+				switch {
+				case errors.As(err, &bad):
+					for _, l := range bad.Lines {
+						_, _ = fmt.Fprintln(cmd.ErrOrStderr(), l.String())
+					}
+					_, _ = fmt.Fprintln(cmd.ErrOrStderr(), "nothing was restored")
+					return errReported
+				case errors.Is(err, usecase.ErrNotInSource):
+					return fmt.Errorf("--from: the source holds no company %s", company)
+				case errors.Is(err, domain.ErrNotFound):
+					return fmt.Errorf("--company: no company %s here (an erased one is not restored: import its export)", company)
+				case errors.Is(err, domain.ErrNotPraxisDatabase), errors.Is(err, domain.ErrSchemaDiffers):
+					return fmt.Errorf("--from: %w", err)
+				case err != nil:
+					return err
+				}
+				if asJSON {
+					return printJSON(cmd.OutOrStdout(), report)
+				}
+				w := cmd.OutOrStdout()
+				verb := "restored"
+				if dryRun {
+					verb = "would restore (dry run: nothing written)"
+				}
+				_, _ = fmt.Fprintf(w, "%s: recreated %v, reverted %v; unchanged %d; conflicts %d\n",
+					verb, report.Recreated, report.Reverted, report.Unchanged, len(report.Conflicts))
+				for _, c := range report.Conflicts {
+					_, _ = fmt.Fprintf(w, "conflict: %s %s: %s\n", c.Section, c.ID, c.Reason)
+				}
+				return nil
+			})
+		},
+	}
+	cmd.Flags().StringVar(&companyID, "company", "", "company id (required)")
+	cmd.Flags().StringVar(&from, "from", "", "the copy's database URL: postgres://… or sqlite:PATH (required)")
+	cmd.Flags().StringVar(&sections, "sections", "", "comma-separated section slugs (default: every section)")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "compare and check, write nothing")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	_ = cmd.MarkFlagRequired("company")
+	_ = cmd.MarkFlagRequired("from")
+	return cmd
+}

@@ -61,6 +61,9 @@ type LineError struct {
 	Line    int
 	Field   string
 	Message string
+	// Span counts the lines after Line the error is about too (a batch
+	// refused as one); 0 for one line's.
+	Span int
 }
 
 func (e LineError) String() string {
@@ -135,6 +138,11 @@ var attrSections = []string{"users", "locations", "services", "illness-notificat
 // every line in one transaction. A line that changes nothing writes nothing.
 // With dryRun the transaction is rolled back: the report says what would happen.
 func (e *Exchange) Import(ctx context.Context, company domain.CompanyID, src io.ReadSeeker, dryRun bool) (ImportReport, error) {
+	return e.importAs(ctx, company, src, dryRun, audit.ActionImport, nil)
+}
+
+// importAs is Import, audited as action of sections.
+func (e *Exchange) importAs(ctx context.Context, company domain.CompanyID, src io.ReadSeeker, dryRun bool, action string, sections []string) (ImportReport, error) {
 	rc, err := ruleContextOf(ctx, e.companies, company, e.now)
 	if err != nil {
 		return ImportReport{}, err
@@ -164,7 +172,7 @@ func (e *Exchange) Import(ctx context.Context, company domain.CompanyID, src io.
 	}
 	report := ImportReport{Created: map[string]int{}, Updated: map[string]int{}, Deleted: map[string]int{}, SkippedFiles: v.skippedFiles}
 	errDryRun := errors.New("dry run")
-	ctx = e.operatorAccess(ctx, audit.ActionImport, nil)
+	ctx = e.operatorAccess(ctx, action, sections)
 	err = e.tx.InTx(ctx, func(ctx context.Context) error {
 		// Customers first, then the rest in file order, then what the written
 		// objects do to others (a health notification ends its illness
@@ -561,7 +569,8 @@ func (e *Exchange) applyBatch(ctx context.Context, company domain.CompanyID, bat
 	if err := e.store.Put(ctx, company, kind, put, existing, at); err != nil {
 		if errors.Is(err, domain.ErrConflict) {
 			return &ImportErrors{Lines: []LineError{{Line: batch[0].Line, Field: "id",
-				Message: fmt.Sprintf("a %s line of lines %d–%d names an id taken outside this company, or a value that must be unique", batch[0].Section, batch[0].Line, batch[len(batch)-1].Line)}}}
+				Message: fmt.Sprintf("a %s line of lines %d–%d names an id taken outside this company, or a value that must be unique", batch[0].Section, batch[0].Line, batch[len(batch)-1].Line),
+				Span:    batch[len(batch)-1].Line - batch[0].Line}}}
 		}
 		return err
 	}

@@ -34,6 +34,8 @@ const (
 	ActionUpload   = "upload"
 	ActionImport   = "import"
 	ActionExport   = "export"
+	// A company restored from a copy of the database (admin company restore).
+	ActionRestore = "restore"
 	// A native match (POST customers/match): the candidates answered.
 	ActionMatch = "match"
 	// The FHIR door's interactions (adapters/fhir): a read and a search of
@@ -503,7 +505,7 @@ func (a *Access) Written() bool {
 // object reached, and one entity per patient ("with Patient" profiles).
 func (e Event) BALP(company domain.CompanyID) map[string]any {
 	interaction := map[string]string{ActionRead: "read", ActionList: "search-type", ActionCreate: "create", ActionUpdate: "update",
-		ActionDelete: "delete", ActionDownload: "read", ActionUpload: "create", ActionImport: "create", ActionExport: "search-type",
+		ActionDelete: "delete", ActionDownload: "read", ActionUpload: "create", ActionImport: "create", ActionExport: "search-type", ActionRestore: "update",
 		ActionFHIRRead: "read", ActionFHIRSearch: "search-type", ActionFHIRCreate: "create", ActionFHIRUpdate: "update", ActionFHIRExport: "search-type",
 		ActionFHIRMatch: "operation", ActionMatch: "operation"}[e.Action]
 	crud := map[string]string{"read": "R", "search-type": "E", "create": "C", "update": "U", "delete": "D", "operation": "E"}[interaction]
