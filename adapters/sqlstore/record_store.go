@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -510,15 +512,16 @@ func (s *RecordStore) Put(ctx context.Context, company domain.CompanyID, kind *d
 		return err
 	}
 	at = at.UTC()
-	var fresh []ports.StoredObject
+	var fresh, replaced []ports.StoredObject
 	for _, o := range objs {
-		if _, ok := existing[o.ID]; !ok {
+		if _, ok := existing[o.ID]; ok {
+			replaced = append(replaced, o)
+		} else {
 			fresh = append(fresh, o)
-			continue
 		}
-		if err := s.replace(ctx, db, company, kind, o, change, at); err != nil {
-			return err
-		}
+	}
+	if err := s.replaceAll(ctx, db, company, kind, replaced, change, at); err != nil {
+		return err
 	}
 	if len(fresh) == 0 {
 		return nil
@@ -589,6 +592,60 @@ func (s *RecordStore) writtenAll(ctx context.Context, db bun.IDB, company domain
 		}
 		return nil
 	})
+}
+
+// replaceAll writes new payloads over objects of the company, live or
+// deleted, and makes them live: the records of a batch in one statement
+// (an UPDATE joined to their values: one statement per object made an
+// import of changes four times slower than one of new objects), customers
+// one by one with their search index.
+func (s *RecordStore) replaceAll(ctx context.Context, db bun.IDB, company domain.CompanyID, kind *domain.Kind, objs []ports.StoredObject, change int64, at time.Time) error {
+	t := tableOf(kind)
+	if t.kind == "" || len(objs) < 2 {
+		for _, o := range objs {
+			if err := s.replace(ctx, db, company, kind, o, change, at); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	cast := func(expr, typ string) string {
+		if db.Dialect().Name() == dialect.PG {
+			return expr + "::" + typ
+		}
+		return expr
+	}
+	var values strings.Builder
+	args := make([]any, 0, 3*len(objs))
+	for i, o := range objs {
+		if i > 0 {
+			values.WriteString(", ")
+		}
+		values.WriteString("(?, ?, ?)")
+		var customer *int64
+		if o.Customer != nil {
+			customer = ptr(int64(*o.Customer))
+		}
+		args = append(args, uuid.MustParse(o.ID).String(), string(o.Payload), customer)
+	}
+	res, err := tenantOf(db, company).Update("records").TableExpr("(SELECT column1 AS id, column2 AS payload, column3 AS customer_id FROM (VALUES "+values.String()+") AS x) AS v", args...).
+		Set("payload = "+cast("v.payload", "json")).Set("change = ?", change).Set("version = records.version + 1").
+		Set("updated_at = ?", at).Set("deleted_at = NULL").Set("customer_id = "+cast("v.customer_id", "bigint")).
+		Where("records.kind = ?", kind.Slug).Where("records.id = " + cast("v.id", "uuid")).Exec(ctx)
+	if err != nil {
+		return translate(err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return translate(err)
+	} else if n != int64(len(objs)) {
+		return fmt.Errorf("replace %d %s: %d rows changed", len(objs), kind.Slug, n)
+	}
+	for _, o := range objs {
+		if err := s.written(ctx, db, company, kind, o.ID, o.Payload); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // replace writes a new payload over an object of the company, live or deleted, and makes it live.

@@ -586,20 +586,26 @@ func versionsCount(t *testing.T, newRepos func(t *testing.T) RecordRepositories)
 	if got := existing[bystander.ID]; got.Version != 1 {
 		t.Errorf("an object beside them: version %d, want 1", got.Version)
 	}
-	// An import's replacement makes it live again, one more.
+	// An import's replacement makes it live again, one more; the live
+	// object beside it, replaced in the same batch, counts one more too.
+	changed := fmt.Appendf(nil, `{"customer_id":%d,"user_id":null,"appointment_id":null,"noted_on":"2026-03-11","title":"Replaced","text":"by a batch"}`, f.customer)
 	write(func(ctx context.Context) error {
-		return f.r.Records.Put(ctx, f.company, notes, []ports.StoredObject{{ID: note.ID, Customer: &f.customer, Payload: note.Payload}}, existing, time.Now())
+		return f.r.Records.Put(ctx, f.company, notes, []ports.StoredObject{{ID: note.ID, Customer: &f.customer, Payload: note.Payload},
+			{ID: bystander.ID, Customer: &f.customer, Payload: changed}}, existing, time.Now())
 	})
 	got, err := f.r.Records.Get(ctx, f.company, notes, note.ID, false)
-	if err != nil || got.Version != 6 {
-		t.Errorf("after a replacement: version %d %v, want 6", got.Version, err)
+	if err != nil || got.Version != 6 || got.Customer == nil || *got.Customer != f.customer {
+		t.Errorf("after a replacement: version %d customer %v %v, want 6 and %d", got.Version, got.Customer, err, f.customer)
+	}
+	if got, err := f.r.Records.Get(ctx, f.company, notes, bystander.ID, false); err != nil || got.Version != 2 || !strings.Contains(string(got.Payload), `"Replaced"`) {
+		t.Errorf("the object replaced beside it: version %d, %s %v; want 2 and the new payload", got.Version, got.Payload, err)
 	}
 	if theirs, err := f.r.Records.Get(ctx, other.ID, notes, foreign.ID, false); err != nil || theirs.Version != 1 {
 		t.Errorf("the other company's note: version %d %v, want 1", theirs.Version, err)
 	}
 	list, _ := followUntil(t, f.r.Records, f.company, notes, domain.ListQuery{Limit: 10, Customer: &f.customer}, 2)
 	for _, o := range list {
-		if want := map[string]int64{note.ID: 6, bystander.ID: 1}[o.ID]; o.Version != want {
+		if want := map[string]int64{note.ID: 6, bystander.ID: 2}[o.ID]; o.Version != want {
 			t.Errorf("the feed answers %s at version %d, want %d", o.ID, o.Version, want)
 		}
 	}
