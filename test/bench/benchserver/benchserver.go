@@ -76,8 +76,18 @@ func (s *Server) Replica(addr string) (*Server, error) {
 // FreeAddr is a loopback address no one listens on, for a program to take.
 func FreeAddr() (string, error) { return testenv.FreeLoopback() }
 
+// Offline is a deployment's stores without a server: its admin commands
+// run with env (a database and a blob store), and no process holds the
+// database open.
+func Offline(binary string, env ...string) *Server {
+	return &Server{Env: append(os.Environ(), env...), bin: binary, extra: env}
+}
+
 // Stop sends SIGTERM and waits for the process.
 func (s *Server) Stop() {
+	if s.Cmd == nil {
+		return
+	}
 	_ = s.Cmd.Process.Signal(syscall.SIGTERM)
 	_ = s.Cmd.Wait()
 }

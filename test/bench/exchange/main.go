@@ -5,6 +5,10 @@
 //   - `praxis admin company erase` of that practice afterwards: rows/s next
 //     to the import's lines/s (target ≥ 1: ending a practice is not slower
 //     than filling it), and how long its one transaction held the rows;
+//   - `praxis admin company restore` of a practice of 100,000 notes, every
+//     one changed since T, from a copy of its database at T: objects/s next
+//     to the import of the same changes (target ≥ 0.5: the restore is that
+//     import plus reading and comparing both sides);
 //   - GET files/{id}/download of a 15 MiB file in MB/s next to reading the
 //     same blob straight from disk (target ≥ 0.5 of it), and the server's RSS
 //     while 16 downloads run at once (it must stay flat: bytes stream).
@@ -15,6 +19,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"database/sql"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -26,9 +31,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/uptrace/bun/driver/pgdriver"
 
 	"github.com/praxis-health/praxis/domain"
 	"github.com/praxis-health/praxis/test/bench/benchserver"
@@ -42,15 +50,124 @@ func main() {
 	maxRSS := flag.Float64("max-import-rss-mb", 200, "target: the importer's peak RSS")
 	minRatio := flag.Float64("min-download-ratio", 0.5, "target: download MB/s over reading the blob from disk")
 	maxGrowth := flag.Float64("max-rss-growth-mb", 64, "target: server RSS growth under 16 parallel 15 MiB downloads")
+	restoreObjects := flag.Int("restore-objects", 100_000, "notes of the practice restored (0: no restore)")
+	minRestore := flag.Float64("min-restore-ratio", 0.5, "target: restored objects/s over the import's lines/s of the same changes")
 	flag.Parse()
 	if *section != "notes" && *section != "customers" && *section != "measurements" {
 		fmt.Fprintln(os.Stderr, "bench: -section notes, customers or measurements")
 		os.Exit(2)
 	}
+	if *restoreObjects > 0 {
+		restored, imported, err := restoreRun(*target.Binary, *target.Postgres, *restoreObjects)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		fmt.Printf("restore of a practice's %d notes, each changed since T, from a copy of its database at T: %.0f objects/s; "+
+			"the import of the same changes %.0f lines/s; ratio %.2f (target ≥ %.1f)\n", *restoreObjects, restored, imported, restored/imported, *minRestore)
+		if restored/imported < *minRestore {
+			fmt.Fprintln(os.Stderr, "bench: target missed")
+			os.Exit(1)
+		}
+	}
 	if err := run(*target.Binary, *target.Postgres, *target.Redis, *section, *lines, *minLines, *maxRSS, *minRatio, *maxGrowth); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
+}
+
+// restoreRun fills a practice of n notes on a database of its own with the
+// admin commands alone (no server holds it open), copies the database
+// whole as it is then (CREATE DATABASE … TEMPLATE: the side instance at T),
+// changes every note with an import, and restores the practice from the
+// copy: the restore's objects/s and the changing import's lines/s.
+func restoreRun(binary, pgURL string, n int) (float64, float64, error) {
+	dbURL, drop, err := benchserver.FreshDatabase(pgURL)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer drop()
+	dir, err := os.MkdirTemp("", "praxis-bench-restore-")
+	if err != nil {
+		return 0, 0, err
+	}
+	defer func() { _ = os.RemoveAll(dir) }()
+	stores := benchserver.Offline(binary, "PRAXIS_DATABASE_URL="+dbURL, "PRAXIS_BLOB_URL=file://"+filepath.Join(dir, "files"), "PRAXIS_REDIS_URL=")
+	company, err := stores.NewCompany(1 << 30)
+	if err != nil {
+		return 0, 0, err
+	}
+	customer, err := stores.NewCustomer(company.ID)
+	if err != nil {
+		return 0, 0, err
+	}
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = domain.NewObjectID()
+	}
+	notes := func(path, text string) error {
+		f, err := os.Create(path) //nolint:gosec // the bench's own temporary file
+		if err != nil {
+			return err
+		}
+		w := bufio.NewWriterSize(f, 1<<20)
+		for i, id := range ids {
+			_, _ = fmt.Fprintf(w, `{"section":"notes","id":%q,"data":{"customer_id":%d,"noted_on":"2026-03-10","title":"Phone call","text":"%s (%d)."}}`+"\n", id, customer, text, i)
+		}
+		if err := w.Flush(); err != nil {
+			return err
+		}
+		return f.Close()
+	}
+	var report struct {
+		Created map[string]int `json:"created"`
+		Updated map[string]int `json:"updated"`
+	}
+	before, after := filepath.Join(dir, "before.ndjson"), filepath.Join(dir, "after.ndjson")
+	if err := notes(before, "Patient called about the blood pressure readings"); err != nil {
+		return 0, 0, err
+	}
+	if err := notes(after, "Changed by an integrator's bug"); err != nil {
+		return 0, 0, err
+	}
+	if err := stores.Admin(&report, "admin", "import", "--company", company.ID, "--json", before); err != nil {
+		return 0, 0, err
+	}
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		return 0, 0, err
+	}
+	side := *u
+	side.Path += "_at_t"
+	admin := sql.OpenDB(pgdriver.NewConnector(pgdriver.WithDSN(pgURL)))
+	defer func() { _ = admin.Close() }()
+	if _, err := admin.Exec("CREATE DATABASE " + strings.TrimPrefix(side.Path, "/") + " TEMPLATE " + strings.TrimPrefix(u.Path, "/")); err != nil {
+		return 0, 0, fmt.Errorf("the copy at T: %w", err)
+	}
+	defer func() {
+		_, _ = admin.Exec("DROP DATABASE IF EXISTS " + strings.TrimPrefix(side.Path, "/") + " WITH (FORCE)")
+	}()
+	t0 := time.Now()
+	if err := stores.Admin(&report, "admin", "import", "--company", company.ID, "--json", after); err != nil {
+		return 0, 0, err
+	}
+	imported := float64(n) / time.Since(t0).Seconds()
+	if report.Updated["notes"] != n {
+		return 0, 0, fmt.Errorf("the changing import updated %v, want %d notes", report.Updated, n)
+	}
+	var restored struct {
+		Reverted  map[string]int `json:"reverted"`
+		Conflicts []any          `json:"conflicts"`
+	}
+	t0 = time.Now()
+	if err := stores.Admin(&restored, "admin", "company", "restore", "--from", side.String(), "--company", company.ID, "--json"); err != nil {
+		return 0, 0, err
+	}
+	rate := float64(n) / time.Since(t0).Seconds()
+	if restored.Reverted["notes"] != n || len(restored.Conflicts) != 0 {
+		return 0, 0, fmt.Errorf("the restore reverted %v with %d conflicts, want %d notes", restored.Reverted, len(restored.Conflicts), n)
+	}
+	return rate, imported, nil
 }
 
 func run(binary, pgURL, redisURL, section string, lines int, minLines, maxRSS, minRatio, maxGrowth float64) error {
