@@ -141,6 +141,9 @@ type RecordStore interface {
 	// are inserted, existing ones (deleted ones too) replaced and made live.
 	// An id taken by another company's object is domain.ErrConflict.
 	Put(ctx context.Context, company domain.CompanyID, kind *domain.Kind, objs []StoredObject, existing map[string]StoredObject, at time.Time) error
+	// Analyze refreshes the planner's statistics of the tables that hold
+	// kinds, after a bulk write (outside a transaction).
+	Analyze(ctx context.Context, kinds ...*domain.Kind) error
 }
 
 // SavedWrite is a write's first answer as an Idempotency-Key keeps it: the

@@ -2,10 +2,12 @@ package sqlstore
 
 import (
 	"context"
+	"time"
 
 	"github.com/uptrace/bun"
 
 	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/ports"
 )
 
 // HotTexts are the texts of the hot statements built so far, by key.
@@ -25,6 +27,11 @@ func WirePages() int64 { return wirePages.Load() }
 func ExistingQuery(db bun.IDB, company domain.CompanyID, kind *domain.Kind, ids []string) string {
 	t := tableOf(kind)
 	return existingByKey(db, company, t, t.idArgs(ids)).String()
+}
+
+// ReplaceQuery is the text of Put's replacement of a batch of objects of kind.
+func ReplaceQuery(db bun.IDB, company domain.CompanyID, kind *domain.Kind, objs []ports.StoredObject) string {
+	return replaceBatch(db, company, kind, objs, 1, time.Now()).String()
 }
 
 // ListQuery is the text of List's select of a page of kind on PostgreSQL.

@@ -594,6 +594,30 @@ func (s *RecordStore) writtenAll(ctx context.Context, db bun.IDB, company domain
 	})
 }
 
+// Analyze runs PostgreSQL's ANALYZE on the kinds' tables: right after a
+// bulk write their statistics still describe the table before it, and the
+// planner may then read an object by id through the feed's index (all of
+// the company's objects of the kind) instead of the primary key. SQLite's
+// planner needs none: a no-op there.
+func (s *RecordStore) Analyze(ctx context.Context, kinds ...*domain.Kind) error {
+	db := conn(ctx, s.db)
+	if db.Dialect().Name() != dialect.PG {
+		return nil
+	}
+	var tables []string
+	for _, k := range kinds {
+		if t := tableOf(k).name; !slices.Contains(tables, t) {
+			tables = append(tables, t)
+		}
+	}
+	for _, t := range tables {
+		if _, err := acrossCompanies(db, "the planner's statistics are one for all companies").ExecContext(ctx, "ANALYZE "+t); err != nil {
+			return translate(err)
+		}
+	}
+	return nil
+}
+
 // replaceAll writes new payloads over objects of the company, live or
 // deleted, and makes them live: the records of a batch in one statement
 // (an UPDATE joined to their values: one statement per object made an
@@ -609,6 +633,26 @@ func (s *RecordStore) replaceAll(ctx context.Context, db bun.IDB, company domain
 		}
 		return nil
 	}
+	res, err := replaceBatch(db, company, kind, objs, change, at).Exec(ctx)
+	if err != nil {
+		return translate(err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return translate(err)
+	} else if n != int64(len(objs)) {
+		return fmt.Errorf("replace %d %s: %d rows changed", len(objs), kind.Slug, n)
+	}
+	for _, o := range objs {
+		if err := s.written(ctx, db, company, kind, o.ID, o.Payload); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// replaceBatch is the UPDATE of replaceAll: the objects' values a table
+// joined to the company's records by id.
+func replaceBatch(db bun.IDB, company domain.CompanyID, kind *domain.Kind, objs []ports.StoredObject, change int64, at time.Time) *bun.UpdateQuery {
 	cast := func(expr, typ string) string {
 		if db.Dialect().Name() == dialect.PG {
 			return expr + "::" + typ
@@ -628,24 +672,10 @@ func (s *RecordStore) replaceAll(ctx context.Context, db bun.IDB, company domain
 		}
 		args = append(args, uuid.MustParse(o.ID).String(), string(o.Payload), customer)
 	}
-	res, err := tenantOf(db, company).Update("records").TableExpr("(SELECT column1 AS id, column2 AS payload, column3 AS customer_id FROM (VALUES "+values.String()+") AS x) AS v", args...).
+	return tenantOf(db, company).Update("records").TableExpr("(SELECT column1 AS id, column2 AS payload, column3 AS customer_id FROM (VALUES "+values.String()+") AS x) AS v", args...).
 		Set("payload = "+cast("v.payload", "json")).Set("change = ?", change).Set("version = records.version + 1").
 		Set("updated_at = ?", at).Set("deleted_at = NULL").Set("customer_id = "+cast("v.customer_id", "bigint")).
-		Where("records.kind = ?", kind.Slug).Where("records.id = " + cast("v.id", "uuid")).Exec(ctx)
-	if err != nil {
-		return translate(err)
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return translate(err)
-	} else if n != int64(len(objs)) {
-		return fmt.Errorf("replace %d %s: %d rows changed", len(objs), kind.Slug, n)
-	}
-	for _, o := range objs {
-		if err := s.written(ctx, db, company, kind, o.ID, o.Payload); err != nil {
-			return err
-		}
-	}
-	return nil
+		Where("records.kind = ?", kind.Slug).Where("records.id = " + cast("v.id", "uuid"))
 }
 
 // replace writes a new payload over an object of the company, live or deleted, and makes it live.

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"slices"
 	"strings"
@@ -202,7 +203,35 @@ func (e *Exchange) importAs(ctx context.Context, company domain.CompanyID, src i
 	if err != nil && !errors.Is(err, errDryRun) {
 		return ImportReport{}, err
 	}
+	if !dryRun {
+		e.analyzeAfter(ctx, report)
+	}
 	return report, nil
+}
+
+// analyzeThreshold is how many objects of one section an import writes
+// before it refreshes the planner's statistics of their table.
+const analyzeThreshold = 10_000
+
+// analyzeAfter refreshes the statistics of the tables a large import
+// wrote, so that the next writes and reads of the same objects (another
+// import, a restore, the API) are planned by their key. A failure is
+// logged, not answered: the import is committed.
+func (e *Exchange) analyzeAfter(ctx context.Context, report ImportReport) {
+	var kinds []*domain.Kind
+	for _, counts := range []map[string]int{report.Created, report.Updated} {
+		for section, n := range counts {
+			if k := domain.KindOf(section); n >= analyzeThreshold && k != nil {
+				kinds = append(kinds, k)
+			}
+		}
+	}
+	if len(kinds) == 0 {
+		return
+	}
+	if err := e.store.Analyze(context.WithoutCancel(ctx), kinds...); err != nil {
+		slog.WarnContext(ctx, "the import's tables were not analyzed", "error", err)
+	}
 }
 
 // spools hold the validated lines by the phase that applies them, each in
