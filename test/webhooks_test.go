@@ -521,8 +521,9 @@ func TestWebhooksLoseNothing(t *testing.T) {
 		}
 		attempts := s.request(t, http.MethodGet, endpointsPath+"/"+e.ID+"/deliveries?limit=500", "", "", "Authorization: Bearer "+token)
 		// How many retries fit into the shrunk five days depends on how long
-		// the kill's lease took to pass; several always do.
-		if n := strings.Count(string(attempts.body), `"outcome":"throttled"`); n < 3 {
+		// the kill's lease took to pass: on a loaded machine (make test with a
+		// build beside it) once only two attempts did — the first and a retry.
+		if n := strings.Count(string(attempts.body), `"outcome":"throttled"`); n < 2 {
 			t.Errorf("%d attempts before the endpoint was disabled, want the schedule's retries", n)
 		}
 
