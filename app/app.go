@@ -87,6 +87,7 @@ var Persistence = fx.Module("persistence",
 		fx.Annotate(sqlstore.NewDeviceOrderStore, fx.As(new(ports.DeviceOrderStore))),
 		fx.Annotate(sqlstore.NewIdempotencyStore, fx.As(new(ports.IdempotencyStore))),
 		fx.Annotate(sqlstore.NewErasures, fx.As(new(ports.Erasures))),
+		fx.Annotate(sqlstore.NewCompanyLeases, fx.As(new(ports.CompanyLeases))),
 		asHealthCheck(func(db *bun.DB) ports.HealthCheck { return sqlstore.HealthCheck{DB: db} }),
 	),
 )

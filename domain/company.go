@@ -242,3 +242,15 @@ func (c *Company) SetBookingNotice(minutes int) error {
 	c.BookingNoticeMinutes = minutes
 	return nil
 }
+
+// CompanyLease is one import or restore of a company at work: no other
+// runs beside it until it is released or runs out (docs/contract.md §6).
+type CompanyLease struct {
+	Company CompanyID
+	// Holder names the process (host, pid and a random part).
+	Holder string
+	// Purpose is what it does: "import" or "restore".
+	Purpose    string
+	AcquiredAt time.Time
+	ExpiresAt  time.Time
+}

@@ -55,6 +55,18 @@ type Erasures interface {
 	Remaining(ctx context.Context, company domain.CompanyID) (map[string]int64, error)
 }
 
+// CompanyLeases keep one import or restore of a company at a time, across
+// processes and replicas.
+type CompanyLeases interface {
+	// Take gives l to its holder unless another holder's lease of the
+	// company runs past now: then it answers that lease and false.
+	Take(ctx context.Context, l domain.CompanyLease, now time.Time) (domain.CompanyLease, bool, error)
+	// Extend moves the holder's lease to until; false when it is no longer theirs.
+	Extend(ctx context.Context, company domain.CompanyID, holder string, until time.Time) (bool, error)
+	// Release ends the holder's lease (nothing when it is no longer theirs).
+	Release(ctx context.Context, company domain.CompanyID, holder string) error
+}
+
 // RestoreSources opens a copy of the database as it was at an earlier
 // time — a point-in-time restore on a side instance — for the company
 // restore (docs/contract.md §6).

@@ -244,9 +244,31 @@ func restoreDrill(t *testing.T, b backend, copyAt pointInTime) {
 	if r := p.get(t, "appointments/"+day[3]); r.status != http.StatusNotFound {
 		t.Errorf("after the dry run: %d %s", r.status, r.body)
 	}
+	// Another process's import of the practice holds its lease: the restore
+	// and another import are refused (a dry run needs none); once that lease
+	// has run out, the restore takes it over.
+	lease := map[string]any{"company_id": p.company.ID, "holder": "praxis-7 pid 41 9f3c", "purpose": "import",
+		"acquired_at": time.Now().UnixMilli(), "expires_at": time.Now().Add(time.Minute).UnixMilli()}
+	if _, err := db.NewInsert().Model(&lease).TableExpr("company_leases").Exec(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{restore, {"admin", "import", "--company", p.company.ID, deletion}} {
+		if _, stderr, code := praxisIn(t, s.env, args...); code != 1 || !strings.Contains(stderr, "another import of company "+p.company.ID+" is running (praxis-7 pid 41 9f3c") {
+			t.Errorf("%v while another holds the lease: exit %d, %s", args[:3], code, stderr)
+		}
+	}
+	s.praxis(t, &dry, append(restore, "--dry-run")...)
+	check(dry, true)
+	if _, err := db.NewUpdate().TableExpr("company_leases").Set("expires_at = ?", time.Now().Add(-time.Second).UnixMilli()).
+		Where("holder = ?", "praxis-7 pid 41 9f3c").Exec(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	var done report
 	s.praxis(t, &done, restore...)
 	check(done, false)
+	if n, err := db.NewSelect().TableExpr("company_leases").Where("company_id = ?", p.company.ID).Count(context.Background()); err != nil || n != 0 {
+		t.Errorf("leases left after the restore: %d %v", n, err)
+	}
 
 	// Each restored object is at version 3: made, changed (cancelled or
 	// deleted) after T, restored.

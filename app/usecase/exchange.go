@@ -28,13 +28,15 @@ type Exchange struct {
 	files     ports.FileRepository
 	tx        ports.Transactor
 	companies ports.CompanyRepository
+	leases    ports.CompanyLeases
 	audits    *Auditor
 	now       func() time.Time
 }
 
 // NewExchange wires import and export.
-func NewExchange(store ports.RecordStore, files ports.FileRepository, tx ports.Transactor, companies ports.CompanyRepository, audits *Auditor) *Exchange {
-	return &Exchange{store: store, files: files, tx: tx, companies: companies, audits: audits, now: time.Now}
+func NewExchange(store ports.RecordStore, files ports.FileRepository, tx ports.Transactor, companies ports.CompanyRepository,
+	leases ports.CompanyLeases, audits *Auditor) *Exchange {
+	return &Exchange{store: store, files: files, tx: tx, companies: companies, leases: leases, audits: audits, now: time.Now}
 }
 
 // operatorAccess starts the audit event of an import or an export: the
@@ -138,8 +140,18 @@ var attrSections = []string{"users", "locations", "services", "illness-notificat
 // every line with the API's rules before anything is written; then applies
 // every line in one transaction. A line that changes nothing writes nothing.
 // With dryRun the transaction is rolled back: the report says what would happen.
+// Imports and restores of one company run one at a time (a company's
+// lease); a dry run writes nothing and needs none.
 func (e *Exchange) Import(ctx context.Context, company domain.CompanyID, src io.ReadSeeker, dryRun bool) (ImportReport, error) {
-	return e.importAs(ctx, company, src, dryRun, audit.ActionImport, nil)
+	if dryRun {
+		return e.importAs(ctx, company, src, dryRun, audit.ActionImport, nil)
+	}
+	var report ImportReport
+	err := underLease(ctx, e.leases, e.now, company, "import", func(ctx context.Context) (err error) {
+		report, err = e.importAs(ctx, company, src, dryRun, audit.ActionImport, nil)
+		return err
+	})
+	return report, err
 }
 
 // importAs is Import, audited as action of sections.

@@ -78,6 +78,18 @@ type restoring struct {
 
 // Run restores company from the copy sourceURL names.
 func (r *Restore) Run(ctx context.Context, company domain.CompanyID, sourceURL string, opts RestoreOptions) (RestoreReport, error) {
+	if opts.DryRun {
+		return r.run(ctx, company, sourceURL, opts)
+	}
+	var report RestoreReport
+	err := underLease(ctx, r.x.leases, r.x.now, company, "restore", func(ctx context.Context) (err error) {
+		report, err = r.run(ctx, company, sourceURL, opts)
+		return err
+	})
+	return report, err
+}
+
+func (r *Restore) run(ctx context.Context, company domain.CompanyID, sourceURL string, opts RestoreOptions) (RestoreReport, error) {
 	kinds, err := restoreKinds(opts.Sections)
 	if err != nil {
 		return RestoreReport{}, err

@@ -68,10 +68,11 @@ func NewEmbedded(tb testing.TB) *Embedded {
 			sqlstore.NewErasures(db), blobstore.New(bucket)),
 		Uploads: usecase.NewUploads(companies, customers, sqlstore.NewFileRepository(db), sqlstore.NewIdempotencyStore(db), sqlstore.NewTransactor(db),
 			blobstore.New(bucket), sniff.Sniffer{}, tokens, fuzzLockout, auditor, sqlstore.NewRecordStore(db), sqlstore.NewDeviceOrderStore(db), clients),
-		OAuth:    usecase.NewOAuth(clients, tokens, tokens, nil, nil, usecase.OAuthSettings{TokenTTL: time.Hour, Lockout: fuzzLockout}),
-		Records:  usecase.NewRecords(sqlstore.NewRecordStore(db), sqlstore.NewIdempotencyStore(db), sqlstore.NewTransactor(db), companies, auditor),
-		Exchange: usecase.NewExchange(sqlstore.NewRecordStore(db), sqlstore.NewFileRepository(db), sqlstore.NewTransactor(db), companies, auditor),
-		Tokens:   tokens,
-		auditor:  auditor,
+		OAuth:   usecase.NewOAuth(clients, tokens, tokens, nil, nil, usecase.OAuthSettings{TokenTTL: time.Hour, Lockout: fuzzLockout}),
+		Records: usecase.NewRecords(sqlstore.NewRecordStore(db), sqlstore.NewIdempotencyStore(db), sqlstore.NewTransactor(db), companies, auditor),
+		Exchange: usecase.NewExchange(sqlstore.NewRecordStore(db), sqlstore.NewFileRepository(db), sqlstore.NewTransactor(db), companies,
+			sqlstore.NewCompanyLeases(db), auditor),
+		Tokens:  tokens,
+		auditor: auditor,
 	}
 }
