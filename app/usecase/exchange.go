@@ -147,11 +147,20 @@ func (e *Exchange) Import(ctx context.Context, company domain.CompanyID, src io.
 		return e.importAs(ctx, company, src, dryRun, audit.ActionImport, nil)
 	}
 	var report ImportReport
-	err := underLease(ctx, e.leases, e.now, company, "import", func(ctx context.Context) (err error) {
+	err := e.leased(ctx, company, "import", func(ctx context.Context) (err error) {
 		report, err = e.importAs(ctx, company, src, dryRun, audit.ActionImport, nil)
 		return err
 	})
 	return report, err
+}
+
+// leased runs fn under the company's lease (an unknown company is
+// domain.ErrNotFound, before a lease names it).
+func (e *Exchange) leased(ctx context.Context, company domain.CompanyID, purpose string, fn func(ctx context.Context) error) error {
+	if _, err := e.companies.Get(ctx, company); err != nil {
+		return err
+	}
+	return underLease(ctx, e.leases, e.now, company, purpose, fn)
 }
 
 // importAs is Import, audited as action of sections.

@@ -82,7 +82,7 @@ func (r *Restore) Run(ctx context.Context, company domain.CompanyID, sourceURL s
 		return r.run(ctx, company, sourceURL, opts)
 	}
 	var report RestoreReport
-	err := underLease(ctx, r.x.leases, r.x.now, company, "restore", func(ctx context.Context) (err error) {
+	err := r.x.leased(ctx, company, "restore", func(ctx context.Context) (err error) {
 		report, err = r.run(ctx, company, sourceURL, opts)
 		return err
 	})
