@@ -47,14 +47,7 @@ func importCmd() *cobra.Command {
 				report, err := x.Import(ctx, company, src, dryRun)
 				var bad *usecase.ImportErrors
 				if errors.As(err, &bad) {
-					for _, l := range bad.Lines {
-						_, _ = fmt.Fprintln(cmd.ErrOrStderr(), l.String())
-					}
-					if bad.More > 0 {
-						_, _ = fmt.Fprintf(cmd.ErrOrStderr(), "… and %d more refused lines\n", bad.More)
-					}
-					_, _ = fmt.Fprintln(cmd.ErrOrStderr(), "nothing was imported")
-					return errReported
+					return refused(cmd.ErrOrStderr(), bad, "nothing was imported")
 				}
 				if err != nil {
 					return err
@@ -73,6 +66,18 @@ func importCmd() *cobra.Command {
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	_ = cmd.MarkFlagRequired("company")
 	return cmd
+}
+
+// refused writes an import's refused lines and what came of it; the command exits 1.
+func refused(w io.Writer, bad *usecase.ImportErrors, outcome string) error {
+	for _, l := range bad.Lines {
+		_, _ = fmt.Fprintln(w, l.String())
+	}
+	if bad.More > 0 {
+		_, _ = fmt.Fprintf(w, "… and %d more refused lines\n", bad.More)
+	}
+	_, _ = fmt.Fprintln(w, outcome)
+	return errReported
 }
 
 // seekable opens FILE, or spools standard input ("-") to a temporary file:
@@ -149,11 +154,7 @@ func restoreCmd() *cobra.Command {
 				var bad *usecase.ImportErrors
 				switch {
 				case errors.As(err, &bad):
-					for _, l := range bad.Lines {
-						_, _ = fmt.Fprintln(cmd.ErrOrStderr(), l.String())
-					}
-					_, _ = fmt.Fprintln(cmd.ErrOrStderr(), "nothing was restored")
-					return errReported
+					return refused(cmd.ErrOrStderr(), bad, "nothing was restored")
 				case errors.Is(err, usecase.ErrNotInSource):
 					return fmt.Errorf("--from: the source holds no company %s", company)
 				case errors.Is(err, domain.ErrNotFound):
