@@ -424,9 +424,14 @@ func singular(section string) string {
 		return "illness notification"
 	case "devices":
 		return "device"
+	case "service-assignments":
+		return "service assignment"
 	}
 	return "object of " + section
 }
+
+// Singular names one object of the kind in messages ("device").
+func (k *Kind) Singular() string { return singular(k.Slug) }
 
 // AppendObject appends the answer for one object to b: the id, the payload's
 // fields, then the envelope's version and times in UTC. payload is a JSON object.

@@ -177,7 +177,7 @@ func restoreKinds(sections []string) ([]*domain.Kind, error) {
 func (r *Restore) compare(ctx context.Context, company domain.CompanyID, src ports.RestoreSource, k *domain.Kind,
 	out io.Writer, plan *[]restoring, report *RestoreReport) error {
 	var clash *clashes
-	if keyOf := clashKeys[k.Slug]; keyOf != nil {
+	if keyOf := clashKeyOf(k); keyOf != nil {
 		all, err := r.x.store.All(ctx, company, k)
 		if err != nil {
 			return err
@@ -236,33 +236,44 @@ type clashes struct {
 	holders map[string]string // key → id
 }
 
-// clashKeys are the values no two live objects of a section share (the
-// schema's unique indexes over live objects): a restored object whose
-// value another has taken since T would be refused.
-var clashKeys = map[string]func(payload []byte) string{
-	"devices": func(p []byte) string {
-		var d struct {
-			GDTID string `json:"gdt_id"`
+// clashKeyOf reads the value no two live objects of k share (the schema's
+// unique indexes over live objects): the kind's Unique field, or an active
+// service assignment's user, service and location; nil for other kinds. A
+// restored object whose value another has taken since T would be refused.
+func clashKeyOf(k *domain.Kind) func(payload []byte) string {
+	switch {
+	case k.Unique != "":
+		return func(p []byte) string {
+			var fields map[string]json.RawMessage
+			var value string
+			if json.Unmarshal(p, &fields) != nil || json.Unmarshal(fields[k.Unique], &value) != nil {
+				return ""
+			}
+			return value
 		}
-		_ = json.Unmarshal(p, &d)
-		return d.GDTID
-	},
-	"service-assignments": func(p []byte) string {
-		var a struct {
-			UserID     string  `json:"user_id"`
-			ServiceID  string  `json:"service_id"`
-			LocationID *string `json:"location_id"`
-			Active     bool    `json:"active"`
-		}
-		if json.Unmarshal(p, &a) != nil || !a.Active {
-			return ""
-		}
-		location := ""
-		if a.LocationID != nil {
-			location = *a.LocationID
-		}
-		return a.UserID + " " + a.ServiceID + " " + location
-	},
+	case k.Slug == "service-assignments":
+		return activeAssignment
+	}
+	return nil
+}
+
+// activeAssignment is the key of an active service assignment (one per
+// user, service and location); "" for an inactive one.
+func activeAssignment(p []byte) string {
+	var a struct {
+		UserID     string  `json:"user_id"`
+		ServiceID  string  `json:"service_id"`
+		LocationID *string `json:"location_id"`
+		Active     bool    `json:"active"`
+	}
+	if json.Unmarshal(p, &a) != nil || !a.Active {
+		return ""
+	}
+	location := ""
+	if a.LocationID != nil {
+		location = *a.LocationID
+	}
+	return a.UserID + " " + a.ServiceID + " " + location
 }
 
 // conflict says why then (the object at T) must not be written over cur
@@ -271,7 +282,7 @@ func (r *Restore) conflict(ctx context.Context, company domain.CompanyID, k *dom
 	if clash != nil {
 		if key := clash.keyOf(then.Payload); key != "" {
 			if holder, ok := clash.holders[key]; ok && holder != then.ID {
-				return fmt.Sprintf("its unique value is held since by %s %s", singularOf(k), holder), nil
+				return fmt.Sprintf("its unique value is held since by %s %s", k.Singular(), holder), nil
 			}
 		}
 	}
@@ -307,13 +318,6 @@ func (r *Restore) conflict(ctx context.Context, company domain.CompanyID, k *dom
 		}
 	}
 	return "", nil
-}
-
-func singularOf(k *domain.Kind) string {
-	if k.Slug == "devices" {
-		return "device"
-	}
-	return "service assignment"
 }
 
 // setAside moves the refused lines out of the spool and the plan, into
