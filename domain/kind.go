@@ -136,6 +136,11 @@ func (k *Kind) UniqueClash() error {
 // Schemas of the kind's payload, for the OpenAPI document.
 func (k *Kind) Schemas() *Schemas { return k.schemas }
 
+// NewPayload is a new zero value of the kind's own payload type, a pointer
+// (*Measurement for measurements): what a door decodes a stored payload
+// into to read its fields by their Go names.
+func (k *Kind) NewPayload() any { return k.newPayload() }
+
 // HasCustomer reports whether the kind's objects name a customer: its lists then filter by ?customer_id=.
 func (k *Kind) HasCustomer() bool {
 	props, _ := k.schemas.Input["properties"].(map[string]any)

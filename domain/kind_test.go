@@ -373,3 +373,32 @@ func TestPatchOfACustomerStoredWithoutBirthDate(t *testing.T) {
 		t.Errorf("setting it: %v", err)
 	}
 }
+
+// TestDateTimeDecodesEveryStringForm: a date-time read without reflection
+// (a string with no escapes, as every stored payload holds it) is the one
+// encoding/json's reading of the same string gives, escaped or not; what
+// is no date-time is refused either way.
+func TestDateTimeDecodesEveryStringForm(t *testing.T) {
+	for _, c := range []struct{ plain, escaped string }{
+		{`"2026-03-10T09:00:00+01:00"`, `"2026-03-10T09:00:00\u002b01:00"`},
+		{`"2026-03-10T08:00:00Z"`, `"2026-03-10T08:00:00\u005a"`},
+		{`"2026-03-10T08:00:00.750Z"`, `"2026\u002d03-10T08:00:00.750Z"`},
+	} {
+		var a, b domain.DateTime
+		if err := a.UnmarshalJSON([]byte(c.plain)); err != nil {
+			t.Fatalf("%s: %v", c.plain, err)
+		}
+		if err := b.UnmarshalJSON([]byte(c.escaped)); err != nil {
+			t.Fatalf("%s: %v", c.escaped, err)
+		}
+		if !a.Equal(b.Time) || a.Format(time.RFC3339) != b.Format(time.RFC3339) || a.Nanosecond() != 0 {
+			t.Errorf("%s read as %v, %s as %v", c.plain, a, c.escaped, b)
+		}
+	}
+	for _, bad := range []string{`""`, `"2026-03-10"`, `"x"`, `"2026-03-10T09:00:00+24:00"`, `"2026-03-10T09:00:00\"Z"`, `7`, `null`, `"`, `"2026-03-10T09:00:00Z`} {
+		var d domain.DateTime
+		if err := d.UnmarshalJSON([]byte(bad)); err == nil {
+			t.Errorf("%s read as the date-time %v", bad, d)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"bytes"
 	"encoding/json"
 	"math/big"
 	"regexp"
@@ -44,7 +45,9 @@ func (DateTime) JSONSchema() *jsonschema.Schema {
 
 func (d *DateTime) UnmarshalJSON(b []byte) error {
 	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
+	if inner, plain := plainString(b); plain {
+		s = inner // what every stored payload holds: no reflection for it
+	} else if err := json.Unmarshal(b, &s); err != nil {
 		return err
 	}
 	t, err := ParseDateTime(s)
@@ -53,6 +56,18 @@ func (d *DateTime) UnmarshalJSON(b []byte) error {
 	}
 	d.Time = t.Truncate(time.Second)
 	return nil
+}
+
+// plainString is the text of a JSON string that has no escapes in it.
+func plainString(b []byte) (string, bool) {
+	if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' {
+		return "", false
+	}
+	inner := b[1 : len(b)-1]
+	if bytes.IndexByte(inner, '\\') >= 0 || bytes.IndexByte(inner, '"') >= 0 {
+		return "", false
+	}
+	return string(inner), true
 }
 
 func (d DateTime) MarshalJSON() ([]byte, error) {

@@ -40,7 +40,7 @@ func capabilityStatement(base, tokenURL string) map[string]any {
 			}
 			params = append(params, sp)
 		}
-		if rt.patient != "" {
+		if rt.patient {
 			for _, name := range []string{"patient", "subject"} {
 				params = append(params, map[string]any{"name": name, "type": "reference", "documentation": "Patient/{number}"})
 			}

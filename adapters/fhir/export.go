@@ -51,7 +51,7 @@ func (e *ExportSource) ExportTypes() []ports.ExportType {
 		if rt.section != "" {
 			scope = domain.ReadScope(rt.section)
 		}
-		out = append(out, ports.ExportType{Name: rt.name, Scope: scope, Patient: rt.name == "Patient" || rt.patient != ""})
+		out = append(out, ports.ExportType{Name: rt.name, Scope: scope, Patient: rt.name == "Patient" || rt.patient})
 	}
 	return out
 }
@@ -82,19 +82,15 @@ func (e *ExportSource) ExportPage(ctx context.Context, grant domain.Grant, typ s
 	if err != nil {
 		return ports.ExportPage{}, err
 	}
-	render := func(w *bytes.Buffer) (n int, err error) {
+	render := func(w *bytes.Buffer) (int, error) {
 		x := view{company: grant.CompanyID}
 		enc := lineEncoder(w)
-		err = withObjects(page.data, func(objs []object) error {
-			for _, o := range objs {
-				if err := enc.Encode(rt.toFHIR(x, o)); err != nil {
-					return err
-				}
+		for _, it := range page.items {
+			if err := enc.Encode(rt.toFHIR(x, it)); err != nil {
+				return 0, err
 			}
-			n = len(objs)
-			return nil
-		})
-		return n, err
+		}
+		return len(page.items), nil
 	}
 	return ports.ExportPage{Next: next, HasMore: page.hasMore, Render: render}, nil
 }

@@ -40,7 +40,8 @@ func TestDatePrefixes(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.param, err)
 		}
-		if got := dateField("d")(objectOf(t, `{"d":"`+c.field+`"}`), v); got != c.want {
+		at := func(item) string { return c.field }
+		if got := dateOf(at)(item{}, v); got != c.want {
 			t.Errorf("date=%s on %s: %v, want %v", c.param, c.field, got, c.want)
 		}
 	}
@@ -54,22 +55,22 @@ func TestDatePrefixes(t *testing.T) {
 // TestTokensAndStrings: a token with or without its system; a string
 // starts the field, ignoring case; a reference names its type or not.
 func TestTokensAndStrings(t *testing.T) {
-	o := objectOf(t, `{"id":7,"svnr":"1237010180","kvnr":"A123456780","last_name":"Huber","user_id":"u1"}`)
-	company := domain.NewCompanyID()
+	o := item{id: "u1", value: &domain.User{FirstName: "Eva", LastName: "Huber"}}
+	lastName := stringOf(func(u *domain.User) string { return u.LastName })
+	status := tokenOf(func(item) string { return "final" })
 	for _, c := range []struct {
 		kind, raw string
-		match     func(object, value) bool
+		match     func(item, value) bool
 		want      bool
 	}{
-		{"token", systemSVNR + "|1237010180", patientIdentifier, true},
-		{"token", systemKVNR + "|1237010180", patientIdentifier, false},
-		{"token", "|1237010180", patientIdentifier, true},
-		{"token", "A123456780", patientIdentifier, true},
-		{"token", localSystem(company) + "|7", patientIdentifier, true},
-		{"token", systemSVNR + "|", patientIdentifier, false},
-		{"string", "hu", stringField("last_name"), true},
-		{"string", "HUBER", stringField("last_name"), true},
-		{"string", "uber", stringField("last_name"), false},
+		{"token", "final", status, true},
+		{"token", "s|final", status, true},
+		{"token", "preliminary", status, false},
+		{"token", "", status, false},
+		{"string", "hu", lastName, true},
+		{"string", "HUBER", lastName, true},
+		{"string", "uber", lastName, false},
+		{"string", "hu", stringOf(func(l *domain.Location) string { return l.Name }), false}, // another section's value
 		{"reference", "Practitioner/u1", referencesU1, true},
 		{"reference", "u1", referencesU1, true},
 		{"reference", "Location/u1", referencesU1, false},
@@ -86,7 +87,7 @@ func TestTokensAndStrings(t *testing.T) {
 
 // referencesU1: the Practitioner reference a payloadReference query reads
 // from v is u1.
-func referencesU1(_ object, v value) bool {
+func referencesU1(_ item, v value) bool {
 	c, err := payloadReference("Practitioner", "user_id")(view{}, "p", "", []value{v})
 	return err == nil && len(c.Values) == 1 && c.Values[0] == "u1"
 }
@@ -135,8 +136,8 @@ func TestCapabilityStatementIsTheTable(t *testing.T) {
 				t.Errorf("%s: %s served, not stated", rt.name, p.name)
 			}
 		}
-		if (rt.patient != "") != slices.Contains(names, "patient") {
-			t.Errorf("%s: patient stated %v, served %v", rt.name, slices.Contains(names, "patient"), rt.patient != "")
+		if rt.patient != slices.Contains(names, "patient") {
+			t.Errorf("%s: patient stated %v, served %v", rt.name, slices.Contains(names, "patient"), rt.patient)
 		}
 	}
 }
@@ -154,14 +155,4 @@ func TestGDTDecimal(t *testing.T) {
 			t.Errorf("%q read as the number %q", in, got)
 		}
 	}
-}
-
-// objectOf is a native object written in JSON.
-func objectOf(t *testing.T, data string) object {
-	t.Helper()
-	o, err := decodeObject([]byte(data))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return o
 }

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/valyala/fastjson"
 
 	"github.com/praxis-health/praxis/adapters/httpkit"
 	"github.com/praxis-health/praxis/domain"
@@ -39,11 +38,11 @@ func (s *Server) read(c *fiber.Ctx) error {
 		if id != grant.CompanyID.String() || c.Params("vid") != "" {
 			return domain.ErrNotFound
 		}
-		org, err := s.organization(c)
+		company, err := s.company(c)
 		if err != nil {
 			return err
 		}
-		return send(c, org)
+		return send(c, organization(company))
 	}
 	if rt.slots {
 		if c.Params("vid") != "" {
@@ -61,28 +60,24 @@ func (s *Server) read(c *fiber.Ctx) error {
 		}
 		return s.binary(c, id)
 	}
-	v, err := rd.get(c.UserContext(), grant, id)
+	it, err := rd.get(c.UserContext(), grant, id)
 	if err != nil {
 		return err
 	}
-	if vid := c.Params("vid"); vid != "" && vid != strconv.FormatInt(v.version, 10) {
+	if vid := c.Params("vid"); vid != "" && vid != strconv.FormatInt(it.version, 10) {
 		return &outcomeError{status: fiber.StatusNotFound, code: "not-found", reason: "not-found",
-			text: "only the current version is kept: " + strconv.FormatInt(v.version, 10)}
+			text: "only the current version is kept: " + strconv.FormatInt(it.version, 10)}
 	}
-	etag := `W/"` + strconv.FormatInt(v.version, 10) + `"`
+	etag := `W/"` + strconv.FormatInt(it.version, 10) + `"`
 	c.Set(fiber.HeaderETag, etag)
 	cond, err := domain.ParsePrecondition("If-None-Match", c.Get(fiber.HeaderIfNoneMatch), true)
 	if err != nil {
 		return err
 	}
-	if cond.Sent() && cond.Matches(v.version) {
+	if cond.Sent() && cond.Matches(it.version) {
 		return c.SendStatus(fiber.StatusNotModified)
 	}
-	o, err := decodeObject(v.body)
-	if err != nil {
-		return err
-	}
-	return send(c, rt.toFHIR(view{company: grant.CompanyID}, o))
+	return send(c, rt.toFHIR(view{company: grant.CompanyID}, it))
 }
 
 // binary answers a file's bytes, as the native download does: its media
@@ -127,17 +122,13 @@ func validID(id string) bool {
 	}) < 0
 }
 
-// organization is the company as an Organization, for a grant that may read it.
-func (s *Server) organization(c *fiber.Ctx) (organizationResource, error) {
+// company is the company, for a grant that may read it (an Organization).
+func (s *Server) company(c *fiber.Ctx) (domain.Company, error) {
 	grant := httpkit.GrantOf(c)
 	if err := grant.Require(domain.ScopeCompanyRead); err != nil {
-		return organizationResource{}, err
+		return domain.Company{}, err
 	}
-	company, err := s.profiles.Profile(c.UserContext(), grant.CompanyID)
-	if err != nil {
-		return organizationResource{}, err
-	}
-	return organization(company), nil
+	return s.profiles.Profile(c.UserContext(), grant.CompanyID)
 }
 
 // search answers a searchset Bundle: the matches in the order of the sync
@@ -172,21 +163,18 @@ func (s *Server) search(c *fiber.Ctx) error {
 	grant := httpkit.GrantOf(c)
 	self := s.base(c) + "/" + rt.name
 	x := view{company: grant.CompanyID}
-	var matches []object
+	var matches []item
 	var total *int64
 	next := ""
 	switch {
 	case rt.section == "":
-		org, err := s.organization(c)
+		company, err := s.company(c)
 		if err != nil {
 			return err
 		}
 		entries := []any{}
-		var a fastjson.Arena // the company as an object, for the _lastUpdated filter
-		company := object{a.NewObject()}
-		company.v.Set("updated_at", a.NewString(org.Meta.LastUpdated))
-		if (len(req.ids) == 0 || slices.Contains(req.ids, grant.CompanyID.String())) && matchesAll(company, req.filters) {
-			entries = append(entries, entry(self, org, "match"))
+		if (len(req.ids) == 0 || slices.Contains(req.ids, grant.CompanyID.String())) && matchesAll(item{updated: company.UpdatedAt}, req.filters) {
+			entries = append(entries, entry(self, organization(company), "match"))
 		}
 		return send(c, bundle(c, self, entries, ""))
 	case req.none:
@@ -205,8 +193,8 @@ func (s *Server) search(c *fiber.Ctx) error {
 		return send(c, b)
 	}
 	entries := make([]any, 0, len(matches))
-	for _, o := range matches {
-		entries = append(entries, entry(self, rt.toFHIR(x, o), "match"))
+	for _, it := range matches {
+		entries = append(entries, entry(self, rt.toFHIR(x, it), "match"))
 	}
 	included, err := s.include(c, rt, req, matches)
 	if err != nil {
@@ -221,7 +209,7 @@ func (s *Server) search(c *fiber.Ctx) error {
 }
 
 // byID reads the objects among the ids asked for, filtered by the other parameters.
-func (s *Server) byID(c *fiber.Ctx, rt *resourceType, req request) ([]object, error) {
+func (s *Server) byID(c *fiber.Ctx, rt *resourceType, req request) ([]item, error) {
 	rd := s.views.of(rt)
 	ids := make([]string, 0, len(req.ids))
 	for _, id := range req.ids {
@@ -232,18 +220,14 @@ func (s *Server) byID(c *fiber.Ctx, rt *resourceType, req request) ([]object, er
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	data, err := rd.batch(c.UserContext(), httpkit.GrantOf(c), ids)
+	items, err := rd.batch(c.UserContext(), httpkit.GrantOf(c), ids)
 	if err != nil {
 		return nil, err
 	}
-	objs, err := decodeObjects(data)
-	if err != nil {
-		return nil, err
-	}
-	var out []object
-	for _, o := range objs {
-		if matchesAll(o, req.filters) && (req.customer == nil || ref(o, rt.patient) == strconv.FormatInt(int64(*req.customer), 10)) {
-			out = append(out, o)
+	var out []item
+	for _, it := range items {
+		if matchesAll(it, req.filters) && (req.customer == nil || (it.patient != nil && *it.patient == *req.customer)) {
+			out = append(out, it)
 		}
 	}
 	return out, nil
@@ -253,7 +237,7 @@ func (s *Server) byID(c *fiber.Ctx, rt *resourceType, req request) ([]object, er
 // the feed ends, or maxReads pages were read (a catalogue's has no bound);
 // next is the position after the last object read, "" at the end of the
 // feed.
-func (s *Server) scan(c *fiber.Ctx, rt *resourceType, req request) (matches []object, next string, total *int64, err error) {
+func (s *Server) scan(c *fiber.Ctx, rt *resourceType, req request) (matches []item, next string, total *int64, err error) {
 	rd := s.views.of(rt)
 	q := domain.ListQuery{After: req.cursor, UpdatedSince: req.since, Customer: req.customer, Where: req.where, Search: req.search, Total: req.total, Sort: req.sort}
 	for reads := 0; reads < maxReads || rt.catalogue; reads++ {
@@ -271,13 +255,9 @@ func (s *Server) scan(c *fiber.Ctx, rt *resourceType, req request) (matches []ob
 		if req.count0 {
 			return nil, "", total, nil
 		}
-		objs, err := decodeObjects(page.data)
-		if err != nil {
-			return nil, "", nil, err
-		}
-		for _, o := range objs {
-			if matchesAll(o, req.filters) {
-				matches = append(matches, o)
+		for _, it := range page.items {
+			if matchesAll(it, req.filters) {
+				matches = append(matches, it)
 			}
 		}
 		if !page.hasMore {
@@ -297,23 +277,22 @@ func (s *Server) scan(c *fiber.Ctx, rt *resourceType, req request) (matches []ob
 
 // include adds the resources the _include parameters name: the patients
 // of the matches, each once.
-func (s *Server) include(c *fiber.Ctx, rt *resourceType, req request, matches []object) ([]any, error) {
+func (s *Server) include(c *fiber.Ctx, rt *resourceType, req request, matches []item) ([]any, error) {
 	var out []any
 	x := view{company: httpkit.GrantOf(c).CompanyID}
 	for _, inc := range req.includes {
-		field := rt.includes[inc]
-		if field == "" { // a report's rows, read with it
+		if rt.includes[inc] == includeRows { // a report's rows, read with it
 			observations := resourceByName("Observation")
-			for _, o := range matches {
-				for _, row := range rowsOf(o) {
+			for _, it := range matches {
+				for _, row := range rowsOf(it) {
 					out = append(out, entry(s.base(c)+"/Observation", observations.toFHIR(x, row), "include"))
 				}
 			}
 			continue
 		}
 		var ids []string
-		for _, o := range matches {
-			if id := ref(o, field); id != "" && !slices.Contains(ids, id) {
+		for _, it := range matches {
+			if id := it.patientID(); id != "" && !slices.Contains(ids, id) {
 				ids = append(ids, id)
 			}
 		}
@@ -321,16 +300,12 @@ func (s *Server) include(c *fiber.Ctx, rt *resourceType, req request, matches []
 			continue
 		}
 		patients := resourceByName("Patient")
-		data, err := s.views.of(patients).batch(c.UserContext(), httpkit.GrantOf(c), ids)
+		items, err := s.views.of(patients).batch(c.UserContext(), httpkit.GrantOf(c), ids)
 		if err != nil {
 			return nil, err
 		}
-		objs, err := decodeObjects(data)
-		if err != nil {
-			return nil, err
-		}
-		for _, o := range objs {
-			out = append(out, entry(s.base(c)+"/Patient", patients.toFHIR(x, o), "include"))
+		for _, it := range items {
+			out = append(out, entry(s.base(c)+"/Patient", patients.toFHIR(x, it), "include"))
 		}
 	}
 	return out, nil

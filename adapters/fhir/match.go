@@ -84,11 +84,11 @@ func (s *Server) match(c *fiber.Ctx) error {
 	self := s.base(c) + "/Patient"
 	entries := make([]any, 0, len(matches))
 	for _, m := range matches {
-		o, err := decodeObject(m.Customer.JSON(domain.CustomersKind()))
+		it, err := itemOf(domain.CustomersKind(), m.Customer)
 		if err != nil {
 			return err
 		}
-		e := entry(self, patients.toFHIR(x, o), "match")
+		e := entry(self, patients.toFHIR(x, it), "match")
 		e["search"] = map[string]any{"mode": "match", "score": m.Score,
 			"extension": []any{map[string]any{"url": matchGradeURL, "valueCode": string(m.Grade)}}}
 		entries = append(entries, e)

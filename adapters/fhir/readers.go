@@ -2,7 +2,6 @@ package fhir
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
@@ -11,32 +10,25 @@ import (
 	"github.com/praxis-health/praxis/ports"
 )
 
-// reader is how the objects of a type's section are read, each in the
-// native API's JSON, with the token's grant: the records' port for the
-// generic sections, the files' port for files. The door's handlers and the
-// export read through it and nothing else. (The ports answer typed
-// objects; this door still maps from their JSON, read in place: object.go.)
+// reader is how the objects of a type's section are read, as items (the
+// section's own typed values), with the token's grant: the records' port
+// for the generic sections, the files' port for files. The door's handlers
+// and the export read through it and nothing else.
 type reader interface {
-	// get answers one object and its version.
-	get(ctx context.Context, grant domain.Grant, id string) (native, error)
-	// batch answers the objects among ids as a JSON array, those not found left out.
-	batch(ctx context.Context, grant domain.Grant, ids []string) ([]byte, error)
+	// get answers one object.
+	get(ctx context.Context, grant domain.Grant, id string) (item, error)
+	// batch answers the objects among ids, those not found left out.
+	batch(ctx context.Context, grant domain.Grant, ids []string) ([]item, error)
 	// list answers a page of the section's feed.
-	list(ctx context.Context, grant domain.Grant, q domain.ListQuery) (nativePage, error)
+	list(ctx context.Context, grant domain.Grant, q domain.ListQuery) (page, error)
 	// validID tells whether id has the form of the section's ids.
 	validID(id string) bool
 }
 
-// native is one object in the native JSON, with its version (the ETag).
-type native struct {
-	body    []byte
-	version int64
-}
-
-// nativePage is a page of a feed: its objects as one JSON array, where it
-// ended, whether more follow, and the total when it was asked for.
-type nativePage struct {
-	data    []byte
+// page is a page of a feed: its objects, where it ended, whether more
+// follow, and the total when it was asked for.
+type page struct {
+	items   []item
 	next    string
 	hasMore bool
 	total   *int64
@@ -75,9 +67,9 @@ func (r readers) of(rt *resourceType) reader {
 		case gdtResultFiles:
 			c = append(c, link{mark: "gdt:", read: fileReader{r.files, true}, may: readsScope("files")})
 		case labResultRows:
-			c = append(c, link{mark: "lab:", read: rowsReader{recordReader{r.records, domain.KindOf("lab-results")}, labRow}, may: readsScope("lab-results")})
+			c = append(c, link{mark: "lab:", read: rowsReader{recordReader{r.records, domain.KindOf("lab-results")}, labRowLetter}, may: readsScope("lab-results")})
 		case gdtResultTests:
-			c = append(c, link{mark: "gdt:", read: rowsReader{fileReader{r.files, true}, gdtTest}, may: readsScope("files")})
+			c = append(c, link{mark: "gdt:", read: rowsReader{fileReader{r.files, true}, gdtTestLetter}, may: readsScope("files")})
 		}
 	}
 	return c
@@ -88,28 +80,29 @@ type recordReader struct {
 	kind    *domain.Kind
 }
 
-func (r recordReader) get(ctx context.Context, grant domain.Grant, id string) (native, error) {
+func (r recordReader) get(ctx context.Context, grant domain.Grant, id string) (item, error) {
 	o, err := r.records.Get(ctx, grant, r.kind, id)
 	if err != nil {
-		return native{}, err
+		return item{}, err
 	}
-	return native{body: o.JSON(r.kind), version: o.Version}, nil
+	return itemOf(r.kind, o)
 }
 
-func (r recordReader) batch(ctx context.Context, grant domain.Grant, ids []string) ([]byte, error) {
+func (r recordReader) batch(ctx context.Context, grant domain.Grant, ids []string) ([]item, error) {
 	b, err := r.records.Batch(ctx, grant, r.kind, domain.BatchQuery{IDs: ids})
 	if err != nil {
 		return nil, err
 	}
-	return ports.AppendObjects(nil, r.kind, b.Items), nil
+	return itemsOf(r.kind, b.Items)
 }
 
-func (r recordReader) list(ctx context.Context, grant domain.Grant, q domain.ListQuery) (nativePage, error) {
+func (r recordReader) list(ctx context.Context, grant domain.Grant, q domain.ListQuery) (page, error) {
 	p, err := r.records.List(ctx, grant, r.kind, q)
 	if err != nil {
-		return nativePage{}, err
+		return page{}, err
 	}
-	return nativePage{data: ports.AppendObjects(nil, r.kind, p.Items), next: p.Next.Encode(), hasMore: p.HasMore, total: p.Total}, nil
+	items, err := itemsOf(r.kind, p.Items)
+	return page{items: items, next: p.Next.Encode(), hasMore: p.HasMore, total: p.Total}, err
 }
 
 func (r recordReader) validID(id string) bool { return nativeID(r.kind, id) }
@@ -124,41 +117,45 @@ type fileReader struct {
 // reads tells whether the reader reads f.
 func (r fileReader) reads(f domain.File) bool { return !r.results || f.GDT != nil }
 
-// kept are the files among files the reader reads.
-func (r fileReader) kept(files []domain.File) []domain.File {
-	return slices.DeleteFunc(files, func(f domain.File) bool { return !r.reads(f) })
+// kept are the files among files the reader reads, as items.
+func (r fileReader) kept(files []domain.File) []item {
+	out := make([]item, 0, len(files))
+	for _, f := range files {
+		if r.reads(f) {
+			out = append(out, fileItem(f))
+		}
+	}
+	return out
 }
 
-func (r fileReader) get(ctx context.Context, grant domain.Grant, id string) (native, error) {
+func (r fileReader) get(ctx context.Context, grant domain.Grant, id string) (item, error) {
 	f, err := r.files.Get(ctx, grant, id)
 	if err == nil && !r.reads(f) {
 		err = domain.ErrNotFound
 	}
 	if err != nil {
-		return native{}, err
+		return item{}, err
 	}
-	b, err := json.Marshal(f.View())
-	return native{body: b, version: f.Version}, err
+	return fileItem(f), nil
 }
 
-func (r fileReader) batch(ctx context.Context, grant domain.Grant, ids []string) ([]byte, error) {
+func (r fileReader) batch(ctx context.Context, grant domain.Grant, ids []string) ([]item, error) {
 	files, _, err := r.files.Batch(ctx, grant, ids)
 	if err != nil {
 		return nil, err
 	}
-	return viewsOf(r.kept(files))
+	return r.kept(files), nil
 }
 
-func (r fileReader) list(ctx context.Context, grant domain.Grant, q domain.ListQuery) (nativePage, error) {
+func (r fileReader) list(ctx context.Context, grant domain.Grant, q domain.ListQuery) (page, error) {
 	if r.results { // the GDT results alone, chosen by the query: every page full
 		q.Where = append(asResults(q.Where), domain.Condition{Field: domain.SearchExamination, Op: domain.OpPresent})
 	}
-	page, err := r.files.List(ctx, grant, q)
+	p, err := r.files.List(ctx, grant, q)
 	if err != nil {
-		return nativePage{}, err
+		return page{}, err
 	}
-	data, err := viewsOf(r.kept(page.Files))
-	return nativePage{data: data, next: page.Next.Encode(), hasMore: page.HasMore}, err
+	return page{items: r.kept(p.Files), next: p.Next.Encode(), hasMore: p.HasMore}, nil
 }
 
 func (fileReader) validID(id string) bool { return domain.ValidObjectID(id) }
@@ -182,14 +179,6 @@ func asResults(where []domain.Condition) []domain.Condition {
 		out = append(out, c)
 	}
 	return out
-}
-
-func viewsOf(files []domain.File) ([]byte, error) {
-	views := make([]domain.FileView, len(files))
-	for i, f := range files {
-		views[i] = f.View()
-	}
-	return json.Marshal(views)
 }
 
 // link is one feed of a chain: its reader, the mark that begins the id of
@@ -231,27 +220,27 @@ func (c chain) at(cursor *domain.Cursor) (int, *domain.Cursor) {
 	return 0, cursor
 }
 
-func (c chain) list(ctx context.Context, grant domain.Grant, q domain.ListQuery) (nativePage, error) {
+func (c chain) list(ctx context.Context, grant domain.Grant, q domain.ListQuery) (page, error) {
 	i, within := c.at(q.After)
 	for i < len(c) && !c[i].readable(grant) {
 		i, within = i+1, nil
 	}
 	if i == len(c) { // nothing more the grant may read
-		return nativePage{data: []byte("[]"), next: q.After.Encode()}, nil
+		return page{next: q.After.Encode()}, nil
 	}
 	q.After = within
-	page, err := c[i].read.list(ctx, grant, q)
+	p, err := c[i].read.list(ctx, grant, q)
 	if err != nil {
-		return nativePage{}, err
+		return page{}, err
 	}
-	if page.hasMore {
-		next, err := domain.ParseCursor(page.next)
+	if p.hasMore {
+		next, err := domain.ParseCursor(p.next)
 		if err != nil {
-			return nativePage{}, err
+			return page{}, err
 		}
 		next.ID = c[i].mark + next.ID
-		page.next = next.Encode()
-		return page, nil
+		p.next = next.Encode()
+		return p, nil
 	}
 	// This feed is read: the next one the grant may read that holds
 	// anything the query keeps follows, from its start. Each is asked for
@@ -264,30 +253,30 @@ func (c chain) list(ctx context.Context, grant domain.Grant, q domain.ListQuery)
 		peek.After, peek.Limit, peek.Total = nil, 1, domain.TotalNone
 		first, err := c[j].read.list(ctx, grant, peek)
 		if err != nil {
-			return nativePage{}, err
+			return page{}, err
 		}
-		if len(first.data) > 2 || first.hasMore { // not "[]"
-			page.hasMore, page.next = true, domain.Cursor{ID: c[j].mark}.Encode()
+		if len(first.items) > 0 || first.hasMore {
+			p.hasMore, p.next = true, domain.Cursor{ID: c[j].mark}.Encode()
 			break
 		}
 	}
-	return page, nil
+	return p, nil
 }
 
-func (c chain) get(ctx context.Context, grant domain.Grant, id string) (native, error) {
+func (c chain) get(ctx context.Context, grant domain.Grant, id string) (item, error) {
 	for _, l := range c {
 		if l.read.validID(id) && l.readable(grant) {
-			v, err := l.read.get(ctx, grant, id)
+			it, err := l.read.get(ctx, grant, id)
 			if !errors.Is(err, domain.ErrNotFound) {
-				return v, err
+				return it, err
 			}
 		}
 	}
-	return native{}, domain.ErrNotFound
+	return item{}, domain.ErrNotFound
 }
 
-func (c chain) batch(ctx context.Context, grant domain.Grant, ids []string) ([]byte, error) {
-	out := []byte("[")
+func (c chain) batch(ctx context.Context, grant domain.Grant, ids []string) ([]item, error) {
+	var out []item
 	for _, l := range c {
 		if !l.readable(grant) {
 			continue
@@ -296,18 +285,13 @@ func (c chain) batch(ctx context.Context, grant domain.Grant, ids []string) ([]b
 		if len(mine) == 0 {
 			continue
 		}
-		data, err := l.read.batch(ctx, grant, mine)
+		items, err := l.read.batch(ctx, grant, mine)
 		if err != nil {
 			return nil, err
 		}
-		if len(data) > 2 {
-			if len(out) > 1 {
-				out = append(out, ',')
-			}
-			out = append(out, data[1:len(data)-1]...)
-		}
+		out = append(out, items...)
 	}
-	return append(out, ']'), nil
+	return out, nil
 }
 
 func (c chain) validID(id string) bool {

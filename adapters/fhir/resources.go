@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/domain/gdt"
 )
 
 // The resources the door serves, each a view of one native section: the
@@ -34,14 +36,15 @@ type resourceType struct {
 	name string
 	// section is the native section it views; "" for Organization (the company).
 	section string
-	// patient is the native field naming the patient ("" for none): the
-	// patient/subject search and the audit's candidates.
-	patient string
+	// patient: the section's objects are about a patient (its
+	// patient/subject search, the patient compartment).
+	patient bool
 	params  []searchParam
-	// includes are the _include values served, each a reference field to
-	// customers ("": a report's rows, the Observations it names as results).
-	includes map[string]string
-	toFHIR   func(x view, o object) resource
+	// includes are the _include values served: the patients the
+	// objects are about, or a report's rows (the Observations it names as
+	// results).
+	includes map[string]include
+	toFHIR   func(x view, it item) resource
 	// writer is how the type is written; nil for a type only read.
 	writer *writer
 	// binary: the type is read as the bytes of a file (Binary), never searched or exported.
@@ -57,6 +60,14 @@ type resourceType struct {
 	// reads it to the end if need be (no maxReads bound).
 	catalogue bool
 }
+
+// include is what an _include adds.
+type include int
+
+const (
+	includePatients include = iota // the patients of the matches
+	includeRows                    // a report's rows
+)
 
 // view is what a mapping needs beside the object: the company (the local
 // patient numbers' system).
@@ -77,44 +88,44 @@ var resources = []*resourceType{
 		{name: "email", kind: "token", doc: "the e-mail address, in any case", query: telecomQuery(domain.SearchEmail)},
 	}},
 	{name: "Practitioner", section: "users", toFHIR: practitioner, catalogue: true, params: []searchParam{
-		{name: "family", kind: "string", doc: "the last name", match: stringField("last_name")},
-		{name: "given", kind: "string", doc: "the first name", match: stringField("first_name")},
+		{name: "family", kind: "string", doc: "the last name", match: stringOf(func(u *domain.User) string { return u.LastName })},
+		{name: "given", kind: "string", doc: "the first name", match: stringOf(func(u *domain.User) string { return u.FirstName })},
 		{name: "active", kind: "token", doc: "true or false", query: payloadTokenOr("active", "true", nil)},
 	}},
 	{name: "Organization"},
 	{name: "Location", section: "locations", toFHIR: location, catalogue: true, params: []searchParam{
-		{name: "name", kind: "string", doc: "the name", match: stringField("name")},
+		{name: "name", kind: "string", doc: "the name", match: stringOf(func(l *domain.Location) string { return l.Name })},
 		{name: "status", kind: "token", doc: "active or inactive", query: payloadTokenOr("active", "true", activeStatuses)},
 	}},
 	{name: "HealthcareService", section: "services", toFHIR: healthcareService, catalogue: true, params: []searchParam{
-		{name: "name", kind: "string", doc: "the name", match: stringField("name")},
+		{name: "name", kind: "string", doc: "the name", match: stringOf(func(s *domain.Service) string { return s.Name })},
 		{name: "active", kind: "token", doc: "true or false", query: payloadTokenOr("active", "true", nil)},
 	}},
-	{name: "Appointment", section: "appointments", patient: "customer_id", toFHIR: appointment, writer: appointmentWriter,
-		includes: map[string]string{"Appointment:patient": "customer_id"},
+	{name: "Appointment", section: "appointments", patient: true, toFHIR: appointment, writer: appointmentWriter,
+		includes: map[string]include{"Appointment:patient": includePatients},
 		params: []searchParam{
 			{name: "date", kind: "date", doc: "the start", query: payloadDate("start")},
 			{name: "status", kind: "token", doc: "booked, arrived, fulfilled, noshow, cancelled", query: payloadToken("status", appointmentStatus)},
 			{name: "practitioner", kind: "reference", doc: "Practitioner/{id}", query: payloadReference("Practitioner", "user_id")},
 			{name: "location", kind: "reference", doc: "Location/{id}", query: payloadReference("Location", "location_id")},
 		}},
-	{name: "Condition", section: "diagnoses", patient: "customer_id", toFHIR: condition, params: []searchParam{
+	{name: "Condition", section: "diagnoses", patient: true, toFHIR: condition, params: []searchParam{
 		{name: "recorded-date", kind: "date", doc: "the date diagnosed", query: payloadDate("diagnosed_on")},
 		{name: "code", kind: "token", doc: "the ICD-10 code", query: payloadToken("icd10_code", nil)},
 	}},
-	{name: "Observation", section: "measurements", then: []feed{labResultRows, gdtResultTests}, patient: "customer_id", toFHIR: observation, params: []searchParam{
-		{name: "date", kind: "date", doc: "when measured", match: dateField("measured_at"), query: observedQuery},
-		{name: "code", kind: "token", doc: "the LOINC code (" + systemLOINC + "|…)", match: tokenOf(func(o object) string { return str(o, "loinc_code") }), query: tokenQuery(domain.SearchCode)},
+	{name: "Observation", section: "measurements", then: []feed{labResultRows, gdtResultTests}, patient: true, toFHIR: observation, params: []searchParam{
+		{name: "date", kind: "date", doc: "when measured", match: dateOf(observedAt), query: observedQuery},
+		{name: "code", kind: "token", doc: "the LOINC code (" + systemLOINC + "|…)", match: tokenOf(observedCode), query: tokenQuery(domain.SearchCode)},
 	}},
-	{name: "DiagnosticReport", section: "lab-results", then: []feed{gdtResultFiles}, patient: "customer_id", toFHIR: diagnosticReport,
+	{name: "DiagnosticReport", section: "lab-results", then: []feed{gdtResultFiles}, patient: true, toFHIR: diagnosticReport,
 		// A report's rows are Observations named as its results (rows.go).
-		includes: map[string]string{"DiagnosticReport:result": ""},
+		includes: map[string]include{"DiagnosticReport:result": includeRows},
 		params: []searchParam{
-			{name: "date", kind: "date", doc: "when the sample was collected, or the device examined", match: reportDate("collected_at"), query: observedQuery},
-			{name: "issued", kind: "date", doc: "when the lab reported, or the device's result was stored", match: reportDate("reported_at"), query: payloadDate("reported_at")},
-			{name: "status", kind: "token", doc: "final, preliminary, corrected", match: tokenOf(func(o object) string { return reportStatus(o) }), query: payloadTokenOr("status", "final", nil)},
+			{name: "date", kind: "date", doc: "when the sample was collected, or the device examined", match: reportDate(true), query: observedQuery},
+			{name: "issued", kind: "date", doc: "when the lab reported, or the device's result was stored", match: reportDate(false), query: payloadDate("reported_at")},
+			{name: "status", kind: "token", doc: "final, preliminary, corrected", match: tokenOf(reportStatus), query: payloadTokenOr("status", "final", nil)},
 		}},
-	{name: "DocumentReference", section: "files", patient: "customer_id", toFHIR: documentReference, params: []searchParam{
+	{name: "DocumentReference", section: "files", patient: true, toFHIR: documentReference, params: []searchParam{
 		{name: "date", kind: "date", doc: "when the file was stored", query: instantQuery(domain.SearchStored)},
 		{name: "category", kind: "token", doc: "report, image, lab, letter, other", query: tokenQuery(domain.SearchCategory)},
 		{name: "contenttype", kind: "token", doc: "the file's media type, as sniffed from its bytes", query: tokenQuery(domain.SearchContentType)},
@@ -125,7 +136,7 @@ var resources = []*resourceType{
 		{name: "active", kind: "token", doc: "true or false", query: payloadTokenOr("active", "true", nil)},
 	}},
 	{name: "Slot", section: "booking", slots: true, params: slotParams},
-	{name: "ServiceRequest", section: "device-orders", patient: "customer_id", toFHIR: serviceRequest, params: []searchParam{
+	{name: "ServiceRequest", section: "device-orders", patient: true, toFHIR: serviceRequest, params: []searchParam{
 		{name: "status", kind: "token", doc: "active, completed, revoked", query: payloadToken("status", orderStatus)},
 		{name: "authored", kind: "date", doc: "when the order was made", query: instantQuery(domain.SearchStored)},
 	}},
@@ -152,8 +163,8 @@ func resourceByName(name string) *resourceType {
 	return nil
 }
 
-func activeStatus(o object) string {
-	if active(o) {
+func activeStatus(active *bool) string {
+	if isActive(active) {
 		return "active"
 	}
 	return "inactive"
@@ -161,53 +172,51 @@ func activeStatus(o object) string {
 
 // metaOf is the resource's version and time of its last change (the
 // object's, issue "Versions").
-func metaOf(o object) *meta {
-	m := meta{LastUpdated: str(o, "updated_at")}
-	m.VersionID = number(o, "version").String()
-	if m == (meta{}) {
-		return nil
+func metaOf(it item) *meta {
+	m := meta{VersionID: strconv.FormatInt(it.version, 10)}
+	if !it.updated.IsZero() {
+		m.LastUpdated = stamp(it.updated)
 	}
 	return &m
 }
 
 // headOf is the start of every resource: its type, id and meta.
-func headOf(name string, o object) head {
-	return head{ResourceType: name, ID: idOf(o), Meta: metaOf(o)}
+func headOf(name string, it item) head {
+	return head{ResourceType: name, ID: it.id, Meta: metaOf(it)}
 }
 
 // nameOf is a person's name: family, given and the title as a prefix.
-func nameOf(o object) []humanName {
-	n := humanName{Use: "official", Family: str(o, "last_name")}
-	if g := str(o, "first_name"); g != "" {
-		n.Given = []string{g}
+func nameOf(title *string, first, last string) []humanName {
+	n := humanName{Use: "official", Family: last}
+	if first != "" {
+		n.Given = []string{first}
 	}
-	if t := str(o, "title"); t != "" {
+	if t := opt(title); t != "" {
 		n.Prefix = []string{t}
 	}
 	return []humanName{n}
 }
 
 // telecom is a phone and an e-mail address, where held.
-func telecom(o object) []contactPoint {
+func telecom(phone, email *string) []contactPoint {
 	var t []contactPoint
-	if p := str(o, "phone"); p != "" {
+	if p := opt(phone); p != "" {
 		t = append(t, contactPoint{System: "phone", Value: p})
 	}
-	if e := str(o, "email"); e != "" {
+	if e := opt(email); e != "" {
 		t = append(t, contactPoint{System: "email", Value: e})
 	}
 	return t
 }
 
 // addressOf is a native address as a FHIR Address of the given use.
-func addressOf(o object, use string) *address {
-	x := o.obj("address")
-	if x.v == nil {
+func addressOf(a *domain.Address, use string) *address {
+	if a == nil {
 		return nil
 	}
-	out := address{Use: use, City: str(x, "city"), PostalCode: str(x, "postal_code"), Country: str(x, "country")}
-	if s := str(x, "street"); s != "" {
-		out.Line = []string{s}
+	out := address{Use: use, City: a.City, PostalCode: a.PostalCode, Country: opt(a.Country)}
+	if a.Street != "" {
+		out.Line = []string{a.Street}
 	}
 	return &out
 }
@@ -225,15 +234,15 @@ func text(s string) []codeableConcept {
 	return []codeableConcept{{Text: s}}
 }
 
-// patientOf is a reference to the patient the object names.
-func patientOf(o object) reference {
-	return reference{Reference: "Patient/" + ref(o, "customer_id")}
+// toPatient is a reference to a patient.
+func toPatient(id domain.CustomerID) reference {
+	return reference{Reference: "Patient/" + strconv.FormatInt(int64(id), 10)}
 }
 
 // gender is the customer's sex as an administrative gender: unknown
 // where the record holds none (AT Core requires one).
-func gender(o object) string {
-	switch str(o, "sex") {
+func gender(sex *string) string {
+	switch opt(sex) {
 	case "female":
 		return "female"
 	case "male":
@@ -246,52 +255,66 @@ func gender(o object) string {
 
 // patient is a customer as an AT Core patient: the practice's number as
 // the local patient id, the SVNR and the German KVNR where held.
-func patient(x view, o object) resource {
-	r := patientResource{head: headOf("Patient", o), Active: true, Name: nameOf(o), Telecom: telecom(o), Gender: gender(o), BirthDate: str(o, "birth_date")}
-	r.Identifier = []identifier{{Use: "usual", Type: concept(systemV2_0203, "PI"), System: localSystem(x.company), Value: idOf(o)}}
-	if s := str(o, "svnr"); s != "" {
+func patient(x view, it item) resource {
+	c := it.value.(*domain.CustomerData)
+	r := patientResource{head: headOf("Patient", it), Active: true, Name: nameOf(c.Title, c.FirstName, c.LastName), Telecom: telecom(c.Phone, c.Email),
+		Gender: gender(c.Sex), BirthDate: opt(c.BirthDate)}
+	r.Identifier = []identifier{{Use: "usual", Type: concept(systemV2_0203, "PI"), System: localSystem(x.company), Value: it.id}}
+	if s := opt(c.SVNR); s != "" {
 		r.Identifier = append(r.Identifier, identifier{Use: "official", Type: concept(systemV2_0203, "SS"), System: systemSVNR, Value: s,
 			Assigner: &reference{Display: svnrAssigner}})
 	}
-	if k := str(o, "kvnr"); k != "" {
+	if k := opt(c.KVNR); k != "" {
 		r.Identifier = append(r.Identifier, identifier{Use: "official", Type: concept("http://fhir.de/CodeSystem/identifier-type-de-basis", "KVZ10"), System: systemKVNR, Value: k})
 	}
-	if a := addressOf(o, "home"); a != nil {
+	if a := addressOf(c.Address, "home"); a != nil {
 		r.Address = []address{*a}
 	}
 	return r
 }
 
 // practitioner is a user of the practice.
-func practitioner(_ view, o object) resource {
-	return practitionerResource{head: headOf("Practitioner", o), Active: active(o), Name: nameOf(o), Telecom: telecom(o)}
+func practitioner(_ view, it item) resource {
+	u := it.value.(*domain.User)
+	return practitionerResource{head: headOf("Practitioner", it), Active: isActive(u.Active), Name: nameOf(u.Title, u.FirstName, u.LastName),
+		Telecom: telecom(u.Phone, u.Email)}
 }
 
 // location is a site of the practice.
-func location(_ view, o object) resource {
-	return locationResource{head: headOf("Location", o), Status: activeStatus(o), Name: str(o, "name"), Telecom: telecom(o), Address: addressOf(o, "work")}
+func location(_ view, it item) resource {
+	l := it.value.(*domain.Location)
+	return locationResource{head: headOf("Location", it), Status: activeStatus(l.Active), Name: l.Name, Telecom: telecom(l.Phone, l.Email),
+		Address: addressOf(&l.Address, "work")}
 }
 
 // healthcareService is a treatment the practice offers.
-func healthcareService(_ view, o object) resource {
-	return healthcareServiceResource{head: headOf("HealthcareService", o), Active: active(o), Name: str(o, "name"),
-		Comment: str(o, "description"), Category: text(str(o, "category"))}
+func healthcareService(_ view, it item) resource {
+	s := it.value.(*domain.Service)
+	return healthcareServiceResource{head: headOf("HealthcareService", it), Active: isActive(s.Active), Name: s.Name,
+		Comment: opt(s.Description), Category: text(opt(s.Category))}
 }
 
 // appointmentStatus maps the native statuses to FHIR's.
 var appointmentStatus = map[string]string{"booked": "booked", "arrived": "arrived", "completed": "fulfilled", "no_show": "noshow", "cancelled": "cancelled"}
 
 // appointment is an appointment with its patient, practitioner and location as participants.
-func appointment(_ view, o object) resource {
-	r := appointmentResource{head: headOf("Appointment", o), Status: appointmentStatus[str(o, "status")], Description: str(o, "title"),
-		Comment: str(o, "note"), Start: str(o, "start"), End: str(o, "end"), Created: dateOnly(str(o, "created_at"))}
-	if reason := str(o, "cancellation_reason"); reason != "" {
+func appointment(_ view, it item) resource {
+	a := it.value.(*domain.Appointment)
+	r := appointmentResource{head: headOf("Appointment", it), Status: appointmentStatus[opt(a.Status)], Description: opt(a.Title),
+		Comment: opt(a.Note), Start: instant(&a.Start), End: instant(a.End), Created: dateOnly(stamp(it.created))}
+	if reason := opt(a.CancellationReason); reason != "" {
 		r.CancelationReason = &codeableConcept{Text: reason}
 	}
-	for _, p := range []struct{ field, typ string }{{"customer_id", "Patient"}, {"user_id", "Practitioner"}, {"location_id", "Location"}, {"service_id", "HealthcareService"}} {
-		if id := ref(o, p.field); id != "" {
-			r.Participant = append(r.Participant, appointmentParticipant{Actor: reference{Reference: p.typ + "/" + id}, Status: "accepted"})
-		}
+	participant := func(ref string) {
+		r.Participant = append(r.Participant, appointmentParticipant{Actor: reference{Reference: ref}, Status: "accepted"})
+	}
+	if a.CustomerID != nil {
+		participant(toPatient(*a.CustomerID).Reference)
+	}
+	participant("Practitioner/" + string(a.UserID))
+	participant("Location/" + string(a.LocationID))
+	if a.ServiceID != nil {
+		participant("HealthcareService/" + string(*a.ServiceID))
 	}
 	return r
 }
@@ -310,21 +333,22 @@ var icdSystems = map[string]string{
 }
 
 // condition is a diagnosis.
-func condition(_ view, o object) resource {
-	r := conditionResource{head: headOf("Condition", o), Subject: patientOf(o), RecordedDate: str(o, "diagnosed_on"), BodySite: text(str(o, "side"))}
-	code := codeableConcept{Text: str(o, "text")}
-	if c := str(o, "icd10_code"); c != "" {
-		system := str(o, "code_system")
+func condition(_ view, it item) resource {
+	d := it.value.(*domain.Diagnosis)
+	r := conditionResource{head: headOf("Condition", it), Subject: toPatient(d.CustomerID), RecordedDate: opt(d.DiagnosedOn), BodySite: text(opt(d.Side))}
+	code := codeableConcept{Text: opt(d.Text)}
+	if c := opt(d.ICD10Code); c != "" {
+		system := opt(d.CodeSystem)
 		if system == "" {
 			system = "icd10_at"
 		}
-		code.Coding = []coding{{System: icdSystems[system], Version: str(o, "code_version"), Code: c}}
+		code.Coding = []coding{{System: icdSystems[system], Version: opt(d.CodeVersion), Code: c}}
 	}
 	if code.Text != "" || code.Coding != nil {
 		r.Code = &code
 	}
 	verification := map[string]string{"confirmed": "confirmed", "suspected": "provisional", "excluded": "refuted", "status_post": "confirmed"}
-	certainty := str(o, "certainty")
+	certainty := opt(d.Certainty)
 	if certainty == "" {
 		certainty = "confirmed"
 	}
@@ -336,7 +360,7 @@ func condition(_ view, o object) resource {
 		r.ClinicalStatus = concept("http://terminology.hl7.org/CodeSystem/condition-clinical", "active")
 	}
 	category := "encounter-diagnosis"
-	if str(o, "kind") == "permanent" {
+	if opt(d.Kind) == "permanent" {
 		category = "problem-list-item"
 	}
 	r.Category = []codeableConcept{*concept("http://terminology.hl7.org/CodeSystem/condition-category", category)}
@@ -344,8 +368,8 @@ func condition(_ view, o object) resource {
 }
 
 // ucum is a value in a UCUM unit, nil for no number.
-func ucum(o object, field, unit string) *quantity {
-	v, ok := decimal(o, field)
+func ucum(value *domain.Decimal, unit string) *quantity {
+	v, ok := decimalOf(value)
 	if !ok {
 		return nil
 	}
@@ -365,27 +389,31 @@ var (
 
 // observation is a measurement: a vital sign with its LOINC code, or what
 // the practice named it; or a row of a report (rows.go).
-func observation(_ view, o object) resource {
-	if o.has("row") {
-		return rowObservation(o)
+func observation(_ view, it item) resource {
+	switch row := it.value.(type) {
+	case labRow:
+		return labObservation(it, row)
+	case gdtTest:
+		return testObservation(it, row)
 	}
-	subject := patientOf(o)
-	r := observationResource{head: headOf("Observation", o), Status: "final", Category: vitalSigns, Subject: &subject,
-		EffectiveDateTime: str(o, "measured_at"), ValueQuantity: ucum(o, "value", str(o, "unit"))}
-	r.Code.Text = strings.ReplaceAll(str(o, "type"), "_", " ")
-	if n := str(o, "name"); n != "" {
+	m := it.value.(*domain.Measurement)
+	subject := toPatient(m.CustomerID)
+	r := observationResource{head: headOf("Observation", it), Status: "final", Category: vitalSigns, Subject: &subject,
+		EffectiveDateTime: instant(&m.MeasuredAt), ValueQuantity: ucum(m.Value, opt(m.Unit))}
+	r.Code.Text = strings.ReplaceAll(m.Type, "_", " ")
+	if n := opt(m.Name); n != "" {
 		r.Code.Text = n
 	}
-	if l := str(o, "loinc_code"); l != "" {
+	if l := opt(m.LOINCCode); l != "" {
 		r.Code.Coding = []coding{{System: systemLOINC, Code: l}}
 	}
-	for _, c := range o.items("components") {
+	for _, c := range m.Components {
 		r.Component = append(r.Component, observationComponent{
-			Code:          codeableConcept{Coding: []coding{{System: systemLOINC, Code: str(c, "code")}}},
-			ValueQuantity: ucum(c, "value", str(c, "unit")),
+			Code:          codeableConcept{Coding: []coding{{System: systemLOINC, Code: c.Code}}},
+			ValueQuantity: ucum(&c.Value, c.Unit),
 		})
 	}
-	r.Note = notes(str(o, "note"))
+	r.Note = notes(opt(m.Note))
 	return r
 }
 
@@ -403,43 +431,45 @@ func notes(texts ...string) []annotation {
 // labReport is a lab result as a DiagnosticReport: its rows are
 // Observations of their own (rows.go), which it names as its results; the
 // lab is its performer.
-func labReport(_ view, o object) resource {
-	subject := patientOf(o)
-	r := diagnosticReportResource{head: headOf("DiagnosticReport", o), Status: reportStatus(o), Category: labCategory,
-		Code: codeableConcept{Text: "Laboratory report"}, Subject: &subject, EffectiveDateTime: str(o, "collected_at"), Issued: str(o, "reported_at"),
-		Result: rowReferences(o)}
-	if lab := str(o, "lab_name"); lab != "" {
+func labReport(it item, l *domain.LabResult) resource {
+	subject := toPatient(l.CustomerID)
+	r := diagnosticReportResource{head: headOf("DiagnosticReport", it), Status: labStatus(l), Category: labCategory,
+		Code: codeableConcept{Text: "Laboratory report"}, Subject: &subject, EffectiveDateTime: instant(l.CollectedAt), Issued: instant(&l.ReportedAt),
+		Result: rowReferences(it)}
+	if lab := opt(l.LabName); lab != "" {
 		r.Performer = []reference{{Display: lab}}
 	}
-	if n := str(o, "order_number"); n != "" {
+	if n := opt(l.OrderNumber); n != "" {
 		r.Identifier = []identifier{{Value: n}}
 	}
 	return r
 }
 
 // diagnosticReport is a lab result, or a device's GDT result file.
-func diagnosticReport(x view, o object) resource {
-	if o.has("gdt") {
-		return gdtReport(x, o)
+func diagnosticReport(_ view, it item) resource {
+	if f, ok := it.value.(domain.File); ok {
+		return gdtReport(it, f)
 	}
-	return labReport(x, o)
+	return labReport(it, it.value.(*domain.LabResult))
 }
 
-// examination is a GDT result file's examination (gdt.Info), nil for anything else.
-func examination(o object) object { return o.obj("gdt") }
-
-// reportDate matches a report's date: a lab result's field, or for a GDT
-// result when the device examined (collected_at) or when it was stored.
-func reportDate(field string) func(o object, v value) bool {
-	lab := dateField(field)
-	return func(o object, v value) bool {
-		g := examination(o)
-		if g.v == nil {
-			return lab(o, v)
-		}
-		at := str(o, "created_at")
-		if field == "collected_at" {
-			at = examinedAt(g)
+// reportDate matches a report's date: a lab result's (when collected, or
+// reported), or for a GDT result when the device examined (collected) or
+// when it was stored (reported).
+func reportDate(collected bool) func(it item, v value) bool {
+	return func(it item, v value) bool {
+		var at string
+		switch r := it.value.(type) {
+		case domain.File:
+			at = stamp(r.CreatedAt)
+			if collected {
+				at = examinedAt(r.GDT)
+			}
+		case *domain.LabResult:
+			at = instant(&r.ReportedAt)
+			if collected {
+				at = instant(r.CollectedAt)
+			}
 		}
 		from, to, ok := domain.ValueSpan(at)
 		return ok && v.inRange(from, to)
@@ -447,11 +477,16 @@ func reportDate(field string) func(o object, v value) bool {
 }
 
 // reportStatus is a report's status: a GDT result is final.
-func reportStatus(o object) string {
-	if examination(o).v != nil {
-		return "final"
+func reportStatus(it item) string {
+	if l, ok := it.value.(*domain.LabResult); ok {
+		return labStatus(l)
 	}
-	if s := str(o, "status"); s != "" {
+	return "final"
+}
+
+// labStatus is a lab result's status, final when it names none.
+func labStatus(l *domain.LabResult) string {
+	if s := opt(l.Status); s != "" {
 		return s
 	}
 	return "final"
@@ -461,31 +496,37 @@ func reportStatus(o object) string {
 // (6200/6201), the findings (6220) as conclusion, the order it answers,
 // the file itself as the presented form; its tests (8410) are
 // Observations of their own (rows.go), which it names as its results.
-func gdtReport(_ view, o object) resource {
-	g := examination(o)
-	subject := patientOf(o)
-	r := diagnosticReportResource{head: headOf("DiagnosticReport", o), Status: "final", Code: codeableConcept{Text: "Device examination"},
-		Subject: &subject, EffectiveDateTime: examinedAt(g), Issued: str(o, "created_at"), Conclusion: str(g, "findings"),
-		PresentedForm: []attachment{{ContentType: str(o, "content_type"), URL: "Binary/" + idOf(o), Title: str(o, "name")}},
-		Result:        rowReferences(o)}
-	if p := str(g, "procedure_code"); p != "" {
+func gdtReport(it item, f domain.File) resource {
+	g := f.GDT
+	if g == nil { // not read as a result: no examination to show
+		g = &gdt.Info{}
+	}
+	subject := toPatient(f.CustomerID)
+	r := diagnosticReportResource{head: headOf("DiagnosticReport", it), Status: "final", Code: codeableConcept{Text: "Device examination"},
+		Subject: &subject, EffectiveDateTime: examinedAt(g), Issued: stamp(f.CreatedAt), Conclusion: opt(g.Findings),
+		PresentedForm: []attachment{{ContentType: f.ContentType, URL: "Binary/" + it.id, Title: f.Name}},
+		Result:        rowReferences(it)}
+	if p := opt(g.ProcedureCode); p != "" {
 		r.Code.Text = p
 	}
-	if n := str(g, "order_number"); n != "" {
+	if n := opt(g.OrderNumber); n != "" {
 		r.Identifier = []identifier{{Value: n}}
 	}
-	if order := str(o, "device_order_id"); order != "" {
+	if order := opt(f.DeviceOrderID); order != "" {
 		r.BasedOn = []reference{{Reference: "ServiceRequest/" + order}}
 	}
 	return r
 }
 
 // examinedAt is when the device examined: the time (6201) on the date (6200), or the date.
-func examinedAt(g object) string {
-	if at := str(g, "examined_at"); at != "" {
+func examinedAt(g *gdt.Info) string {
+	if g == nil {
+		return ""
+	}
+	if at := opt(g.ExaminedAt); at != "" {
 		return at
 	}
-	return str(g, "examined_on")
+	return opt(g.ExaminedOn)
 }
 
 // limitIndicators are GDT's limit indicators (8422) as HL7 interpretations.
@@ -512,15 +553,18 @@ var interpretations = map[string]string{"normal": "N", "low": "L", "high": "H", 
 // serviceRequest is a device order: the examination praxis asks a device
 // for (GDT 6302), with its procedure and tests (8402, 8410), numbered as
 // the practice numbers it (8310).
-func serviceRequest(x view, o object) resource {
-	r := serviceRequestResource{head: headOf("ServiceRequest", o), Status: orderStatus[str(o, "status")], Intent: "order", Subject: patientOf(o),
-		AuthoredOn: str(o, "created_at"), Note: notes(str(o, "comment"))}
-	r.Identifier = []identifier{{Type: concept(systemV2_0203, "PLAC"), System: "urn:praxis:" + x.company.String() + ":device-orders", Value: ref(o, "number")}}
-	if p := str(o, "procedure"); p != "" {
+func serviceRequest(x view, it item) resource {
+	o := it.value.(*domain.DeviceOrder)
+	r := serviceRequestResource{head: headOf("ServiceRequest", it), Status: orderStatus[o.Status], Intent: "order", Subject: toPatient(o.CustomerID),
+		AuthoredOn: stamp(it.created), Note: notes(opt(o.Comment))}
+	r.Identifier = []identifier{{Type: concept(systemV2_0203, "PLAC"), System: "urn:praxis:" + x.company.String() + ":device-orders", Value: strconv.FormatInt(o.Number, 10)}}
+	if p := opt(o.Procedure); p != "" {
 		r.Code = &codeableConcept{Text: p}
 	}
-	for _, t := range strs(o, "tests") {
-		r.OrderDetail = append(r.OrderDetail, codeableConcept{Text: t})
+	for _, t := range o.Tests {
+		if t != "" {
+			r.OrderDetail = append(r.OrderDetail, codeableConcept{Text: t})
+		}
 	}
 	return r
 }
@@ -528,19 +572,20 @@ func serviceRequest(x view, o object) resource {
 // documentReference is a stored file: what it is (its media type as
 // sniffed, its name, size and category), whose it is, where it came from,
 // and its bytes at Binary/{id}. A device's result names its order.
-func documentReference(_ view, o object) resource {
-	r := documentReferenceResource{head: headOf("DocumentReference", o), Status: "current", Subject: patientOf(o), Date: str(o, "created_at"),
-		Description: str(o, "description")}
-	if c := str(o, "category"); c != "" {
+func documentReference(_ view, it item) resource {
+	f := it.value.(domain.File)
+	r := documentReferenceResource{head: headOf("DocumentReference", it), Status: "current", Subject: toPatient(f.CustomerID), Date: stamp(f.CreatedAt),
+		Description: opt(f.Description)}
+	if c := f.Category; c != "" {
 		r.Category = []codeableConcept{{Coding: []coding{{System: "urn:praxis:file-categories", Code: c}}, Text: c}}
 	}
-	if src, ok := fileSources[str(o, "source")]; ok {
+	if src, ok := fileSources[f.Source.String()]; ok {
 		r.Type = &codeableConcept{Text: src}
 	}
-	att := attachment{ContentType: str(o, "content_type"), URL: "Binary/" + idOf(o), Title: str(o, "name"), Creation: str(o, "created_at")}
-	att.Size = number(o, "size")
+	att := attachment{ContentType: f.ContentType, URL: "Binary/" + it.id, Title: f.Name, Creation: stamp(f.CreatedAt)}
+	att.Size = json.Number(strconv.FormatInt(f.Size, 10))
 	r.Content = []documentContent{{Attachment: att}}
-	if order := str(o, "device_order_id"); order != "" {
+	if order := opt(f.DeviceOrderID); order != "" {
 		r.Context = &documentContext{Related: []reference{{Reference: "ServiceRequest/" + order}}}
 	}
 	return r
@@ -551,14 +596,15 @@ var fileSources = map[string]string{"api": "uploaded through the API", "gdt": "a
 
 // schedule is a service assignment: a practitioner offering a service,
 // at one location or at each of theirs; its free slots are the booking's.
-func schedule(_ view, o object) resource {
-	r := scheduleResource{head: headOf("Schedule", o), Active: active(o), Actor: []reference{{Reference: "Practitioner/" + ref(o, "user_id")}}}
-	if loc := ref(o, "location_id"); loc != "" {
-		r.Actor = append(r.Actor, reference{Reference: "Location/" + loc})
+func schedule(_ view, it item) resource {
+	a := it.value.(*domain.ServiceAssignment)
+	r := scheduleResource{head: headOf("Schedule", it), Active: isActive(a.Active), Actor: []reference{{Reference: "Practitioner/" + string(a.UserID)}}}
+	if a.LocationID != nil {
+		r.Actor = append(r.Actor, reference{Reference: "Location/" + string(*a.LocationID)})
 	}
-	r.Actor = append(r.Actor, reference{Reference: "HealthcareService/" + ref(o, "service_id")})
-	if d := ref(o, "duration_minutes"); d != "" {
-		r.Comment = "appointments of " + d + " minutes"
+	r.Actor = append(r.Actor, reference{Reference: "HealthcareService/" + string(a.ServiceID)})
+	if a.DurationMinutes != nil {
+		r.Comment = "appointments of " + strconv.Itoa(*a.DurationMinutes) + " minutes"
 	}
 	return r
 }

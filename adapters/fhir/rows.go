@@ -1,15 +1,13 @@
 package fhir
 
 import (
-	"bytes"
 	"context"
 	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/valyala/fastjson"
-
 	"github.com/praxis-health/praxis/domain"
+	"github.com/praxis-health/praxis/domain/gdt"
 )
 
 // A report's rows are Observations of their own: each row of a lab result
@@ -23,101 +21,125 @@ import (
 
 // rowLetters mark a row's id: a lab result's row, a GDT result's test.
 const (
-	labRow  = "r"
-	gdtTest = "t"
+	labRowLetter  = "r"
+	gdtTestLetter = "t"
 )
 
-// rowsOf are a report's rows as objects of the Observation's feed: each
-// with its id, the report's version, time of change, patient and status,
-// when it was measured (collected, examined), its LOINC code, where it
-// comes from ("source"), and the row itself. Nothing else of the report is
-// repeated in each row.
-func rowsOf(o object) []object {
-	source, rows, when := reportRows(o)
-	var a fastjson.Arena
-	out := make([]object, len(rows))
-	for i, row := range rows {
-		v := a.NewObject()
-		v.Set("id", a.NewString(rowID(o, source, i)))
-		v.Set("source", a.NewString(source))
-		for _, f := range []string{"version", "updated_at", "customer_id"} {
-			if x := o.field(f); x != nil {
-				v.Set(f, x)
-			}
+// row is what a report's row repeats of its report: the patient, the
+// report's status and when it was measured (collected, examined).
+type row struct {
+	patient  domain.CustomerID
+	status   string
+	measured string
+}
+
+// labRow is a lab result's row as an Observation's value.
+type labRow struct {
+	row
+	value domain.LabValue
+}
+
+// gdtTest is a GDT result's test (8410) as an Observation's value.
+type gdtTest struct {
+	row
+	test gdt.Test
+}
+
+// rowsOf are a report's rows as items of the Observation's feed: each with
+// its id, the report's version, time of change and patient. Nothing else
+// of the report is repeated in each row.
+func rowsOf(report item) []item {
+	var out []item
+	switch r := report.value.(type) {
+	case *domain.LabResult:
+		shared := row{patient: r.CustomerID, status: labStatus(r), measured: instant(r.CollectedAt)}
+		for i, v := range r.Results {
+			out = append(out, rowItem(report, labRowLetter, i, labRow{shared, v}))
 		}
-		v.Set("status", a.NewString(reportStatus(o)))
-		if when != "" {
-			v.Set("measured_at", a.NewString(when))
+	case domain.File:
+		if r.GDT == nil {
+			return nil
 		}
-		if l := str(row, "loinc_code"); l != "" {
-			v.Set("loinc_code", a.NewString(l))
+		shared := row{patient: r.CustomerID, status: "final", measured: examinedAt(r.GDT)}
+		for i, t := range r.GDT.Tests {
+			out = append(out, rowItem(report, gdtTestLetter, i, gdtTest{shared, t}))
 		}
-		v.Set("row", row.v)
-		out[i] = object{v}
 	}
 	return out
 }
 
-// reportRows are a report's rows, the letter of their ids, and when they
-// were measured: a lab result's rows when collected, a GDT result's tests
-// when examined.
-func reportRows(o object) (letter string, rows []object, when string) {
-	if g := examination(o); g.v != nil {
-		return gdtTest, g.items("tests"), examinedAt(g)
-	}
-	return labRow, o.items("results"), str(o, "collected_at")
+// rowItem is row i (from 0) of a report.
+func rowItem(report item, letter string, i int, value any) item {
+	return item{id: rowID(report.id, letter, i), version: report.version, updated: report.updated, patient: report.patient, value: value}
 }
 
 // rowID is the id of a report's row i (from 0).
-func rowID(o object, letter string, i int) string { return idOf(o) + "." + letter + strconv.Itoa(i+1) }
+func rowID(report, letter string, i int) string { return report + "." + letter + strconv.Itoa(i+1) }
 
 // rowReferences are the references a report names its rows by.
-func rowReferences(o object) []reference {
-	letter, rows, _ := reportRows(o)
+func rowReferences(report item) []reference {
+	rows := rowsOf(report)
 	out := make([]reference, len(rows))
-	for i := range out {
-		out[i] = reference{Reference: "Observation/" + rowID(o, letter, i)}
+	for i, r := range rows {
+		out[i] = reference{Reference: "Observation/" + r.id}
 	}
 	return out
 }
 
-// rowObservation is a row of a report as an Observation.
-func rowObservation(o object) resource {
-	if str(o, "source") == gdtTest {
-		return testObservation(o)
+// observedCode is the LOINC code of an Observation's value: a measurement's,
+// a lab row's ("" for none, and for a device's test).
+func observedCode(it item) string {
+	switch v := it.value.(type) {
+	case *domain.Measurement:
+		return opt(v.LOINCCode)
+	case labRow:
+		return opt(v.value.LOINCCode)
 	}
-	return labObservation(o)
+	return ""
+}
+
+// observedAt is when an Observation's value was measured.
+func observedAt(it item) string {
+	switch v := it.value.(type) {
+	case *domain.Measurement:
+		return instant(&v.MeasuredAt)
+	case labRow:
+		return v.measured
+	case gdtTest:
+		return v.measured
+	}
+	return ""
 }
 
 // labObservation is a lab result's row: its name, LOINC code and the lab's
 // own code, the value with the unit as the lab wrote it (not claimed to be
 // UCUM) or the text result, the reference range, the lab's flag as
 // interpretation, the comment.
-func labObservation(o object) resource {
-	x, subject := o.obj("row"), patientOf(o)
-	r := observationResource{head: headOf("Observation", o), Status: str(o, "status"), Subject: &subject, Category: laboratory,
-		Code: codeableConcept{Text: str(x, "name")}, EffectiveDateTime: str(o, "measured_at"), Note: notes(str(x, "comment"))}
-	if l := str(x, "loinc_code"); l != "" {
-		r.Code.Coding = append(r.Code.Coding, coding{System: systemLOINC, Code: l})
+func labObservation(it item, l labRow) resource {
+	x, subject := l.value, toPatient(l.patient)
+	r := observationResource{head: headOf("Observation", it), Status: l.status, Subject: &subject, Category: laboratory,
+		Code: codeableConcept{Text: x.Name}, EffectiveDateTime: l.measured, Note: notes(opt(x.Comment))}
+	if c := opt(x.LOINCCode); c != "" {
+		r.Code.Coding = append(r.Code.Coding, coding{System: systemLOINC, Code: c})
 	}
-	if c := str(x, "code"); c != "" {
+	if c := opt(x.Code); c != "" {
 		r.Code.Coding = append(r.Code.Coding, coding{Code: c}) // the lab's own code: its system unknown
 	}
-	unit := str(x, "unit")
-	if q, ok := decimal(x, "value"); ok {
+	unit := opt(x.Unit)
+	if q, ok := decimalOf(x.Value); ok {
 		r.ValueQuantity = &quantity{Value: q, Unit: unit}
 	} else {
-		r.ValueString = str(x, "value_text")
+		r.ValueString = opt(x.ValueText)
 	}
-	rr := referenceRange{Text: str(x, "reference_text")}
-	if low, ok := decimal(x, "reference_low"); ok {
+	rr := referenceRange{Text: opt(x.ReferenceText)}
+	if low, ok := decimalOf(x.ReferenceLow); ok {
 		rr.Low = &quantity{Value: low, Unit: unit}
 	}
-	if high, ok := decimal(x, "reference_high"); ok {
+	if high, ok := decimalOf(x.ReferenceHigh); ok {
 		rr.High = &quantity{Value: high, Unit: unit}
 	}
 	r.ReferenceRange = rangeOf(rr)
-	if code, ok := interpretations[str(x, "flag")]; ok {
+	if code, ok := interpretations[opt(x.Flag)]; ok {
 		r.Interpretation = []codeableConcept{*concept(systemInterpretation, code)}
 	}
 	return r
@@ -127,29 +149,33 @@ func labObservation(o object) resource {
 // code with its name (8411), the value (8420) and unit (8421), the normal
 // range (8460–8462), the limit indicator (8422) as interpretation,
 // comments and result text (8470, 8480) as notes.
-func testObservation(o object) resource {
-	x, subject := o.obj("row"), patientOf(o)
-	r := observationResource{head: headOf("Observation", o), Status: "final", Subject: &subject,
-		Code:              codeableConcept{Coding: []coding{{Code: str(x, "id")}}, Text: str(x, "name")}, // the device's test id: its system is the device's
-		EffectiveDateTime: str(o, "measured_at"), Note: notes(append(strs(x, "comments"), strs(x, "result_text")...)...)}
-	unit := str(x, "unit")
-	if v, ok := gdtDecimal(str(x, "value")); ok {
-		r.ValueQuantity = &quantity{Value: v, Unit: unit}
+func testObservation(it item, g gdtTest) resource {
+	x, subject := g.test, toPatient(g.patient)
+	r := observationResource{head: headOf("Observation", it), Status: "final", Subject: &subject,
+		Code:              codeableConcept{Coding: []coding{{Code: x.ID}}, Text: x.Name}, // the device's test id: its system is the device's
+		EffectiveDateTime: g.measured, Note: notes(append(nonEmpty(x.Comments), nonEmpty(x.ResultText)...)...)}
+	if v, ok := gdtDecimal(x.Value); ok {
+		r.ValueQuantity = &quantity{Value: v, Unit: x.Unit}
 	} else {
-		r.ValueString = str(x, "value")
+		r.ValueString = x.Value
 	}
-	rr := referenceRange{Text: strings.Join(strs(x, "normal_text"), " ")}
-	if low, ok := gdtDecimal(str(x, "normal_low")); ok {
-		rr.Low = &quantity{Value: low, Unit: unit}
+	rr := referenceRange{Text: strings.Join(nonEmpty(x.NormalText), " ")}
+	if low, ok := gdtDecimal(opt(x.NormalLow)); ok {
+		rr.Low = &quantity{Value: low, Unit: x.Unit}
 	}
-	if high, ok := gdtDecimal(str(x, "normal_high")); ok {
-		rr.High = &quantity{Value: high, Unit: unit}
+	if high, ok := gdtDecimal(opt(x.NormalHigh)); ok {
+		rr.High = &quantity{Value: high, Unit: x.Unit}
 	}
 	r.ReferenceRange = rangeOf(rr)
-	if code, ok := limitIndicators[strings.ToUpper(str(x, "limit_indicator"))]; ok {
+	if code, ok := limitIndicators[strings.ToUpper(opt(x.LimitIndicator))]; ok {
 		r.Interpretation = []codeableConcept{*concept(systemInterpretation, code)}
 	}
 	return r
+}
+
+// nonEmpty are the texts that are not empty.
+func nonEmpty(texts []string) []string {
+	return slices.DeleteFunc(slices.Clone(texts), func(t string) bool { return t == "" })
 }
 
 const systemInterpretation = "http://terminology.hl7.org/CodeSystem/v3-ObservationInterpretation"
@@ -181,27 +207,23 @@ func (r rowsReader) split(id string) (string, int, bool) {
 
 func (r rowsReader) validID(id string) bool { _, _, ok := r.split(id); return ok }
 
-func (r rowsReader) get(ctx context.Context, grant domain.Grant, id string) (native, error) {
+func (r rowsReader) get(ctx context.Context, grant domain.Grant, id string) (item, error) {
 	report, i, ok := r.split(id)
 	if !ok {
-		return native{}, domain.ErrNotFound
+		return item{}, domain.ErrNotFound
 	}
-	v, err := r.reports.get(ctx, grant, report)
+	it, err := r.reports.get(ctx, grant, report)
 	if err != nil {
-		return native{}, err
+		return item{}, err
 	}
-	o, err := decodeObject(v.body)
-	if err != nil {
-		return native{}, err
-	}
-	rows := rowsOf(o)
+	rows := rowsOf(it)
 	if i >= len(rows) {
-		return native{}, domain.ErrNotFound
+		return item{}, domain.ErrNotFound
 	}
-	return native{body: rows[i].v.MarshalTo(nil), version: v.version}, nil
+	return rows[i], nil
 }
 
-func (r rowsReader) batch(ctx context.Context, grant domain.Grant, ids []string) ([]byte, error) {
+func (r rowsReader) batch(ctx context.Context, grant domain.Grant, ids []string) ([]item, error) {
 	var reports []string
 	for _, id := range ids {
 		if report, _, ok := r.split(id); ok && !slices.Contains(reports, report) {
@@ -209,13 +231,21 @@ func (r rowsReader) batch(ctx context.Context, grant domain.Grant, ids []string)
 		}
 	}
 	if len(reports) == 0 {
-		return []byte("[]"), nil
+		return nil, nil
 	}
-	data, err := r.reports.batch(ctx, grant, reports)
+	items, err := r.reports.batch(ctx, grant, reports)
 	if err != nil {
 		return nil, err
 	}
-	return rowsData(data, func(row object) bool { return slices.Contains(ids, idOf(row)) })
+	var out []item
+	for _, report := range items {
+		for _, row := range rowsOf(report) {
+			if slices.Contains(ids, row.id) {
+				out = append(out, row)
+			}
+		}
+	}
+	return out, nil
 }
 
 // list reads a page of reports and answers their rows. A page holds at
@@ -224,23 +254,26 @@ func (r rowsReader) batch(ctx context.Context, grant domain.Grant, ids []string)
 // have more, fewer reports are read; a report's rows are never split, so
 // one report with more than q.Limit is a page of its own. The other rows
 // of a report come along, for the search to match them again.
-func (r rowsReader) list(ctx context.Context, grant domain.Grant, q domain.ListQuery) (nativePage, error) {
+func (r rowsReader) list(ctx context.Context, grant domain.Grant, q domain.ListQuery) (page, error) {
 	limit := q.Limit
 	for {
-		page, err := r.reports.list(ctx, grant, q)
+		p, err := r.reports.list(ctx, grant, q)
 		if err != nil {
-			return nativePage{}, err
+			return page{}, err
 		}
+		var rows []item
 		n := 0
-		data, err := rowsData(page.data, func(row object) bool {
-			if rowHolds(row, q.Where) {
-				n++
+		for _, report := range p.items {
+			for _, row := range rowsOf(report) {
+				if rowHolds(row, q.Where) {
+					n++
+				}
+				rows = append(rows, row)
 			}
-			return true
-		})
-		if err != nil || n <= limit || q.Limit <= 1 {
-			page.data = data
-			return page, err
+		}
+		if n <= limit || q.Limit <= 1 {
+			p.items = rows
+			return p, nil
 		}
 		q.Limit /= 2
 	}
@@ -248,15 +281,15 @@ func (r rowsReader) list(ctx context.Context, grant domain.Grant, q domain.ListQ
 
 // rowHolds tells whether a report's row meets the conditions a search put
 // on its rows (an observed row's code and date; others are the report's).
-func rowHolds(row object, where []domain.Condition) bool {
+func rowHolds(row item, where []domain.Condition) bool {
 	for _, c := range where {
 		switch c.Field {
 		case domain.SearchCode:
-			if !slices.Contains(c.Values, str(row, "loinc_code")) {
+			if !slices.Contains(c.Values, observedCode(row)) {
 				return false
 			}
 		case domain.SearchObserved:
-			from, to, ok := domain.ValueSpan(str(row, "measured_at"))
+			from, to, ok := domain.ValueSpan(observedAt(row))
 			if !ok || !slices.ContainsFunc(c.Instants, func(r domain.InstantRange) bool {
 				return value{prefix: r.Prefix, from: r.From, to: r.To}.inRange(from, to)
 			}) {
@@ -265,26 +298,4 @@ func rowHolds(row object, where []domain.Condition) bool {
 		}
 	}
 	return true
-}
-
-// rowsData are the rows of a JSON array of reports, those keep tells.
-func rowsData(reports []byte, keep func(row object) bool) ([]byte, error) {
-	objs, err := decodeObjects(reports)
-	if err != nil {
-		return nil, err
-	}
-	out := bytes.NewBufferString("[")
-	for _, o := range objs {
-		for _, row := range rowsOf(o) {
-			if !keep(row) {
-				continue
-			}
-			if out.Len() > 1 {
-				out.WriteByte(',')
-			}
-			out.Write(row.v.MarshalTo(nil))
-		}
-	}
-	out.WriteByte(']')
-	return out.Bytes(), nil
 }

@@ -18,7 +18,7 @@ import (
 // alternatives, FHIR's comma; repeated parameters all hold).
 type searchParam struct {
 	name, kind, doc string
-	match           func(o object, v value) bool
+	match           func(it item, v value) bool
 	// query, where set, puts the parameter into the store's query
 	// (patient_search.go); modifiers are the modifiers it takes. A
 	// parameter with both narrows the feed by its query and matches each
@@ -53,10 +53,10 @@ var commonParams = []searchParam{
 // against a matcher and a query that disagree.
 const maxReads = 10
 
-// matchesAll is whether o satisfies every parameter (one value of each).
-func matchesAll(o object, filters []filter) bool {
+// matchesAll is whether it satisfies every parameter (one value of each).
+func matchesAll(it item, filters []filter) bool {
 	for _, f := range filters {
-		if !slices.ContainsFunc(f.values, func(v value) bool { return f.param.match(o, v) }) {
+		if !slices.ContainsFunc(f.values, func(v value) bool { return f.param.match(it, v) }) {
 			return false
 		}
 	}
@@ -112,22 +112,26 @@ func (v value) inRange(from, to time.Time) bool {
 	return !from.Before(v.from) && !to.After(v.to)
 }
 
-// dateField matches a date or dateTime field.
-func dateField(field string) func(o object, v value) bool {
-	return func(o object, v value) bool {
-		from, to, ok := domain.ValueSpan(str(o, field))
+// dateOf matches a date or dateTime the item holds.
+func dateOf(at func(it item) string) func(it item, v value) bool {
+	return func(it item, v value) bool {
+		from, to, ok := domain.ValueSpan(at(it))
 		return ok && v.inRange(from, to)
 	}
 }
 
-// stringField matches a string field that starts with the value, ignoring case.
-func stringField(field string) func(o object, v value) bool {
-	return func(o object, v value) bool { return strings.HasPrefix(strings.ToLower(str(o, field)), v.code) }
+// stringOf matches a text of a section's value that starts with the
+// search's, ignoring case.
+func stringOf[T any](field func(*T) string) func(it item, v value) bool {
+	return func(it item, v value) bool {
+		x, ok := it.value.(*T)
+		return ok && strings.HasPrefix(strings.ToLower(field(x)), v.code)
+	}
 }
 
 // tokenOf matches a code without a system.
-func tokenOf(code func(o object) string) func(o object, v value) bool {
-	return func(o object, v value) bool { return v.code != "" && code(o) == v.code }
+func tokenOf(code func(it item) string) func(it item, v value) bool {
+	return func(it item, v value) bool { return v.code != "" && code(it) == v.code }
 }
 
 // referenceID is the id of a reference to typ: "typ/id" or a bare id.
@@ -143,18 +147,6 @@ func patientRef(s string) (domain.CustomerID, bool) {
 		return 0, false
 	}
 	return domain.ParseCustomerPathID(id)
-}
-
-// patientIdentifier matches a customer's SVNR, KVNR or number.
-func patientIdentifier(o object, v value) bool {
-	held := map[string]string{systemSVNR: str(o, "svnr"), systemKVNR: str(o, "kvnr")}
-	if v.system == nil || *v.system == "" {
-		return v.code != "" && (held[systemSVNR] == v.code || held[systemKVNR] == v.code || idOf(o) == v.code)
-	}
-	if strings.HasPrefix(*v.system, "urn:praxis:") && strings.HasSuffix(*v.system, ":customers") {
-		return idOf(o) == v.code
-	}
-	return v.code != "" && held[*v.system] == v.code
 }
 
 // request is a search as read from its query string.
@@ -265,7 +257,7 @@ func (req *request) read(rt *resourceType, params []searchParam, name, raw strin
 		}
 		return nil
 	case "patient", "subject":
-		if rt.patient == "" {
+		if !rt.patient {
 			break
 		}
 		id, ok := patientRef(raw)
@@ -341,10 +333,10 @@ func (req *request) read(rt *resourceType, params []searchParam, name, raw strin
 	return nil
 }
 
-// lastUpdated matches the object's last change.
-func lastUpdated(o object, v value) bool {
-	t, err := time.Parse(time.RFC3339, str(o, "updated_at"))
-	return err == nil && v.inRange(t, t.Add(time.Second))
+// lastUpdated matches the object's last change (to the second, as it is answered).
+func lastUpdated(it item, v value) bool {
+	t := it.updated.Truncate(time.Second)
+	return !t.IsZero() && v.inRange(t, t.Add(time.Second))
 }
 
 // nextLink is the link of the page after cursor: the request's own query

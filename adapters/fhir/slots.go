@@ -182,18 +182,15 @@ func (s *Server) freeSlots(c *fiber.Ctx, grant domain.Grant, schedule string, fr
 		return nil, err
 	}
 	rt := resourceByName("Schedule")
-	v, err := s.views.of(rt).get(c.UserContext(), grant, schedule)
+	it, err := s.views.of(rt).get(c.UserContext(), grant, schedule)
 	if err != nil {
 		return nil, err
 	}
-	a, err := decodeObject(v.body)
-	if err != nil {
-		return nil, err
-	}
-	user, service := domain.UUID(ref(a, "user_id")), domain.UUID(ref(a, "service_id"))
+	a := it.value.(*domain.ServiceAssignment)
+	user, service := a.UserID, a.ServiceID
 	locations := []domain.UUID{}
-	if loc := ref(a, "location_id"); loc != "" {
-		locations = append(locations, domain.UUID(loc))
+	if a.LocationID != nil {
+		locations = append(locations, *a.LocationID)
 	} else {
 		// Offered at every location of the user's: the ones that offer it.
 		page, err := s.booking.Offered(c.UserContext(), grant, "locations", domain.BookingQuery{Limit: 100, User: &user, Service: &service})

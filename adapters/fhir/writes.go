@@ -316,11 +316,11 @@ func writeKey(c *fiber.Ctx, body []byte) (*ports.IdempotencyKey, error) {
 
 // written answers a write with the resource as it now is.
 func (s *Server) written(c *fiber.Ctx, rt *resourceType, resp ports.WrittenObject) error {
-	o, err := decodeObject(resp.Value.JSON(domain.KindOf(rt.section)))
+	it, err := itemOf(domain.KindOf(rt.section), resp.Value)
 	if err != nil {
 		return err
 	}
-	r := rt.toFHIR(view{company: httpkit.GrantOf(c).CompanyID}, o)
+	r := rt.toFHIR(view{company: httpkit.GrantOf(c).CompanyID}, it)
 	if resp.Replayed {
 		c.Set("Idempotent-Replayed", "true")
 	}
@@ -328,7 +328,7 @@ func (s *Server) written(c *fiber.Ctx, rt *resourceType, resp ports.WrittenObjec
 	c.Set(fiber.HeaderETag, `W/"`+version+`"`)
 	status := resp.Outcome.Status()
 	if resp.Outcome == domain.OutcomeCreated {
-		c.Set(fiber.HeaderLocation, s.base(c)+"/"+rt.name+"/"+idOf(o)+"/_history/"+version) // a vread of the current version
+		c.Set(fiber.HeaderLocation, s.base(c)+"/"+rt.name+"/"+it.id+"/_history/"+version) // a vread of the current version
 	}
 	return send(c.Status(status), r)
 }
