@@ -233,14 +233,16 @@ func (s *Server) byID(c *fiber.Ctx, rt *resourceType, req request) ([]item, erro
 	return out, nil
 }
 
-// scan reads the feed from the request's position until the page is full,
-// the feed ends, or maxReads pages were read (a catalogue's has no bound);
-// next is the position after the last object read, "" at the end of the
-// feed.
+// scan reads the feed from the request's position until the page is full
+// or the feed ends; next is the position after the last object read, ""
+// at the end of the feed. Every parameter is in the query, so the
+// matchers only confirm what it chose — but for the names of the staff
+// and the catalogue (a few hundred objects at most, read whole if need be)
+// and a report's rows (its other rows come along with a matching one).
 func (s *Server) scan(c *fiber.Ctx, rt *resourceType, req request) (matches []item, next string, total *int64, err error) {
 	rd := s.views.of(rt)
 	q := domain.ListQuery{After: req.cursor, UpdatedSince: req.since, Customer: req.customer, Where: req.where, Search: req.search, Total: req.total, Sort: req.sort}
-	for reads := 0; reads < maxReads || rt.catalogue; reads++ {
+	for {
 		q.Limit = req.count - len(matches)
 		if req.count0 { // the total alone: no object read, no patient named in the audit event
 			q.Limit = 0

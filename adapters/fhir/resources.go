@@ -55,10 +55,6 @@ type resourceType struct {
 	// then are the feeds the type reads after its section's, in order
 	// (readers.go): the GDT result files, a report's rows.
 	then []feed
-	// catalogue: the section is the practice's own staff or catalogue, a
-	// few hundred objects at most; a name its search matches in memory
-	// reads it to the end if need be (no maxReads bound).
-	catalogue bool
 }
 
 // include is what an _include adds.
@@ -87,17 +83,17 @@ var resources = []*resourceType{
 		{name: "phone", kind: "token", doc: "the phone number: E.164, or national in the practice's country", query: telecomQuery(domain.SearchPhone)},
 		{name: "email", kind: "token", doc: "the e-mail address, in any case", query: telecomQuery(domain.SearchEmail)},
 	}},
-	{name: "Practitioner", section: "users", toFHIR: practitioner, catalogue: true, params: []searchParam{
+	{name: "Practitioner", section: "users", toFHIR: practitioner, params: []searchParam{
 		{name: "family", kind: "string", doc: "the last name", match: stringOf(func(u *domain.User) string { return u.LastName })},
 		{name: "given", kind: "string", doc: "the first name", match: stringOf(func(u *domain.User) string { return u.FirstName })},
 		{name: "active", kind: "token", doc: "true or false", query: payloadTokenOr("active", "true", nil)},
 	}},
 	{name: "Organization"},
-	{name: "Location", section: "locations", toFHIR: location, catalogue: true, params: []searchParam{
+	{name: "Location", section: "locations", toFHIR: location, params: []searchParam{
 		{name: "name", kind: "string", doc: "the name", match: stringOf(func(l *domain.Location) string { return l.Name })},
 		{name: "status", kind: "token", doc: "active or inactive", query: payloadTokenOr("active", "true", activeStatuses)},
 	}},
-	{name: "HealthcareService", section: "services", toFHIR: healthcareService, catalogue: true, params: []searchParam{
+	{name: "HealthcareService", section: "services", toFHIR: healthcareService, params: []searchParam{
 		{name: "name", kind: "string", doc: "the name", match: stringOf(func(s *domain.Service) string { return s.Name })},
 		{name: "active", kind: "token", doc: "true or false", query: payloadTokenOr("active", "true", nil)},
 	}},

@@ -46,13 +46,6 @@ var commonParams = []searchParam{
 	{name: "_lastUpdated", kind: "date", doc: "gt, ge, lt, le or eq an instant", match: lastUpdated},
 }
 
-// maxReads bounds the feed pages one search reads to fill its page when
-// parameters filter on the page. Every parameter is in the query now or
-// matched over a small catalogue read whole (resourceType.catalogue): the
-// matchers confirm what the query chose, and the bound only guards
-// against a matcher and a query that disagree.
-const maxReads = 10
-
 // matchesAll is whether it satisfies every parameter (one value of each).
 func matchesAll(it item, filters []filter) bool {
 	for _, f := range filters {
