@@ -464,7 +464,7 @@ func TestOperatorResumesAfterCrash(t *testing.T) {
 		defer db.Close()
 		companies, customers, clients, tx := sqlstore.NewCompanyRepository(db), sqlstore.NewCustomerRepository(db), sqlstore.NewClientRepository(db), sqlstore.NewTransactor(db)
 		admin := usecase.NewAdmin(companies, customers, clients, memstore.New(memstore.Limits{}), tx,
-			usecase.NewAuditor(sqlstore.NewAuditLog(db), tx, companies, customers, clients, nil), sqlstore.NewErasures(db), nil)
+			usecase.NewAuditor(sqlstore.NewAuditLog(db), tx, companies, customers, clients, nil), sqlstore.NewErasures(db), sqlstore.NewCompanyLeases(db), nil)
 		left, lost, err := admin.EnsureCompany(ctx, usecase.NewCompanyInput{Name: "Praxis Dr. Huber", ExternalRef: string(huber.UID)})
 		if err != nil || lost == "" {
 			t.Fatalf("seed: %v", err)

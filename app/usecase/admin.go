@@ -20,6 +20,7 @@ type Admin struct {
 	tx        ports.Transactor
 	audits    *Auditor
 	erasures  ports.Erasures
+	leases    ports.CompanyLeases
 	blobs     ports.BlobStore
 	now       func() time.Time
 }
@@ -27,11 +28,12 @@ type Admin struct {
 var _ ports.Tenants = (*Admin)(nil)
 
 // NewAdmin wires the admin use case; audits records the patients the
-// operator writes; erasures and blobs end a company that leaves.
+// operator writes; erasures and blobs end a company that leaves, under
+// the company's lease (no import or restore of it meanwhile).
 func NewAdmin(companies ports.CompanyRepository, customers ports.CustomerRepository, clients ports.ClientRepository, tokens ports.TokenStore,
-	tx ports.Transactor, audits *Auditor, erasures ports.Erasures, blobs ports.BlobStore) *Admin {
+	tx ports.Transactor, audits *Auditor, erasures ports.Erasures, leases ports.CompanyLeases, blobs ports.BlobStore) *Admin {
 	return &Admin{companies: companies, customers: customers, clients: clients, tokens: tokens, tx: tx, audits: audits,
-		erasures: erasures, blobs: blobs, now: time.Now}
+		erasures: erasures, leases: leases, blobs: blobs, now: time.Now}
 }
 
 // NewCompanyInput names a new practice.

@@ -45,7 +45,7 @@ func (a *Admin) SetRetentionHold(ctx context.Context, id domain.CompanyID, until
 func (a *Admin) EraseCompany(ctx context.Context, id domain.CompanyID, in ports.EraseInput) (ports.ErasureReport, error) {
 	rec, err := a.erasures.Get(ctx, id)
 	if errors.Is(err, domain.ErrNotFound) {
-		rec, err = a.eraseRows(ctx, id, in)
+		rec, err = a.eraseRowsLeased(ctx, id, in)
 	}
 	if err != nil {
 		return ports.ErasureReport{}, err
@@ -85,6 +85,21 @@ func (a *Admin) EraseCompany(ctx context.Context, id domain.CompanyID, in ports.
 		return report, fmt.Errorf("company %s: the erasure's proof found what remains (%v): run it again", id, left)
 	}
 	return report, nil
+}
+
+// eraseRowsLeased is eraseRows under the company's lease: refused while an
+// import or restore of it runs, and none starts meanwhile (the rows'
+// transaction deletes the lease with the rest; a company unknown here is
+// not found before a lease names it).
+func (a *Admin) eraseRowsLeased(ctx context.Context, id domain.CompanyID, in ports.EraseInput) (rec domain.Erasure, err error) {
+	if _, err := a.companies.Get(ctx, id); err != nil {
+		return domain.Erasure{}, fmt.Errorf("company %s: %w", id, err)
+	}
+	err = underLease(ctx, a.leases, a.now, id, "erasure", func(ctx context.Context) error {
+		rec, err = a.eraseRows(ctx, id, in)
+		return err
+	})
+	return rec, err
 }
 
 // eraseRows revokes the company's clients, then deletes its rows and keeps

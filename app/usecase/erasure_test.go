@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/praxis-health/praxis/adapters/blobstore"
+	"github.com/praxis-health/praxis/adapters/sqlstore"
 	"github.com/praxis-health/praxis/app/usecase"
 	"github.com/praxis-health/praxis/domain"
 	"github.com/praxis-health/praxis/ports"
@@ -103,6 +104,28 @@ func TestEraseCompany(t *testing.T) {
 		t.Errorf("a hold on no day: %v, want invalid", err)
 	}
 	if _, err := env.Admin.SetRetentionHold(ctx, a, "2020-01-31"); err != nil { // passed: no hold in force
+		t.Fatal(err)
+	}
+
+	// Another process's import of the practice holds its lease: refused,
+	// nothing changed; once it is released, the erasure takes the lease.
+	leases := sqlstore.NewCompanyLeases(env.DB)
+	now := time.Now()
+	held := domain.CompanyLease{Company: a, Holder: "praxis-7 pid 41 9f3c", Purpose: "import", AcquiredAt: now, ExpiresAt: now.Add(time.Minute)}
+	if _, taken, err := leases.Take(ctx, held, now); err != nil || !taken {
+		t.Fatalf("the import's lease: %v %v", taken, err)
+	}
+	var busy *usecase.CompanyBusyError
+	if _, err := env.Admin.EraseCompany(ctx, a, in); !errors.As(err, &busy) || !strings.Contains(err.Error(), "another import of company "+a.String()) {
+		t.Fatalf("erasure while an import runs: %v, want it refused naming the import", err)
+	}
+	if c, err := env.Companies.Get(ctx, a); err != nil || c.Disabled() || objects(a) != 3 {
+		t.Errorf("a refused erasure changed the company: %+v, %v, %d objects", c, err, objects(a))
+	}
+	if _, _, err := env.OAuth.Authenticate(ctx, tokenA); err != nil {
+		t.Errorf("a refused erasure ended a token: %v", err)
+	}
+	if err := leases.Release(ctx, a, held.Holder); err != nil {
 		t.Fatal(err)
 	}
 

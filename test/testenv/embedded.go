@@ -38,7 +38,7 @@ type Embedded struct {
 // store is blobs (one that fails on purpose, say).
 func (e *Embedded) AdminOver(blobs ports.BlobStore) *usecase.Admin {
 	return usecase.NewAdmin(e.Companies, sqlstore.NewCustomerRepository(e.DB), sqlstore.NewClientRepository(e.DB), e.Tokens,
-		sqlstore.NewTransactor(e.DB), e.auditor, sqlstore.NewErasures(e.DB), blobs)
+		sqlstore.NewTransactor(e.DB), e.auditor, sqlstore.NewErasures(e.DB), sqlstore.NewCompanyLeases(e.DB), blobs)
 }
 
 // fuzzLockout counts wrong secrets like production but locks for only 10 ms,
@@ -65,7 +65,7 @@ func NewEmbedded(tb testing.TB) *Embedded {
 		Bucket:    bucket,
 		Companies: companies,
 		Admin: usecase.NewAdmin(companies, customers, clients, tokens, sqlstore.NewTransactor(db), auditor,
-			sqlstore.NewErasures(db), blobstore.New(bucket)),
+			sqlstore.NewErasures(db), sqlstore.NewCompanyLeases(db), blobstore.New(bucket)),
 		Uploads: usecase.NewUploads(companies, customers, sqlstore.NewFileRepository(db), sqlstore.NewIdempotencyStore(db), sqlstore.NewTransactor(db),
 			blobstore.New(bucket), sniff.Sniffer{}, tokens, fuzzLockout, auditor, sqlstore.NewRecordStore(db), sqlstore.NewDeviceOrderStore(db), clients),
 		OAuth:   usecase.NewOAuth(clients, tokens, tokens, nil, nil, usecase.OAuthSettings{TokenTTL: time.Hour, Lockout: fuzzLockout}),
