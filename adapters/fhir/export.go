@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	gojson "github.com/goccy/go-json"
 	"github.com/google/uuid"
 
 	"github.com/praxis-health/praxis/adapters/httpkit"
@@ -95,9 +96,11 @@ func (e *ExportSource) ExportPage(ctx context.Context, grant domain.Grant, typ s
 	return ports.ExportPage{Next: next, HasMore: page.hasMore, Render: render}, nil
 }
 
-// lineEncoder appends values to w, each one line of JSON.
-func lineEncoder(w *bytes.Buffer) *json.Encoder {
-	enc := json.NewEncoder(w) // Encode ends the line with '\n'
+// lineEncoder appends values to w, each one line of JSON: goccy/go-json,
+// whose bytes are encoding/json's (TestExportLinesAreEncodingJSONs) in
+// three quarters of its time (BenchmarkExportRender).
+func lineEncoder(w *bytes.Buffer) *gojson.Encoder {
+	enc := gojson.NewEncoder(w) // Encode ends the line with '\n'
 	enc.SetEscapeHTML(false)
 	return enc
 }

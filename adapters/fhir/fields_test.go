@@ -1,6 +1,7 @@
 package fhir
 
 import (
+	"bytes"
 	"encoding/json"
 	"slices"
 	"testing"
@@ -241,6 +242,40 @@ func TestEveryWrittenFieldIsTaken(t *testing.T) {
 					t.Errorf("%s writes the field %q without a FHIR path", c.name, field)
 				}
 			}
+		}
+	}
+}
+
+// TestExportLinesAreEncodingJSONs: the export's encoder (goccy/go-json,
+// for its speed) writes every mapped resource byte for byte as
+// encoding/json does, texts that need escaping included.
+func TestExportLinesAreEncodingJSONs(t *testing.T) {
+	x := view{company: domain.NewCompanyID()}
+	odd := "<Müller & Söhne> \u2028\u2029 \"quoted\" \\ \t\n\x01 \xff\xfe end"
+	var all []resource
+	for _, rt := range resources {
+		if rt.toFHIR == nil {
+			continue
+		}
+		for _, it := range feedItems(t, rt) {
+			all = append(all, rt.toFHIR(x, it))
+		}
+	}
+	title := odd
+	all = append(all, practitioner(x, item{id: "u", version: 1, value: &domain.User{Title: &title, FirstName: odd, LastName: odd}}),
+		organization(domain.Company{ID: x.company, Name: odd}))
+	for _, r := range all {
+		var got, want bytes.Buffer
+		if err := lineEncoder(&got).Encode(r); err != nil {
+			t.Fatal(err)
+		}
+		enc := json.NewEncoder(&want)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(r); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got.Bytes(), want.Bytes()) {
+			t.Errorf("the export wrote\n%s\nwhere encoding/json writes\n%s", got.Bytes(), want.Bytes())
 		}
 	}
 }
