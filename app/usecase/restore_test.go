@@ -90,3 +90,61 @@ func TestRestoreSetsAsideWhatTheImportRefuses(t *testing.T) {
 		t.Errorf("after every section: %q", got)
 	}
 }
+
+// TestRestoreLeavesATakenGDTIDAlone: a device deleted since T whose GDT id
+// another device has taken since is a conflict naming that device, not
+// written; the device that holds the id now keeps it; a device changed
+// since T is reverted beside it.
+func TestRestoreLeavesATakenGDTIDAlone(t *testing.T) {
+	t.Parallel()
+	env := testenv.NewEmbedded(t)
+	ctx := context.Background()
+	f := newPracticeFixture(t, env)
+	company := f.grant.CompanyID
+	restore := usecase.NewRestore(env.Exchange, sqlstore.RestoreSources{}, sqlstore.NewCalendar(env.DB))
+	ecg, spiro, successor := domain.NewObjectID(), domain.NewObjectID(), domain.NewObjectID()
+	device := func(id, name, gdtID string) string {
+		return fmt.Sprintf(`{"section":"devices","id":%q,"data":{"name":%q,"gdt_id":%q,"gdt_version":"2.1","encoding":"cp437"}}`, id, name, gdtID)
+	}
+	if _, err := importLines(t, env, company, device(ecg, "ECG in room 2", "EKG1"), device(spiro, "Spirometer", "SPIRO1")); err != nil {
+		t.Fatal(err)
+	}
+	copyAt := "sqlite:" + filepath.Join(t.TempDir(), "at-t.db")
+	if _, err := env.DB.ExecContext(ctx, "VACUUM INTO ?", strings.TrimPrefix(copyAt, "sqlite:")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := importLines(t, env, company, `{"section":"devices","id":"`+ecg+`","deleted":true}`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := importLines(t, env, company, device(successor, "New ECG", "EKG1"), device(spiro, "Spirometer (room 3)", "SPIRO1")); err != nil {
+		t.Fatal(err)
+	}
+
+	report, err := restore.Run(ctx, company, copyAt, usecase.RestoreOptions{Sections: []string{"devices"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(report.Recreated) != 0 || !maps.Equal(report.Reverted, map[string]int{"devices": 1}) || len(report.Conflicts) != 1 {
+		t.Fatalf("devices: %+v", report)
+	}
+	if c := report.Conflicts[0]; c.Section != "devices" || c.ID != ecg || !strings.Contains(c.Reason, successor) {
+		t.Errorf("the conflict: %+v, want the ECG's, naming %s", c, successor)
+	}
+	name := func(id string) string {
+		o, err := env.Records.Get(ctx, f.grant, domain.KindOf("devices"), id)
+		if err != nil {
+			return err.Error()
+		}
+		var d struct {
+			Name  string
+			GDTID string `json:"gdt_id"`
+		}
+		if err := json.Unmarshal(o.Payload, &d); err != nil {
+			t.Fatal(err)
+		}
+		return d.Name + "/" + d.GDTID
+	}
+	if got := []string{name(ecg), name(successor), name(spiro)}; got[0] != "not found" || got[1] != "New ECG/EKG1" || got[2] != "Spirometer/SPIRO1" {
+		t.Errorf("after the restore: %q", got)
+	}
+}
