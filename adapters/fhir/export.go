@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gofiber/fiber/v2"
 	gojson "github.com/goccy/go-json"
+	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 
 	"github.com/praxis-health/praxis/adapters/httpkit"
