@@ -86,6 +86,9 @@ func (e *ExportSource) ExportPage(ctx context.Context, grant domain.Grant, typ s
 	render := func(w *bytes.Buffer) (int, error) {
 		x := view{company: grant.CompanyID}
 		enc := lineEncoder(w)
+		if err := decodeAll(page.items); err != nil { // here, beside the other pages' rendering
+			return 0, err
+		}
 		for _, it := range page.items {
 			if err := enc.Encode(rt.toFHIR(x, it)); err != nil {
 				return 0, err

@@ -257,6 +257,9 @@ func (s *Server) scan(c *fiber.Ctx, rt *resourceType, req request) (matches []it
 		if req.count0 {
 			return nil, "", total, nil
 		}
+		if err := decodeAll(page.items); err != nil {
+			return nil, "", nil, err
+		}
 		for _, it := range page.items {
 			if matchesAll(it, req.filters) {
 				matches = append(matches, it)

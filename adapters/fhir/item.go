@@ -25,6 +25,39 @@ type item struct {
 	// patient is the customer the object is about, nil for none.
 	patient *domain.CustomerID
 	value   any
+	// lazy holds a page's payload until decode: a list's items are decoded
+	// by whoever maps them (an export on its rendering goroutines, not on
+	// the one that reads the next page).
+	lazy *lazyPayload
+}
+
+// lazyPayload is a stored payload of kind not decoded yet.
+type lazyPayload struct {
+	kind    *domain.Kind
+	payload []byte
+}
+
+// decode decodes the item's payload into its kind's type, if it has not been.
+func (it *item) decode() error {
+	if it.lazy == nil {
+		return nil
+	}
+	v := it.lazy.kind.NewPayload()
+	if err := gojson.Unmarshal(it.lazy.payload, v); err != nil {
+		return err
+	}
+	it.value, it.lazy = v, nil
+	return nil
+}
+
+// decodeAll decodes the items that are not yet.
+func decodeAll(items []item) error {
+	for i := range items {
+		if err := items[i].decode(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // itemOf is a stored object of kind with its payload decoded into the
@@ -32,24 +65,29 @@ type item struct {
 // would cost an export more than the rest of its work per row
 // (BenchmarkExportRender).
 func itemOf(kind *domain.Kind, o ports.StoredObject) (item, error) {
-	v := kind.NewPayload()
-	if err := gojson.Unmarshal(o.Payload, v); err != nil {
-		return item{}, err
-	}
-	return item{id: o.ID, version: o.Version, created: o.CreatedAt, updated: o.UpdatedAt, patient: o.Customer, value: v}, nil
+	it := lazyItem(kind, o)
+	return it, it.decode()
 }
 
-// itemsOf are stored objects of kind as items.
+// lazyItem is a stored object of kind whose payload is decoded later (decode).
+func lazyItem(kind *domain.Kind, o ports.StoredObject) item {
+	return item{id: o.ID, version: o.Version, created: o.CreatedAt, updated: o.UpdatedAt, patient: o.Customer,
+		lazy: &lazyPayload{kind: kind, payload: o.Payload}}
+}
+
+// itemsOf are stored objects of kind as items, decoded.
 func itemsOf(kind *domain.Kind, objs []ports.StoredObject) ([]item, error) {
+	out := lazyItems(kind, objs)
+	return out, decodeAll(out)
+}
+
+// lazyItems are stored objects of kind as items not decoded yet.
+func lazyItems(kind *domain.Kind, objs []ports.StoredObject) []item {
 	out := make([]item, len(objs))
 	for i, o := range objs {
-		it, err := itemOf(kind, o)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = it
+		out[i] = lazyItem(kind, o)
 	}
-	return out, nil
+	return out
 }
 
 // fileItem is a stored file as an item.

@@ -25,8 +25,8 @@ type reader interface {
 	validID(id string) bool
 }
 
-// page is a page of a feed: its objects, where it ended, whether more
-// follow, and the total when it was asked for.
+// page is a page of a feed: its objects (not decoded yet: decodeAll),
+// where it ended, whether more follow, and the total when it was asked for.
 type page struct {
 	items   []item
 	next    string
@@ -101,8 +101,7 @@ func (r recordReader) list(ctx context.Context, grant domain.Grant, q domain.Lis
 	if err != nil {
 		return page{}, err
 	}
-	items, err := itemsOf(r.kind, p.Items)
-	return page{items: items, next: p.Next.Encode(), hasMore: p.HasMore, total: p.Total}, err
+	return page{items: lazyItems(r.kind, p.Items), next: p.Next.Encode(), hasMore: p.HasMore, total: p.Total}, nil
 }
 
 func (r recordReader) validID(id string) bool { return nativeID(r.kind, id) }

@@ -258,6 +258,9 @@ func (r rowsReader) list(ctx context.Context, grant domain.Grant, q domain.ListQ
 	limit := q.Limit
 	for {
 		p, err := r.reports.list(ctx, grant, q)
+		if err == nil {
+			err = decodeAll(p.items)
+		}
 		if err != nil {
 			return page{}, err
 		}
