@@ -45,6 +45,7 @@ func main() {
 	logFile := flag.String("log", env("PRAXIS_BRIDGE_LOG", ""), "append the log to this file (default stdout; a Windows service has none)")
 	config := flag.String("config", env("PRAXIS_BRIDGE_CONFIG", ""),
 		"a configuration file of devices with their credentials and folders (the settings page's Devices tab writes one)")
+	service := flag.Bool("service", false, "run under the Windows service manager (the service's command line passes it)")
 	flag.Parse()
 	cfg.CrashAfterUpload = os.Getenv("PRAXIS_BRIDGE_TEST_CRASH_AFTER_UPLOAD") == "1"
 	out := os.Stdout
@@ -61,7 +62,7 @@ func main() {
 	if err != nil {
 		exit(2, err)
 	}
-	if service, err := asService(run); service || err != nil {
+	if served, err := asService(run, *service); served || err != nil {
 		if err != nil {
 			exit(1, err)
 		}

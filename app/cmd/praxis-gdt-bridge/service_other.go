@@ -2,8 +2,16 @@
 
 package main
 
-import "context"
+import (
+	"context"
+	"errors"
+)
 
 // asService: only Windows has a service manager that needs answering;
-// systemd runs the bridge as a plain process.
-func asService(func(context.Context) error) (bool, error) { return false, nil }
+// systemd runs the bridge as a plain process (--service is refused).
+func asService(_ func(context.Context) error, service bool) (bool, error) {
+	if service {
+		return false, errors.New("--service: only a Windows service manager starts the bridge as a service; systemd runs it as it is")
+	}
+	return false, nil
+}

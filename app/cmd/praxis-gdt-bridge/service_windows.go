@@ -9,11 +9,19 @@ import (
 )
 
 // asService runs the bridge under the Windows service manager when that
-// started the process (installed with sc.exe); false from a console.
-func asService(run func(context.Context) error) (bool, error) {
-	is, err := svc.IsWindowsService()
-	if err != nil || !is {
-		return false, err
+// started the process; false from a console. A service's command line says
+// so with --service: the question Windows is asked otherwise
+// (svc.IsWindowsService: is the parent process services.exe, in session
+// 0?) is answered no under Wine 8.0 — the bridge then ran as a console
+// program that never answered the service manager, which gave up on it
+// (1053) and showed it STOPPED while it ran. Without the flag (a service
+// installed before it) the question is asked, as Windows answers it right.
+func asService(run func(context.Context) error, service bool) (bool, error) {
+	if !service {
+		is, err := svc.IsWindowsService()
+		if err != nil || !is {
+			return false, err
+		}
 	}
 	return true, svc.Run("praxis-gdt-bridge", handler{run: run})
 }
