@@ -21,11 +21,8 @@ import (
 // every section brings the author back first and the notes with it.
 func TestRestoreSetsAsideWhatTheImportRefuses(t *testing.T) {
 	t.Parallel()
-	env := testenv.NewEmbedded(t)
-	ctx := context.Background()
-	f := newPracticeFixture(t, env)
+	env, f, restore := restoreFixture(t)
 	company := f.grant.CompanyID
-	restore := usecase.NewRestore(env.Exchange, sqlstore.RestoreSources{}, sqlstore.NewCalendar(env.DB))
 	author, colleague := domain.NewObjectID(), domain.NewObjectID()
 	notes := []string{domain.NewObjectID(), domain.NewObjectID(), domain.NewObjectID()}
 	line := func(section, id, data string) string {
@@ -42,20 +39,14 @@ func TestRestoreSetsAsideWhatTheImportRefuses(t *testing.T) {
 		note(notes[0], author, "Anruf"), note(notes[1], author, "Befund"), note(notes[2], colleague, "Rezept")); err != nil {
 		t.Fatal(err)
 	}
-	copyAt := "sqlite:" + filepath.Join(t.TempDir(), "at-t.db")
-	if _, err := env.DB.ExecContext(ctx, "VACUUM INTO ?", strings.TrimPrefix(copyAt, "sqlite:")); err != nil {
-		t.Fatal(err)
-	}
+	copyAt := copyNow(t, env)
 	if _, err := importLines(t, env, company, `{"section":"notes","id":"`+notes[0]+`","deleted":true}`,
 		note(notes[1], colleague, "Befund (geändert)"), note(notes[2], colleague, "Rezept (geändert)"),
 		`{"section":"users","id":"`+author+`","deleted":true}`); err != nil {
 		t.Fatal(err)
 	}
 
-	only, err := restore.Run(ctx, company, copyAt, usecase.RestoreOptions{Sections: []string{"notes"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	only := restoreFrom(t, restore, company, copyAt, "notes")
 	if len(only.Recreated) != 0 || !maps.Equal(only.Reverted, map[string]int{"notes": 1}) || len(only.Conflicts) != 2 {
 		t.Fatalf("notes alone: %+v", only)
 	}
@@ -65,13 +56,9 @@ func TestRestoreSetsAsideWhatTheImportRefuses(t *testing.T) {
 		}
 	}
 	title := func(id string) string {
-		o, err := env.Records.Get(ctx, f.grant, domain.KindOf("notes"), id)
-		if err != nil {
-			return err.Error()
-		}
 		var n struct{ Title string }
-		if err := json.Unmarshal(o.Payload, &n); err != nil {
-			t.Fatal(err)
+		if err := payloadNow(t, env, f.grant, "notes", id, &n); err != nil {
+			return err.Error()
 		}
 		return n.Title
 	}
@@ -79,10 +66,7 @@ func TestRestoreSetsAsideWhatTheImportRefuses(t *testing.T) {
 		t.Errorf("after the notes alone: %q", got)
 	}
 
-	all, err := restore.Run(ctx, company, copyAt, usecase.RestoreOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	all := restoreFrom(t, restore, company, copyAt)
 	if !maps.Equal(all.Recreated, map[string]int{"users": 1, "notes": 1}) || !maps.Equal(all.Reverted, map[string]int{"notes": 1}) || len(all.Conflicts) != 0 {
 		t.Fatalf("every section: %+v", all)
 	}
@@ -97,11 +81,8 @@ func TestRestoreSetsAsideWhatTheImportRefuses(t *testing.T) {
 // since T is reverted beside it.
 func TestRestoreLeavesATakenGDTIDAlone(t *testing.T) {
 	t.Parallel()
-	env := testenv.NewEmbedded(t)
-	ctx := context.Background()
-	f := newPracticeFixture(t, env)
+	env, f, restore := restoreFixture(t)
 	company := f.grant.CompanyID
-	restore := usecase.NewRestore(env.Exchange, sqlstore.RestoreSources{}, sqlstore.NewCalendar(env.DB))
 	ecg, spiro, successor := domain.NewObjectID(), domain.NewObjectID(), domain.NewObjectID()
 	device := func(id, name, gdtID string) string {
 		return fmt.Sprintf(`{"section":"devices","id":%q,"data":{"name":%q,"gdt_id":%q,"gdt_version":"2.1","encoding":"cp437"}}`, id, name, gdtID)
@@ -109,10 +90,7 @@ func TestRestoreLeavesATakenGDTIDAlone(t *testing.T) {
 	if _, err := importLines(t, env, company, device(ecg, "ECG in room 2", "EKG1"), device(spiro, "Spirometer", "SPIRO1")); err != nil {
 		t.Fatal(err)
 	}
-	copyAt := "sqlite:" + filepath.Join(t.TempDir(), "at-t.db")
-	if _, err := env.DB.ExecContext(ctx, "VACUUM INTO ?", strings.TrimPrefix(copyAt, "sqlite:")); err != nil {
-		t.Fatal(err)
-	}
+	copyAt := copyNow(t, env)
 	if _, err := importLines(t, env, company, `{"section":"devices","id":"`+ecg+`","deleted":true}`); err != nil {
 		t.Fatal(err)
 	}
@@ -120,10 +98,7 @@ func TestRestoreLeavesATakenGDTIDAlone(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	report, err := restore.Run(ctx, company, copyAt, usecase.RestoreOptions{Sections: []string{"devices"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	report := restoreFrom(t, restore, company, copyAt, "devices")
 	if len(report.Recreated) != 0 || !maps.Equal(report.Reverted, map[string]int{"devices": 1}) || len(report.Conflicts) != 1 {
 		t.Fatalf("devices: %+v", report)
 	}
@@ -131,20 +106,58 @@ func TestRestoreLeavesATakenGDTIDAlone(t *testing.T) {
 		t.Errorf("the conflict: %+v, want the ECG's, naming %s", c, successor)
 	}
 	name := func(id string) string {
-		o, err := env.Records.Get(ctx, f.grant, domain.KindOf("devices"), id)
-		if err != nil {
-			return err.Error()
-		}
 		var d struct {
 			Name  string
 			GDTID string `json:"gdt_id"`
 		}
-		if err := json.Unmarshal(o.Payload, &d); err != nil {
-			t.Fatal(err)
+		if err := payloadNow(t, env, f.grant, "devices", id, &d); err != nil {
+			return err.Error()
 		}
 		return d.Name + "/" + d.GDTID
 	}
 	if got := []string{name(ecg), name(successor), name(spiro)}; got[0] != "not found" || got[1] != "New ECG/EKG1" || got[2] != "Spirometer/SPIRO1" {
 		t.Errorf("after the restore: %q", got)
 	}
+}
+
+// copyNow is a copy of the embedded database as it stands (VACUUM INTO):
+// a restore's copy at T.
+func copyNow(t *testing.T, env *testenv.Embedded) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "at-t.db")
+	if _, err := env.DB.ExecContext(context.Background(), "VACUUM INTO ?", path); err != nil {
+		t.Fatal(err)
+	}
+	return "sqlite:" + path
+}
+
+// payloadNow decodes the payload of an object of section into v, or
+// answers why there is none.
+func payloadNow(t *testing.T, env *testenv.Embedded, grant domain.Grant, section, id string, v any) error {
+	t.Helper()
+	o, err := env.Records.Get(context.Background(), grant, domain.KindOf(section), id)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(o.Payload, v); err != nil {
+		t.Fatal(err)
+	}
+	return nil
+}
+
+// restoreFrom restores company's sections (every one without) from the copy at from.
+func restoreFrom(t *testing.T, r *usecase.Restore, company domain.CompanyID, from string, sections ...string) usecase.RestoreReport {
+	t.Helper()
+	report, err := r.Run(context.Background(), company, from, usecase.RestoreOptions{Sections: sections})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return report
+}
+
+// restoreFixture is a practice of the embedded stores and a restore of it.
+func restoreFixture(t *testing.T) (*testenv.Embedded, practiceFixture, *usecase.Restore) {
+	t.Helper()
+	env := testenv.NewEmbedded(t)
+	return env, newPracticeFixture(t, env), usecase.NewRestore(env.Exchange, sqlstore.RestoreSources{}, sqlstore.NewCalendar(env.DB))
 }
