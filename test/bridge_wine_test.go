@@ -32,7 +32,7 @@ func winePath(path string) string { return "Z:" + strings.ReplaceAll(path, "/", 
 // TestBridgeUnderWine: the Windows build, run under Wine with the
 // ProcessPrng shim (test/wine), watches its folder and delivers a result to
 // a real server. Registering it as a service with sc.exe was tried by
-// hand under this Wine (docs/contributors/testing.md): with --service it
+// hand under this Wine (docs/devices/bridge.md's commands): with --service it
 // answers the manager (RUNNING, and STOPPED with exit code 0 after sc
 // stop); without it, svc.IsWindowsService says no under Wine and it ran as
 // a console program the manager gave up on (1053, STOPPED while it ran).
