@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
@@ -29,16 +30,15 @@ func wineTool(t *testing.T, name, pkg string) string {
 // winePath is a Linux path as a Windows program under Wine sees it (drive Z: is /).
 func winePath(path string) string { return "Z:" + strings.ReplaceAll(path, "/", `\`) }
 
-// TestBridgeUnderWine: the Windows build, run under Wine with the
-// ProcessPrng shim (test/wine), watches its folder and delivers a result to
-// a real server. Registering it as a service with sc.exe was tried by
-// hand under this Wine (docs/devices/bridge.md's commands): with --service it
-// answers the manager (RUNNING, and STOPPED with exit code 0 after sc
-// stop); without it, svc.IsWindowsService says no under Wine and it ran as
-// a console program the manager gave up on (1053, STOPPED while it ran).
-// Wine's sc prints nothing on most failures and its service manager comes
-// and goes with each short program, which made that sequence flaky here.
-func TestBridgeUnderWine(t *testing.T) {
+// TestBridgeServiceUnderWine: the Windows build, run under Wine with the
+// ProcessPrng shim (test/wine) and registered with sc.exe as a service
+// whose command line passes --service (as the guide's does), answers the
+// service manager — RUNNING while it runs, STOPPED with exit code 0 after
+// sc stop — and delivers a result to a real server meanwhile. Without the
+// flag, svc.IsWindowsService says no under Wine and the bridge ran as a
+// console program the manager gave up on (1053, STOPPED while it ran):
+// this test then fails at RUNNING.
+func TestBridgeServiceUnderWine(t *testing.T) {
 	t.Parallel()
 	if runtime.GOOS != "linux" {
 		t.Skip("Wine runs the Windows build on Linux")
@@ -61,29 +61,55 @@ func TestBridgeUnderWine(t *testing.T) {
 	}
 	env := append(os.Environ(), "WINEPREFIX="+filepath.Join(work, "prefix"), "WINEDEBUG=-all",
 		"WINEDLLOVERRIDES=mscoree,mshtml=;bcryptprimitives=n") // no Mono or Gecko to download
-	// wine runs a program with its output in a file, not a pipe: the
-	// processes Wine starts beside it inherit a pipe and would hold Wait.
-	wineCmd := func(out *os.File, args ...string) *exec.Cmd {
-		cmd := exec.Command(wine, args...)
-		cmd.Env, cmd.Stdout, cmd.Stderr = env, out, out
-		return cmd
-	}
-	logFile, err := os.Create(filepath.Join(work, "wine.log"))
+	wineLog, err := os.Create(filepath.Join(work, "wine.log"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	// command runs a Wine program with its output in a file, not a pipe:
+	// the processes Wine starts beside it inherit a pipe and would hold Wait.
+	command := func(name string, args ...string) *exec.Cmd {
+		cmd := exec.Command(name, args...)
+		cmd.Env, cmd.Stdout, cmd.Stderr = env, wineLog, wineLog
+		return cmd
+	}
+	sc := func(args ...string) string {
+		t.Helper()
+		out, err := os.CreateTemp(work, "sc-*.out")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = out.Close() }()
+		cmd := command(wine, append([]string{"sc"}, args...)...)
+		cmd.Stdout, cmd.Stderr = out, out
+		_ = cmd.Run() // Wine's sc says what it did, or nothing: what it prints is checked
+		printed, _ := os.ReadFile(out.Name())
+		return string(printed)
+	}
+	state := func() string {
+		m := regexp.MustCompile(`STATE\s*:\s*\d+\s+(\w+)`).FindStringSubmatch(sc("query", "praxisbridge"))
+		if m == nil {
+			return "none"
+		}
+		return m[1]
+	}
+	logFile := filepath.Join(work, "bridge.log")
 	t.Cleanup(func() {
-		kill := exec.Command(wineserver, "-k") // every process of this prefix
-		kill.Env = env
-		_ = kill.Run()
-		_ = logFile.Close()
+		_ = command(wineserver, "-k").Run() // every process of this prefix
+		_ = wineLog.Close()
 		if t.Failed() {
-			log, _ := os.ReadFile(logFile.Name())
-			t.Logf("wine and bridge log:\n%s", log)
+			for _, f := range []string{wineLog.Name(), logFile} {
+				log, _ := os.ReadFile(f)
+				t.Logf("%s:\n%s", filepath.Base(f), log)
+			}
 		}
 	})
-	if err := wineCmd(logFile, "wineboot", "-i").Run(); err != nil {
+	// A new prefix goes on setting itself up after wineboot returns: its
+	// service manager answers sc reliably once that wineserver has exited.
+	if err := command(wine, "wineboot", "-i").Run(); err != nil {
 		t.Fatalf("wineboot: %v", err)
+	}
+	if err := command(wineserver, "-w").Run(); err != nil {
+		t.Fatalf("wineserver -w: %v", err)
 	}
 	copyFile(t, dll, filepath.Join(work, "prefix", "drive_c", "windows", "system32", "bcryptprimitives.dll"))
 
@@ -91,23 +117,40 @@ func TestBridgeUnderWine(t *testing.T) {
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	bridge := wineCmd(logFile, exe, "--dir", winePath(dir), "--url", s.url, "--company", c.ID, "--secret", c.Secret, "--rescan", "1s")
-	if err := bridge.Start(); err != nil {
+	sc("create", "praxisbridge", "binPath=", strings.Join([]string{winePath(exe), "--service", "--dir", winePath(dir), "--url", s.url,
+		"--company", c.ID, "--secret", c.Secret, "--rescan", "1s", "--log", winePath(logFile)}, " "))
+	if got := state(); got != "STOPPED" {
+		t.Fatalf("the service after sc create: %s, want STOPPED", got)
+	}
+	// Wine ends its services when the last program that is no service
+	// exits (each sc is one): a console stays open beside them.
+	console := command(wine, "cmd")
+	stdin, err := console.StdinPipe()
+	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = bridge.Process.Kill(); _ = bridge.Wait() })
+	if err := console.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = stdin.Close(); _ = console.Process.Kill(); _ = console.Wait() })
+
+	said := sc("start", "praxisbridge")
+	eventually(t, 30*time.Second, "the service RUNNING (sc start said "+strings.Join(strings.Fields(said), " ")+")", func() bool { return state() == "RUNNING" })
 	if err := os.WriteFile(filepath.Join(dir, "befund.gdt"), result(customer), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 90*time.Second, "the result delivered by the Windows build", func() bool { return exists(filepath.Join(dir, "done", "befund.gdt")) })
+	eventually(t, 90*time.Second, "the result delivered by the service", func() bool { return exists(filepath.Join(dir, "done", "befund.gdt")) })
 	if st := s.storageOf(t, c.ID); st.files != 1 {
 		t.Errorf("%d files stored, want the result", st.files)
 	}
-	want := `{"queue":0,"delivered":1,"failed":0}`
-	eventually(t, 10*time.Second, "status.json "+want, func() bool {
-		raw, _ := os.ReadFile(filepath.Join(dir, ".praxis-bridge", "status.json"))
-		return strings.TrimSpace(string(raw)) == want
-	})
+	if got := state(); got != "RUNNING" {
+		t.Errorf("after the delivery the service is %s, want RUNNING", got)
+	}
+	sc("stop", "praxisbridge")
+	eventually(t, 30*time.Second, "the service STOPPED", func() bool { return state() == "STOPPED" })
+	if q := sc("query", "praxisbridge"); !regexp.MustCompile(`WIN32_EXIT_CODE\s*:\s*0\b`).MatchString(q) {
+		t.Errorf("stopped with an error: %s", q)
+	}
 }
 
 // TestBridgeServiceFlagOnLinux: only a Windows service manager starts the
