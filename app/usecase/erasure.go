@@ -89,11 +89,15 @@ func (a *Admin) EraseCompany(ctx context.Context, id domain.CompanyID, in ports.
 
 // eraseRowsLeased is eraseRows under the company's lease: refused while an
 // import or restore of it runs, and none starts meanwhile (the rows'
-// transaction deletes the lease with the rest; a company unknown here is
-// not found before a lease names it).
+// transaction deletes the lease with the rest). A company unknown here, or
+// held, is refused before a lease names it.
 func (a *Admin) eraseRowsLeased(ctx context.Context, id domain.CompanyID, in ports.EraseInput) (rec domain.Erasure, err error) {
-	if _, err := a.companies.Get(ctx, id); err != nil {
+	company, err := a.companies.Get(ctx, id)
+	if err != nil {
 		return domain.Erasure{}, fmt.Errorf("company %s: %w", id, err)
+	}
+	if company.HeldAt(a.now()) {
+		return domain.Erasure{}, fmt.Errorf("company %s is held until %s (praxis admin company hold): %w", id, company.RetentionHold, domain.ErrRetentionHold)
 	}
 	err = underLease(ctx, a.leases, a.now, id, "erasure", func(ctx context.Context) error {
 		rec, err = a.eraseRows(ctx, id, in)
@@ -105,13 +109,6 @@ func (a *Admin) eraseRowsLeased(ctx context.Context, id domain.CompanyID, in por
 // eraseRows revokes the company's clients, then deletes its rows and keeps
 // the erasure record, all or nothing.
 func (a *Admin) eraseRows(ctx context.Context, id domain.CompanyID, in ports.EraseInput) (domain.Erasure, error) {
-	company, err := a.companies.Get(ctx, id)
-	if err != nil {
-		return domain.Erasure{}, fmt.Errorf("company %s: %w", id, err)
-	}
-	if company.HeldAt(a.now()) {
-		return domain.Erasure{}, fmt.Errorf("company %s is held until %s (praxis admin company hold): %w", id, company.RetentionHold, domain.ErrRetentionHold)
-	}
 	// Disabled first: the company gets no new client or token from here on,
 	// and the clients it has end with their tokens (§3).
 	if err := a.RetireCompany(ctx, id, true); err != nil {
