@@ -2,12 +2,9 @@ package usecase
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"time"
 
 	"github.com/praxis-health/praxis/domain"
@@ -35,7 +32,7 @@ var errLeaseLost = errors.New("the company's lease was lost: another holder took
 // and fn's context ended if it is lost; released when fn returns.
 func underLease(ctx context.Context, leases ports.CompanyLeases, now func() time.Time, company domain.CompanyID, purpose string, fn func(ctx context.Context) error) error {
 	at := now()
-	lease := domain.CompanyLease{Company: company, Holder: leaseHolder(), Purpose: purpose, AcquiredAt: at, ExpiresAt: at.Add(leaseTTL)}
+	lease := domain.CompanyLease{Company: company, Holder: leaseOwner(), Purpose: purpose, AcquiredAt: at, ExpiresAt: at.Add(leaseTTL)}
 	held, taken, err := leases.Take(ctx, lease, at)
 	if err != nil {
 		return err
@@ -77,12 +74,4 @@ func underLease(ctx context.Context, leases ports.CompanyLeases, now func() time
 		slog.WarnContext(ctx, "the company's lease was not released: it runs out by itself", "error", rerr)
 	}
 	return err
-}
-
-// leaseHolder names this process: host, pid and a random part.
-func leaseHolder() string {
-	host, _ := os.Hostname()
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	return fmt.Sprintf("%s pid %d %s", host, os.Getpid(), hex.EncodeToString(b))
 }

@@ -71,7 +71,7 @@ func NewDispatcher(store ports.WebhookEndpoints, feed ports.ChangeFeed, keys *we
 }
 
 // leaseOwner names this process as the holder of leases (endpoints,
-// exports): host, pid and a random part, so that a restart on the same
+// exports, a company's import, restore or erasure): host, pid and a random part, so that a restart on the same
 // pid is another owner.
 func leaseOwner() string {
 	host, _ := os.Hostname()
