@@ -49,13 +49,11 @@ func (l *CompanyLeases) take(ctx context.Context, lease domain.CompanyLease, now
 	res, err := db.NewInsert().Model(&row).On("CONFLICT (company_id) DO UPDATE").
 		Set("holder = EXCLUDED.holder, purpose = EXCLUDED.purpose, acquired_at = EXCLUDED.acquired_at, expires_at = EXCLUDED.expires_at").
 		Where("company_leases.expires_at <= ? OR company_leases.holder = EXCLUDED.holder", now.UnixMilli()).Exec(ctx)
-	if err != nil {
-		return domain.CompanyLease{}, false, translate(err)
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return domain.CompanyLease{}, false, translate(err)
-	} else if n == 1 {
+	switch err := affectedOne(res, err); {
+	case err == nil:
 		return lease, true, nil
+	case !errors.Is(err, domain.ErrNotFound): // not found: another's lease holds the row
+		return domain.CompanyLease{}, false, err
 	}
 	var held leaseRow
 	if err := tenantOf(db, lease.Company).SelectModel(&held).Scan(ctx); err != nil {
@@ -68,11 +66,12 @@ func (l *CompanyLeases) take(ctx context.Context, lease domain.CompanyLease, now
 func (l *CompanyLeases) Extend(ctx context.Context, company domain.CompanyID, holder string, until time.Time) (bool, error) {
 	res, err := tenantOf(conn(ctx, l.db), company).Update("company_leases").Set("expires_at = ?", until.UnixMilli()).
 		Where("holder = ?", holder).Exec(ctx)
-	if err != nil {
-		return false, translate(err)
+	if err := affectedOne(res, err); errors.Is(err, domain.ErrNotFound) {
+		return false, nil // another holds it now, or no one
+	} else if err != nil {
+		return false, err
 	}
-	n, err := res.RowsAffected()
-	return n == 1, translate(err)
+	return true, nil
 }
 
 func (l *CompanyLeases) Release(ctx context.Context, company domain.CompanyID, holder string) error {
